@@ -1,0 +1,168 @@
+//! One request's path through the service: route, authenticate, dispatch to the handler.
+
+use crate::domain::api_key::{bearer_token, constant_time_eq, hash_key};
+use crate::error::{ApiError, ApiResult};
+use crate::handlers;
+use crate::http;
+use crate::routes::{match_route, Access, Endpoint, RouteMatch};
+use crate::storage::Store;
+use crate::validate::canonical_uuid;
+use serde_json::{Map, Value};
+use worker::{Context, Env, Request, Response};
+
+/// Who is calling.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Caller {
+    Anonymous,
+    /// The operator, holding `ADMIN_TOKEN`: may manage keys of every account, nothing else.
+    Admin,
+    Account {
+        account_uuid: String,
+        key_uuid: String,
+    },
+}
+
+/// Everything a handler needs for one request.
+pub struct Call {
+    pub req: Request,
+    pub env: Env,
+    pub ctx: Context,
+    pub store: Store,
+    pub caller: Caller,
+    pub params: Vec<String>,
+}
+
+impl Call {
+    /// The caller's account; only `Access::Account` routes reach handlers that ask.
+    pub fn account(&self) -> ApiResult<&str> {
+        match &self.caller {
+            Caller::Account { account_uuid, .. } => Ok(account_uuid),
+            _ => Err(ApiError::Unauthorized(
+                "This endpoint needs an account API key.".into(),
+            )),
+        }
+    }
+
+    /// The path's uuid, canonical. A malformed one names nothing, so it is a 404 like a
+    /// missing one.
+    pub fn uuid_param(&self, index: usize, what: &str) -> ApiResult<String> {
+        self.params
+            .get(index)
+            .and_then(|p| canonical_uuid(p))
+            .ok_or_else(|| ApiError::not_found(what))
+    }
+
+    pub async fn json_body(&mut self) -> ApiResult<Map<String, Value>> {
+        http::read_json_object(&mut self.req).await
+    }
+
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.env
+            .var(name)
+            .ok()
+            .map(|v| v.to_string())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
+    match serve(req, env, ctx).await {
+        Ok(response) => response,
+        Err(err) => http::error_response(&err),
+    }
+}
+
+async fn serve(req: Request, env: Env, ctx: Context) -> ApiResult<Response> {
+    let method = req.method().to_string();
+    let path = req.path();
+    let (endpoint, access, params) = match match_route(&method, &path) {
+        RouteMatch::Found {
+            endpoint,
+            access,
+            params,
+        } => (endpoint, access, params),
+        RouteMatch::MethodNotAllowed(allow) => return Err(ApiError::MethodNotAllowed { allow }),
+        RouteMatch::NotFound => {
+            return Err(ApiError::NotFound(
+                "There is no endpoint at this path.".into(),
+            ))
+        }
+    };
+    let store = Store::new(&env)?;
+    let caller = authenticate(&req, &env, &store, access).await?;
+    let call = Call {
+        req,
+        env,
+        ctx,
+        store,
+        caller,
+        params,
+    };
+    dispatch(endpoint, call).await
+}
+
+fn secret(env: &Env, name: &str) -> Option<String> {
+    env.secret(name)
+        .ok()
+        .map(|s| s.to_string())
+        .or_else(|| env.var(name).ok().map(|v| v.to_string()))
+        .filter(|v| !v.is_empty())
+}
+
+async fn authenticate(
+    req: &Request,
+    env: &Env,
+    store: &Store,
+    access: Access,
+) -> ApiResult<Caller> {
+    if access == Access::Public {
+        return Ok(Caller::Anonymous);
+    }
+    let header = req.headers().get("Authorization")?;
+    let token = bearer_token(header.as_deref()).ok_or_else(|| {
+        ApiError::Unauthorized("Send an API key as `Authorization: Bearer <key>`.".into())
+    })?;
+    let admin_token = secret(env, "ADMIN_TOKEN");
+    if admin_token.is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes())) {
+        return match access {
+            Access::AdminOrAccount => Ok(Caller::Admin),
+            _ => Err(ApiError::Unauthorized(
+                "The admin token only manages API keys; use an account API key for this endpoint."
+                    .into(),
+            )),
+        };
+    }
+    let hash = hash_key(token);
+    match store.key_owner(&hash).await? {
+        // The lookup is by hash; comparing again in constant time keeps the check itself
+        // independent of how the index behaves.
+        Some(owner) if constant_time_eq(owner.key_hash.as_bytes(), hash.as_bytes()) => {
+            Ok(Caller::Account {
+                account_uuid: owner.account_uuid,
+                key_uuid: owner.key_uuid,
+            })
+        }
+        _ => Err(ApiError::Unauthorized(
+            "The API key is not valid (it may have been deleted).".into(),
+        )),
+    }
+}
+
+async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
+    use handlers::*;
+    match endpoint {
+        Endpoint::Health => health::get(call).await,
+        Endpoint::ApiKeyCreate => api_keys::create(call).await,
+        Endpoint::ApiKeyList => api_keys::list(call).await,
+        Endpoint::ApiKeyDelete => api_keys::delete(call).await,
+        Endpoint::ChatbotCreate => chatbots::create(call).await,
+        Endpoint::ChatbotList => chatbots::list(call).await,
+        Endpoint::ChatbotGet => chatbots::get(call).await,
+        Endpoint::ChatbotUpdate => chatbots::update(call).await,
+        Endpoint::ChatbotDelete => chatbots::delete(call).await,
+        Endpoint::AgentList => agents::list(call).await,
+        Endpoint::AgentCreate => agents::create(call).await,
+        Endpoint::AgentUpdate => agents::update(call).await,
+        Endpoint::AgentDelete => agents::delete(call).await,
+    }
+}

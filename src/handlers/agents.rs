@@ -1,0 +1,69 @@
+use super::{new_uuid, owned_chatbot};
+use crate::app::Call;
+use crate::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::time;
+use serde_json::Value;
+use worker::Response;
+
+async fn owned_agent(call: &Call) -> ApiResult<Agent> {
+    let uuid = call.uuid_param(0, "agent")?;
+    call.store
+        .get_agent(call.account()?, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("agent"))
+}
+
+/// Tool functions arrive with their own endpoints; until an agent has some, the list is empty.
+fn tool_functions(_agent: &Agent) -> Vec<Value> {
+    Vec::new()
+}
+
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let agents = call.store.list_agents(&chatbot_uuid).await?;
+    let records = agents
+        .iter()
+        .map(|a| a.to_json(EnabledAs::Integer, tool_functions(a)))
+        .collect();
+    json_response(&Value::Array(records))
+}
+
+pub async fn create(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let body = call.json_body().await?;
+    let config = config_for_create(&body)?;
+    let now = time::now();
+    let agent = Agent {
+        uuid: new_uuid(),
+        chatbot_uuid,
+        created_at: now.clone(),
+        modified_at: now,
+        config,
+    };
+    call.store.insert_agent(&agent).await?;
+    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&agent)))
+}
+
+pub async fn update(mut call: Call) -> ApiResult<Response> {
+    let mut agent = owned_agent(&call).await?;
+    let body = call.json_body().await?;
+    agent.config = apply_update(&body, agent.config)?;
+    agent.modified_at = time::now();
+    call.store.update_agent(&agent).await?;
+    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&agent)))
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let agent = owned_agent(&call).await?;
+    if !call.store.delete_agent(&agent).await? {
+        return Err(ApiError::Conflict(
+            "This is the chatbot's only user-facing agent; create another before deleting it."
+                .into(),
+        ));
+    }
+    success_response()
+}

@@ -1,0 +1,91 @@
+use super::new_uuid;
+use crate::app::{Call, Caller};
+use crate::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::time;
+use crate::validate::{canonical_uuid, Body, MAX_NAME_CHARS};
+use serde_json::Value;
+use worker::Response;
+
+fn no_account() -> ApiError {
+    ApiError::not_found("account")
+}
+
+/// With the admin token: a key on a new account, or on `account_uuid`. With an account key:
+/// another key on the caller's own account.
+pub async fn create(mut call: Call) -> ApiResult<Response> {
+    let body = call.json_body().await?;
+    let b = Body(&body);
+    let name = b
+        .opt_nonblank_str("name", MAX_NAME_CHARS)?
+        .unwrap_or_else(|| "API key".to_string());
+    let requested_account =
+        match b.opt_str("account_uuid", 64)? {
+            Some(raw) => Some(canonical_uuid(&raw).ok_or_else(|| {
+                ApiError::invalid("account_uuid", "`account_uuid` must be a uuid.")
+            })?),
+            None => None,
+        };
+    let (account_uuid, new_account) = match (&call.caller, requested_account) {
+        (Caller::Admin, None) => (new_uuid(), true),
+        (Caller::Admin, Some(account)) => {
+            if !call.store.account_exists(&account).await? {
+                return Err(no_account());
+            }
+            (account, false)
+        }
+        (Caller::Account { account_uuid, .. }, requested) => {
+            if requested.is_some_and(|r| &r != account_uuid) {
+                return Err(no_account());
+            }
+            (account_uuid.clone(), false)
+        }
+        (Caller::Anonymous, _) => {
+            return Err(ApiError::Unauthorized("An API key is required.".into()))
+        }
+    };
+    let secret =
+        generate_key().map_err(|e| ApiError::internal(format!("random source failed: {e}")))?;
+    let key = ApiKey {
+        uuid: new_uuid(),
+        account_uuid,
+        name,
+        prefix: display_prefix(&secret),
+        created_at: time::now(),
+    };
+    call.store
+        .insert_key(&key, &hash_key(&secret), new_account)
+        .await?;
+    json_response(&key.to_json_with_secret(&secret))
+}
+
+/// The caller's keys (the operator: every key, or one account's with `?account_uuid=`).
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let filter = match &call.caller {
+        Caller::Account { account_uuid, .. } => Some(account_uuid.clone()),
+        _ => {
+            let url = call.req.url()?;
+            match url.query_pairs().find(|(k, _)| k == "account_uuid") {
+                Some((_, v)) => Some(canonical_uuid(&v).ok_or_else(|| {
+                    ApiError::invalid("account_uuid", "`account_uuid` must be a uuid.")
+                })?),
+                None => None,
+            }
+        }
+    };
+    let keys = call.store.list_keys(filter.as_deref()).await?;
+    json_response(&Value::Array(keys.iter().map(ApiKey::to_json).collect()))
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let key_uuid = call.uuid_param(0, "API key")?;
+    let scope = match &call.caller {
+        Caller::Account { account_uuid, .. } => Some(account_uuid.as_str()),
+        _ => None,
+    };
+    if !call.store.delete_key(&key_uuid, scope).await? {
+        return Err(ApiError::not_found("API key"));
+    }
+    success_response()
+}

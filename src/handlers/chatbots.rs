@@ -1,0 +1,68 @@
+use super::{new_uuid, owned_chatbot};
+use crate::app::Call;
+use crate::domain::agent::{Agent, AgentConfig};
+use crate::domain::chatbot::{settings_for_create, settings_for_update, Chatbot};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::time;
+use serde_json::Value;
+use worker::Response;
+
+pub async fn create(mut call: Call) -> ApiResult<Response> {
+    let account = call.account()?.to_string();
+    let body = call.json_body().await?;
+    let settings = settings_for_create(&body)?;
+    let now = time::now();
+    let chatbot = Chatbot {
+        uuid: new_uuid(),
+        created_at: now.clone(),
+        modified_at: now.clone(),
+        settings,
+    };
+    let general_qa = Agent {
+        uuid: new_uuid(),
+        chatbot_uuid: chatbot.uuid.clone(),
+        created_at: now.clone(),
+        modified_at: now,
+        config: AgentConfig::general_qa(),
+    };
+    call.store
+        .insert_chatbot(&account, &chatbot, &general_qa)
+        .await?;
+    json_response(&chatbot.to_json())
+}
+
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let chatbots = call.store.list_chatbots(call.account()?).await?;
+    json_response(&Value::Array(
+        chatbots.iter().map(Chatbot::to_json).collect(),
+    ))
+}
+
+pub async fn get(call: Call) -> ApiResult<Response> {
+    let uuid = call.uuid_param(0, "chatbot")?;
+    let chatbot = owned_chatbot(&call.store, call.account()?, &uuid).await?;
+    json_response(&chatbot.to_json())
+}
+
+pub async fn update(mut call: Call) -> ApiResult<Response> {
+    let uuid = call.uuid_param(0, "chatbot")?;
+    let account = call.account()?.to_string();
+    let mut chatbot = owned_chatbot(&call.store, &account, &uuid).await?;
+    let body = call.json_body().await?;
+    chatbot.settings = settings_for_update(&body, &chatbot.settings)?;
+    chatbot.modified_at = time::now();
+    if !call.store.update_chatbot(&account, &chatbot).await? {
+        // Deleted between the read and the write.
+        return Err(ApiError::not_found("chatbot"));
+    }
+    json_response(&chatbot.to_json())
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let uuid = call.uuid_param(0, "chatbot")?;
+    if !call.store.delete_chatbot(call.account()?, &uuid).await? {
+        return Err(ApiError::not_found("chatbot"));
+    }
+    success_response()
+}

@@ -1,0 +1,11 @@
+use crate::app::Call;
+use crate::error::ApiResult;
+use crate::http::json_response;
+use serde_json::json;
+use worker::Response;
+
+/// Ready once the database answers with the schema in place.
+pub async fn get(call: Call) -> ApiResult<Response> {
+    call.store.ping().await?;
+    json_response(&json!({ "status": "ok" }))
+}

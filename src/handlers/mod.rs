@@ -1,0 +1,23 @@
+//! One module per resource. Handlers validate input, call the storage layer and shape answers.
+
+pub mod agents;
+pub mod api_keys;
+pub mod chatbots;
+pub mod health;
+
+use crate::domain::chatbot::Chatbot;
+use crate::error::ApiError;
+use crate::error::ApiResult;
+use crate::storage::Store;
+
+/// The caller's chatbot, or 404 (also when it belongs to another account).
+pub async fn owned_chatbot(store: &Store, account_uuid: &str, uuid: &str) -> ApiResult<Chatbot> {
+    store
+        .get_chatbot(account_uuid, uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("chatbot"))
+}
+
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().hyphenated().to_string()
+}

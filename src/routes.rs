@@ -1,0 +1,236 @@
+//! The route table: every endpoint of the service, readable at a glance. Matching is pure so
+//! it is tested natively; `app` dispatches each `Endpoint` to its handler.
+
+/// Who may call an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// No credentials (readiness checks).
+    Public,
+    /// The operator's `ADMIN_TOKEN` or an account key (key management only).
+    AdminOrAccount,
+    /// An account key.
+    Account,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    Health,
+    ApiKeyCreate,
+    ApiKeyList,
+    ApiKeyDelete,
+    ChatbotCreate,
+    ChatbotList,
+    ChatbotGet,
+    ChatbotUpdate,
+    ChatbotDelete,
+    AgentList,
+    AgentCreate,
+    AgentUpdate,
+    AgentDelete,
+}
+
+pub struct Route {
+    pub method: &'static str,
+    /// Segments in braces capture one path segment, in order.
+    pub path: &'static str,
+    pub endpoint: Endpoint,
+    pub access: Access,
+}
+
+const fn route(
+    method: &'static str,
+    path: &'static str,
+    endpoint: Endpoint,
+    access: Access,
+) -> Route {
+    Route {
+        method,
+        path,
+        endpoint,
+        access,
+    }
+}
+
+use Access::*;
+use Endpoint::*;
+
+pub const API_PREFIX: &str = "/api/v1";
+
+#[rustfmt::skip]
+pub const ROUTES: &[Route] = &[
+    route("GET",    "/health",                          Health,        Public),
+    route("GET",    "/api/v1/health",                   Health,        Public),
+
+    route("POST",   "/api/v1/api-key/create",           ApiKeyCreate,  AdminOrAccount),
+    route("GET",    "/api/v1/api-keys",                 ApiKeyList,    AdminOrAccount),
+    route("DELETE", "/api/v1/api-key/{uuid}/delete",    ApiKeyDelete,  AdminOrAccount),
+
+    route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, Account),
+    route("GET",    "/api/v1/chatbots",                 ChatbotList,   Account),
+    route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/update",    ChatbotUpdate, Account),
+    route("DELETE", "/api/v1/chatbot/{uuid}/delete",    ChatbotDelete, Account),
+
+    route("GET",    "/api/v1/chatbot/{uuid}/agents",       AgentList,   Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/agent/create", AgentCreate, Account),
+    route("POST",   "/api/v1/agent/{uuid}/update",         AgentUpdate, Account),
+    route("DELETE", "/api/v1/agent/{uuid}/delete",         AgentDelete, Account),
+];
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum RouteMatch {
+    Found {
+        endpoint: Endpoint,
+        access: Access,
+        params: Vec<String>,
+    },
+    /// The path exists but not for this method; the methods it does take.
+    MethodNotAllowed(Vec<&'static str>),
+    NotFound,
+}
+
+/// Captures of `pattern` against `path`, or `None` when they do not match. A literal segment
+/// wins over a placeholder, so `/agent/models` is never read as an agent uuid "models".
+fn captures(pattern: &str, path: &str) -> Option<Vec<String>> {
+    let mut pattern_segments = pattern.split('/');
+    let mut path_segments = path.split('/');
+    let mut params = Vec::new();
+    loop {
+        match (pattern_segments.next(), path_segments.next()) {
+            (None, None) => return Some(params),
+            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') => {
+                if s.is_empty() {
+                    return None;
+                }
+                params.push(s.to_string());
+            }
+            (Some(p), Some(s)) if p == s => {}
+            _ => return None,
+        }
+    }
+}
+
+fn literal_count(pattern: &str) -> usize {
+    pattern.split('/').filter(|s| !s.starts_with('{')).count()
+}
+
+pub fn match_route(method: &str, raw_path: &str) -> RouteMatch {
+    // One trailing slash is tolerated, as most HTTP clients and proxies treat it as the same path.
+    let path = match raw_path.strip_suffix('/') {
+        Some(trimmed) if !trimmed.is_empty() => trimmed,
+        _ => raw_path,
+    };
+    // The most literal pattern that fits decides, whatever the method: `GET /chatbot/create` is
+    // the create path used wrongly (405), not a chatbot whose uuid is "create".
+    let candidates: Vec<(&Route, Vec<String>)> = ROUTES
+        .iter()
+        .filter_map(|route| captures(route.path, path).map(|params| (route, params)))
+        .collect();
+    let Some(best) = candidates.iter().map(|(r, _)| literal_count(r.path)).max() else {
+        return RouteMatch::NotFound;
+    };
+    let mut allowed: Vec<&'static str> = Vec::new();
+    for (route, params) in candidates {
+        if literal_count(route.path) != best {
+            continue;
+        }
+        if route.method == method {
+            return RouteMatch::Found {
+                endpoint: route.endpoint,
+                access: route.access,
+                params,
+            };
+        }
+        if !allowed.contains(&route.method) {
+            allowed.push(route.method);
+        }
+    }
+    RouteMatch::MethodNotAllowed(allowed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(method: &str, path: &str) -> (Endpoint, Vec<String>) {
+        match match_route(method, path) {
+            RouteMatch::Found {
+                endpoint, params, ..
+            } => (endpoint, params),
+            other => panic!("{method} {path}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn matches_literal_and_placeholder_paths() {
+        assert_eq!(found("POST", "/api/v1/chatbot/create").0, ChatbotCreate);
+        assert_eq!(
+            found("GET", "/api/v1/chatbot/abc"),
+            (ChatbotGet, vec!["abc".to_string()])
+        );
+        assert_eq!(
+            found("GET", "/api/v1/chatbot/abc/agents"),
+            (AgentList, vec!["abc".to_string()])
+        );
+        assert_eq!(found("GET", "/api/v1/chatbot/abc/").0, ChatbotGet);
+    }
+
+    #[test]
+    fn literal_segments_beat_placeholders() {
+        assert!(literal_count("/api/v1/agent/models") > literal_count("/api/v1/agent/{uuid}"));
+        assert_eq!(
+            captures("/api/v1/agent/{uuid}", "/api/v1/agent/models"),
+            Some(vec!["models".to_string()])
+        );
+    }
+
+    #[test]
+    fn wrong_method_lists_the_allowed_ones() {
+        assert_eq!(
+            match_route("GET", "/api/v1/chatbot/create"),
+            RouteMatch::MethodNotAllowed(vec!["POST"])
+        );
+        assert_eq!(
+            match_route("POST", "/api/v1/chatbot/abc"),
+            RouteMatch::MethodNotAllowed(vec!["GET"])
+        );
+    }
+
+    #[test]
+    fn unknown_paths_are_not_found() {
+        assert_eq!(match_route("GET", "/api/v1/nothing"), RouteMatch::NotFound);
+        assert_eq!(
+            match_route("GET", "/api/v1/chatbot//agents"),
+            RouteMatch::NotFound
+        );
+        assert_eq!(match_route("GET", "/"), RouteMatch::NotFound);
+        assert_eq!(match_route("GET", "/api/v2/chatbots"), RouteMatch::NotFound);
+    }
+
+    #[test]
+    fn every_route_is_reachable_by_its_own_method_and_path() {
+        for route in ROUTES {
+            let path = route
+                .path
+                .replace("{uuid}", "00000000-0000-4000-8000-000000000000");
+            match match_route(route.method, &path) {
+                RouteMatch::Found { endpoint, .. } => {
+                    assert_eq!(endpoint, route.endpoint, "{path}")
+                }
+                other => panic!("{} {path}: {other:?}", route.method),
+            }
+        }
+    }
+
+    #[test]
+    fn only_health_is_public() {
+        for route in ROUTES {
+            assert_eq!(
+                route.access == Public,
+                route.endpoint == Health,
+                "{}",
+                route.path
+            );
+        }
+    }
+}

@@ -1,0 +1,180 @@
+use super::{flag, Arg, Store};
+use crate::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
+use crate::error::{ApiError, ApiResult};
+use serde::Deserialize;
+use worker::D1PreparedStatement;
+
+#[derive(Deserialize)]
+struct AgentRow {
+    uuid: String,
+    chatbot_uuid: String,
+    #[serde(rename = "type")]
+    agent_type: String,
+    name: String,
+    prompt: String,
+    description: String,
+    enabled: i64,
+    meta_json: String,
+    data_source_uuids_json: String,
+    human_escalation_settings_json: Option<String>,
+    variables_json: String,
+    created_at: String,
+    modified_at: String,
+}
+
+impl TryFrom<AgentRow> for Agent {
+    type Error = ApiError;
+
+    fn try_from(r: AgentRow) -> ApiResult<Agent> {
+        let agent_type = AgentType::parse(&r.agent_type).ok_or_else(|| {
+            ApiError::internal(format!(
+                "agent {} has unknown type {}",
+                r.uuid, r.agent_type
+            ))
+        })?;
+        let meta: AgentMeta = serde_json::from_str(&r.meta_json)?;
+        let human_escalation_settings: Option<HumanEscalationSettings> =
+            match r.human_escalation_settings_json {
+                Some(text) => Some(serde_json::from_str(&text)?),
+                None => None,
+            };
+        Ok(Agent {
+            uuid: r.uuid,
+            chatbot_uuid: r.chatbot_uuid,
+            created_at: r.created_at,
+            modified_at: r.modified_at,
+            config: AgentConfig {
+                agent_type,
+                name: r.name,
+                prompt: r.prompt,
+                description: r.description,
+                enabled: r.enabled != 0,
+                meta,
+                data_source_uuids: serde_json::from_str(&r.data_source_uuids_json)?,
+                human_escalation_settings,
+                variables: serde_json::from_str(&r.variables_json)?,
+            },
+        })
+    }
+}
+
+const AGENT_COLUMNS: &str =
+    "a.uuid, a.chatbot_uuid, a.type, a.name, a.prompt, a.description, a.enabled, \
+     a.meta_json, a.data_source_uuids_json, a.human_escalation_settings_json, a.variables_json, \
+     a.created_at, a.modified_at";
+
+fn one_escalation_agent_conflict() -> ApiError {
+    ApiError::Conflict(
+        "This chatbot already has a human-escalation agent; a chatbot has at most one.".into(),
+    )
+}
+
+impl Store {
+    pub(super) fn insert_agent_statement(&self, agent: &Agent) -> ApiResult<D1PreparedStatement> {
+        let c = &agent.config;
+        let meta = serde_json::to_string(&c.meta)?;
+        let sources = serde_json::to_string(&c.data_source_uuids)?;
+        let escalation = c
+            .human_escalation_settings
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
+        let variables = serde_json::to_string(&c.variables)?;
+        self.statement(
+            "INSERT INTO agents (uuid, chatbot_uuid, type, name, prompt, description, enabled, meta_json, \
+             data_source_uuids_json, human_escalation_settings_json, variables_json, created_at, modified_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            &[
+                Arg::Text(&agent.uuid),
+                Arg::Text(&agent.chatbot_uuid),
+                Arg::Text(c.agent_type.as_str()),
+                Arg::Text(&c.name),
+                Arg::Text(&c.prompt),
+                Arg::Text(&c.description),
+                Arg::Int(flag(c.enabled)),
+                Arg::Text(&meta),
+                Arg::Text(&sources),
+                escalation.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&variables),
+                Arg::Text(&agent.created_at),
+                Arg::Text(&agent.modified_at),
+            ],
+        )
+    }
+
+    pub async fn insert_agent(&self, agent: &Agent) -> ApiResult<()> {
+        let statement = self.insert_agent_statement(agent)?;
+        self.batch(vec![statement], one_escalation_agent_conflict)
+            .await
+            .map(|_| ())
+    }
+
+    /// Agents of a chatbot the caller has already been shown to own.
+    pub async fn list_agents(&self, chatbot_uuid: &str) -> ApiResult<Vec<Agent>> {
+        let rows: Vec<AgentRow> = self
+            .rows(
+                &format!("SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = ?1 ORDER BY a.created_at, a.rowid"),
+                &[Arg::Text(chatbot_uuid)],
+            )
+            .await?;
+        rows.into_iter().map(Agent::try_from).collect()
+    }
+
+    /// An agent, if its chatbot belongs to `account_uuid`.
+    pub async fn get_agent(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Agent>> {
+        let row: Option<AgentRow> = self
+            .row(
+                &format!(
+                    "SELECT {AGENT_COLUMNS} FROM agents a JOIN chatbots c ON c.uuid = a.chatbot_uuid \
+                     WHERE a.uuid = ?1 AND c.account_uuid = ?2"
+                ),
+                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+            )
+            .await?;
+        row.map(Agent::try_from).transpose()
+    }
+
+    pub async fn update_agent(&self, agent: &Agent) -> ApiResult<()> {
+        let c = &agent.config;
+        let meta = serde_json::to_string(&c.meta)?;
+        let sources = serde_json::to_string(&c.data_source_uuids)?;
+        let escalation = c
+            .human_escalation_settings
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
+        let variables = serde_json::to_string(&c.variables)?;
+        self.execute(
+            "UPDATE agents SET name = ?1, prompt = ?2, description = ?3, enabled = ?4, meta_json = ?5, \
+             data_source_uuids_json = ?6, human_escalation_settings_json = ?7, variables_json = ?8, modified_at = ?9 \
+             WHERE uuid = ?10",
+            &[
+                Arg::Text(&c.name),
+                Arg::Text(&c.prompt),
+                Arg::Text(&c.description),
+                Arg::Int(flag(c.enabled)),
+                Arg::Text(&meta),
+                Arg::Text(&sources),
+                escalation.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&variables),
+                Arg::Text(&agent.modified_at),
+                Arg::Text(&agent.uuid),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Deletes an agent unless it is the chatbot's last user-facing one, which answers users.
+    /// The check and the delete are one statement, so two concurrent deletes cannot both pass it.
+    pub async fn delete_agent(&self, agent: &Agent) -> ApiResult<bool> {
+        let changed = self
+            .execute(
+                "DELETE FROM agents WHERE uuid = ?1 AND (type != 'user-facing' OR \
+                 (SELECT COUNT(*) FROM agents WHERE chatbot_uuid = ?2 AND type = 'user-facing') > 1)",
+                &[Arg::Text(&agent.uuid), Arg::Text(&agent.chatbot_uuid)],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+}

@@ -1,0 +1,129 @@
+use super::{flag, Arg, Store};
+use crate::domain::agent::Agent;
+use crate::domain::chatbot::{Chatbot, ChatbotSettings};
+use crate::error::{ApiError, ApiResult};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct ChatbotRow {
+    uuid: String,
+    name: String,
+    visibility: String,
+    rate_limit_count: i64,
+    rate_limit_window: i64,
+    rate_limit_message: String,
+    show_citations: i64,
+    created_at: String,
+    modified_at: String,
+}
+
+impl From<ChatbotRow> for Chatbot {
+    fn from(r: ChatbotRow) -> Self {
+        Chatbot {
+            uuid: r.uuid,
+            created_at: r.created_at,
+            modified_at: r.modified_at,
+            settings: ChatbotSettings {
+                name: r.name,
+                visibility: r.visibility,
+                rate_limit_count: r.rate_limit_count,
+                rate_limit_window: r.rate_limit_window,
+                rate_limit_message: r.rate_limit_message,
+                show_citations: r.show_citations != 0,
+            },
+        }
+    }
+}
+
+const CHATBOT_COLUMNS: &str = "uuid, name, visibility, rate_limit_count, rate_limit_window, \
+     rate_limit_message, show_citations, created_at, modified_at";
+
+impl Store {
+    /// Creates a chatbot and its first agent together: a chatbot never exists without it.
+    pub async fn insert_chatbot(
+        &self,
+        account_uuid: &str,
+        chatbot: &Chatbot,
+        first_agent: &Agent,
+    ) -> ApiResult<()> {
+        let s = &chatbot.settings;
+        let insert_chatbot = self.statement(
+            "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, \
+             rate_limit_message, show_citations, created_at, modified_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &[
+                Arg::Text(&chatbot.uuid),
+                Arg::Text(account_uuid),
+                Arg::Text(&s.name),
+                Arg::Text(&s.visibility),
+                Arg::Int(s.rate_limit_count),
+                Arg::Int(s.rate_limit_window),
+                Arg::Text(&s.rate_limit_message),
+                Arg::Int(flag(s.show_citations)),
+                Arg::Text(&chatbot.created_at),
+                Arg::Text(&chatbot.modified_at),
+            ],
+        )?;
+        let insert_agent = self.insert_agent_statement(first_agent)?;
+        self.batch(vec![insert_chatbot, insert_agent], || {
+            ApiError::Conflict("A chatbot with that uuid already exists.".into())
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn get_chatbot(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Chatbot>> {
+        let row: Option<ChatbotRow> = self
+            .row(
+                &format!(
+                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = ?1 AND account_uuid = ?2"
+                ),
+                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+            )
+            .await?;
+        Ok(row.map(Chatbot::from))
+    }
+
+    pub async fn list_chatbots(&self, account_uuid: &str) -> ApiResult<Vec<Chatbot>> {
+        let rows: Vec<ChatbotRow> = self
+            .rows(
+                &format!("SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE account_uuid = ?1 ORDER BY created_at, rowid"),
+                &[Arg::Text(account_uuid)],
+            )
+            .await?;
+        Ok(rows.into_iter().map(Chatbot::from).collect())
+    }
+
+    pub async fn update_chatbot(&self, account_uuid: &str, chatbot: &Chatbot) -> ApiResult<bool> {
+        let s = &chatbot.settings;
+        let changed = self
+            .execute(
+                "UPDATE chatbots SET name = ?1, visibility = ?2, rate_limit_count = ?3, rate_limit_window = ?4, \
+                 rate_limit_message = ?5, show_citations = ?6, modified_at = ?7 WHERE uuid = ?8 AND account_uuid = ?9",
+                &[
+                    Arg::Text(&s.name),
+                    Arg::Text(&s.visibility),
+                    Arg::Int(s.rate_limit_count),
+                    Arg::Int(s.rate_limit_window),
+                    Arg::Text(&s.rate_limit_message),
+                    Arg::Int(flag(s.show_citations)),
+                    Arg::Text(&chatbot.modified_at),
+                    Arg::Text(&chatbot.uuid),
+                    Arg::Text(account_uuid),
+                ],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    /// Deletes a chatbot and, through the schema's cascades, every row it owns.
+    pub async fn delete_chatbot(&self, account_uuid: &str, uuid: &str) -> ApiResult<bool> {
+        let changed = self
+            .execute(
+                "DELETE FROM chatbots WHERE uuid = ?1 AND account_uuid = ?2",
+                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+}

@@ -1,0 +1,102 @@
+//! The storage layer: all SQL lives here. Handlers call these methods and never see a query.
+//! Writes that must stand or fall together go through one `batch`.
+
+mod agents;
+mod api_keys;
+mod chatbots;
+
+use crate::error::{ApiError, ApiResult};
+use serde::de::DeserializeOwned;
+use wasm_bindgen::JsValue;
+use worker::{D1Database, D1PreparedStatement, D1Result, Env};
+
+pub struct Store {
+    db: D1Database,
+}
+
+/// A bound argument. D1 takes JS values; these are the kinds the schema uses.
+pub enum Arg<'a> {
+    Text(&'a str),
+    Int(i64),
+    Real(f64),
+    Null,
+}
+
+impl From<&Arg<'_>> for JsValue {
+    fn from(arg: &Arg<'_>) -> JsValue {
+        match arg {
+            Arg::Text(s) => JsValue::from_str(s),
+            // D1 numbers are JS numbers; every integer we store is far below 2^53.
+            Arg::Int(i) => JsValue::from_f64(*i as f64),
+            Arg::Real(f) => JsValue::from_f64(*f),
+            Arg::Null => JsValue::NULL,
+        }
+    }
+}
+
+fn is_unique_violation(err: &worker::Error) -> bool {
+    err.to_string().contains("UNIQUE constraint failed")
+}
+
+impl Store {
+    pub fn new(env: &Env) -> ApiResult<Self> {
+        Ok(Store { db: env.d1("DB")? })
+    }
+
+    fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
+        let values: Vec<JsValue> = args.iter().map(JsValue::from).collect();
+        Ok(self.db.prepare(sql).bind(&values)?)
+    }
+
+    async fn rows<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Vec<T>> {
+        let result = self.statement(sql, args)?.all().await?;
+        if let Some(error) = result.error() {
+            return Err(ApiError::internal(format!("D1 query failed: {error}")));
+        }
+        Ok(result.results::<T>()?)
+    }
+
+    async fn row<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Option<T>> {
+        Ok(self.statement(sql, args)?.first::<T>(None).await?)
+    }
+
+    /// Runs one write; the number of rows it changed.
+    async fn execute(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<usize> {
+        let result = self.statement(sql, args)?.run().await?;
+        Ok(changes(&result))
+    }
+
+    /// Runs writes atomically. A UNIQUE violation becomes `on_conflict`.
+    async fn batch(
+        &self,
+        statements: Vec<D1PreparedStatement>,
+        on_conflict: impl FnOnce() -> ApiError,
+    ) -> ApiResult<Vec<D1Result>> {
+        match self.db.batch(statements).await {
+            Ok(results) => Ok(results),
+            Err(err) if is_unique_violation(&err) => Err(on_conflict()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Cheap proof that the database answers and the schema is in place.
+    pub async fn ping(&self) -> ApiResult<()> {
+        self.row::<serde_json::Value>("SELECT COUNT(*) AS n FROM accounts WHERE 0", &[])
+            .await
+            .map(|_| ())
+    }
+}
+
+fn changes(result: &D1Result) -> usize {
+    result
+        .meta()
+        .ok()
+        .flatten()
+        .and_then(|m| m.changes)
+        .unwrap_or(0)
+}
+
+/// SQLite stores booleans as 0/1.
+fn flag(b: bool) -> i64 {
+    i64::from(b)
+}
