@@ -1,0 +1,16 @@
+# Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
+# Both install what they need first.
+
+.PHONY: dev test build setup
+
+dev:
+	@scripts/dev.sh
+
+test:
+	@scripts/test.sh
+
+build:
+	@scripts/build.sh
+
+setup:
+	@scripts/setup.sh test

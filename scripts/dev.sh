@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `make dev`: install what is missing, build, migrate, and run the Worker on 127.0.0.1 with
+# local D1, R2 and Durable Objects. State lives in STATE_DIR and survives restarts.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+PORT="${PORT:-8787}"
+STATE_DIR="${STATE_DIR:-$ROOT/.state/dev}"
+mkdir -p "$STATE_DIR"
+STATE_DIR="$(cd "$STATE_DIR" && pwd)"
+
+"$ROOT/scripts/setup.sh"
+build_worker
+
+# The operator's token: as given, else the one this state folder was first run with.
+if [ -z "${ADMIN_TOKEN:-}" ]; then
+  if [ ! -s "$STATE_DIR/admin-token" ]; then
+    random_hex 24 > "$STATE_DIR/admin-token"
+  fi
+  ADMIN_TOKEN="$(cat "$STATE_DIR/admin-token")"
+fi
+
+say "Applying D1 migrations to $STATE_DIR"
+apply_migrations "$STATE_DIR"
+
+vars=(--var "ADMIN_TOKEN:$ADMIN_TOKEN")
+for name in OPENAI_API_KEY OPENAI_BASE_URL ALLOW_PRIVATE_URLS; do
+  if [ -n "${!name:-}" ]; then vars+=(--var "$name:${!name}"); fi
+done
+
+say "Starting the Worker on http://127.0.0.1:$PORT"
+cd "$ROOT"
+setsid wrangler dev --ip 127.0.0.1 --port "$PORT" --inspector-port "$(free_port)" \
+  --persist-to "$STATE_DIR" --show-interactive-dev-session=false "${vars[@]}" &
+worker_pid=$!
+trap 'kill -TERM -- "-$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true' EXIT INT TERM
+
+base="http://127.0.0.1:$PORT"
+for _ in $(seq 1 600); do
+  if curl -fsS -o /dev/null "$base/health" 2>/dev/null; then break; fi
+  kill -0 "$worker_pid" 2>/dev/null || die "wrangler dev exited before the Worker answered"
+  sleep 0.1
+done
+curl -fsS -o /dev/null "$base/health" || die "the Worker did not answer $base/health within 60 s"
+
+# A key that works: the one saved from an earlier run if it still does, else a new one.
+key_file="$STATE_DIR/dev-api-key"
+api_key="$(cat "$key_file" 2>/dev/null || true)"
+if [ -z "$api_key" ] || ! curl -fsS -o /dev/null -H "Authorization: Bearer $api_key" "$base/api/v1/api-keys"; then
+  api_key="$(curl -fsS -X POST -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' \
+    -d '{"name":"local development"}' "$base/api/v1/api-key/create" \
+    | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))')"
+  printf '%s\n' "$api_key" > "$key_file"
+fi
+
+cat <<MSG
+
+  edgechat is running.
+    Base URL:     $base/api/v1
+    API key:      $api_key
+    Admin token:  $ADMIN_TOKEN   (only manages API keys)
+    State:        $STATE_DIR
+
+  Try:  curl -H 'Authorization: Bearer $api_key' $base/api/v1/chatbots
+
+  Press Ctrl-C to stop; the data stays in the state folder.
+
+MSG
+wait "$worker_pid"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs whatever is missing to build and run the Worker (`setup.sh`) or also to run every
+# test (`setup.sh test`). Safe to run again: each step checks first.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+want_tests=false
+[ "${1:-}" = "test" ] && want_tests=true
+
+command -v cargo >/dev/null || die "cargo is needed (install Rust with rustup)"
+command -v node >/dev/null || die "Node.js 20 or newer is needed"
+command -v npm >/dev/null || die "npm is needed"
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "Adding the wasm32-unknown-unknown Rust target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(worker-build --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+  say "Installing worker-build $WORKER_BUILD_VERSION (first time only, about 3 minutes)"
+  cargo install "worker-build@$WORKER_BUILD_VERSION" --locked
+fi
+
+bindgen_version="$(wasm_bindgen_version)"
+[ -n "$bindgen_version" ] || die "could not read the wasm-bindgen version from Cargo.lock"
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_version" ]; then
+  # Without --locked: one of the CLI's locked dependencies is no longer published.
+  say "Installing wasm-bindgen-cli $bindgen_version (first time only, about 2 minutes)"
+  cargo install "wasm-bindgen-cli@$bindgen_version"
+fi
+
+if [ ! -x "$ROOT/node_modules/.bin/wrangler" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
+  say "Installing wrangler, esbuild and binaryen from package-lock.json"
+  (cd "$ROOT" && npm ci --no-audit --no-fund)
+fi
+
+if $want_tests; then
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    say "Installing Chromium and chromedriver for the browser tests (about 1 minute)"
+    command -v apt-get >/dev/null || die "install chromium and chromedriver with your package manager"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+fi

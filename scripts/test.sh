@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `make test`: every tier, in order: native unit tests, wasm tests in headless Chromium, and
+# end-to-end tests against `wrangler dev` with real local D1, R2 and Durable Objects.
+# All tiers run even when one fails; the exit code says whether all passed.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+
+"$ROOT/scripts/setup.sh" test || die "setup failed"
+cd "$ROOT"
+failed=()
+
+say "Tier 1: native tests (cargo test)"
+cargo test || failed+=("native")
+
+say "Tier 2: wasm tests in headless Chromium (wasm-bindgen-test)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+CHROMEDRIVER="$(command -v chromedriver)" \
+  cargo test --target wasm32-unknown-unknown --no-default-features --test browser \
+  || failed+=("browser")
+
+say "Tier 3: end-to-end tests against wrangler dev"
+if build_worker; then
+  out="$ROOT/test-output"
+  rm -rf "$out" && mkdir -p "$out"
+  # Every test server starts from a copy of this migrated, empty state.
+  apply_migrations "$out/state-template"
+  E2E_STATE_TEMPLATE="$out/state-template" E2E_OUTPUT="$out" \
+    node --test --test-concurrency=2 tests/e2e/*.test.mjs || failed+=("end-to-end")
+else
+  failed+=("worker build")
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\nFAILED tiers: %s\n' "${failed[*]}" >&2
+  exit 1
+fi
+printf '\nAll test tiers passed.\n'

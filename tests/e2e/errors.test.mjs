@@ -1,0 +1,67 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker, client, expectError } from "./harness.mjs";
+
+let worker, api, key;
+before(async () => {
+  worker = await startWorker();
+  key = (await worker.newAccount()).key;
+  api = client(worker, key);
+});
+after(async () => { await worker?.dispose(); });
+
+test("health answers without credentials", async () => {
+  for (const p of ["/health", "/api/v1/health"]) {
+    const r = await worker.request("GET", p);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { status: "ok" });
+  }
+});
+
+test("unknown paths are 404 in the contract's shape", async () => {
+  for (const p of ["/", "/api/v1", "/api/v1/nothing", "/api/v2/chatbots", "/api/v1/chatbot//agents"]) {
+    expectError(assert, await worker.request("GET", p, { key }), 404, "not_found");
+  }
+});
+
+test("a wrong method is 405 with Allow", async () => {
+  const cases = [
+    ["GET", "/api/v1/chatbot/create", "POST"],
+    ["POST", "/api/v1/chatbots", "GET"],
+    ["PUT", "/api/v1/chatbot/00000000-0000-4000-8000-000000000000", "GET"],
+    ["POST", "/api/v1/chatbot/00000000-0000-4000-8000-000000000000/delete", "DELETE"],
+    ["GET", "/api/v1/agent/00000000-0000-4000-8000-000000000000/update", "POST"],
+  ];
+  for (const [method, p, allow] of cases) {
+    const r = await worker.request(method, p, { key });
+    expectError(assert, r, 405, "method_not_allowed");
+    assert.equal(r.headers.get("allow"), allow);
+  }
+});
+
+test("malformed JSON, non-object bodies and wrong media types", async () => {
+  const headers = { "Content-Type": "application/json" };
+  for (const raw of ["{", "{\"name\": }", "nul", "{\"name\":\"a\",}"]) {
+    expectError(assert, await api.post("/chatbot/create", { raw, headers }), 400, "invalid_json");
+  }
+  for (const raw of ["[]", "\"name\"", "42", "null"]) {
+    expectError(assert, await api.post("/chatbot/create", { raw, headers }), 400, "invalid_request");
+  }
+  expectError(assert, await api.post("/chatbot/create", { raw: "name=a", headers: { "Content-Type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
+  expectError(assert, await api.post("/chatbot/create", { raw: "name", headers: { "Content-Type": "text/plain" } }), 415, "unsupported_media_type");
+  // No Content-Type at all (fetch sends none for bytes): the body is read as JSON.
+  assert.equal((await api.post("/chatbot/create", { raw: Buffer.from(JSON.stringify({ name: "untyped" })) })).status, 200);
+});
+
+test("a body over the limit is 413 and stores nothing", async () => {
+  const before = (await api.get("/chatbots")).json.length;
+  const r = await api.post("/chatbot/create", { body: { name: "big", padding: "x".repeat(1_100_000) } });
+  expectError(assert, r, 413, "payload_too_large");
+  assert.equal((await api.get("/chatbots")).json.length, before);
+});
+
+test("errors never leak internals", async () => {
+  const r = await api.post("/chatbot/create", { body: { name: "x", rate_limit: [1, 999] } });
+  expectError(assert, r, 400, "invalid_request", "rate_limit");
+  assert.doesNotMatch(r.text, /D1|SQL|sqlite|panicked|wasm/i);
+});

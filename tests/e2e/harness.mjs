@@ -1,0 +1,171 @@
+// Starts the built Worker under `wrangler dev` on a free port with a fresh state folder (real
+// local D1, R2 and Durable Objects) and gives tests a small HTTP client for it.
+import { spawn, execFile } from "node:child_process";
+import { cp, mkdtemp, mkdir, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+
+const execFileAsync = promisify(execFile);
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
+const OUTPUT = process.env.E2E_OUTPUT ?? path.join(ROOT, "test-output");
+
+const wranglerEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  XDG_CONFIG_HOME: path.join(OUTPUT, "xdg"),
+};
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function migratedStateDir() {
+  await mkdir(OUTPUT, { recursive: true });
+  const dir = await mkdtemp(path.join(OUTPUT, "state-"));
+  if (process.env.E2E_STATE_TEMPLATE) {
+    await cp(process.env.E2E_STATE_TEMPLATE, dir, { recursive: true });
+  } else {
+    await execFileAsync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], {
+      cwd: ROOT,
+      env: wranglerEnv,
+    });
+  }
+  return dir;
+}
+
+/**
+ * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN is random unless given.
+ */
+export async function startWorker({ vars = {} } = {}) {
+  const stateDir = await migratedStateDir();
+  const worker = new Worker(stateDir, {
+    ADMIN_TOKEN: randomBytes(16).toString("hex"),
+    ALLOW_PRIVATE_URLS: "true",
+    ...vars,
+  });
+  await worker.start();
+  return worker;
+}
+
+class Worker {
+  constructor(stateDir, vars) {
+    this.stateDir = stateDir;
+    this.vars = vars;
+    this.adminToken = vars.ADMIN_TOKEN;
+    this.log = "";
+  }
+
+  async start() {
+    this.port = await freePort();
+    this.base = `http://127.0.0.1:${this.port}`;
+    const args = [
+      "dev", "--ip", "127.0.0.1", "--port", String(this.port),
+      "--inspector-port", String(await freePort()),
+      "--persist-to", this.stateDir, "--show-interactive-dev-session=false",
+    ];
+    for (const [k, v] of Object.entries(this.vars)) args.push("--var", `${k}:${v}`);
+    // Its own process group, so stopping it ends node, esbuild and workerd together.
+    this.child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = (d) => { this.log = (this.log + d).slice(-20000); };
+    this.child.stdout.on("data", keep);
+    this.child.stderr.on("data", keep);
+    this.exited = new Promise((resolve) => this.child.once("exit", resolve));
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${this.log}`);
+      try {
+        const r = await fetch(`${this.base}/health`);
+        if (r.status === 200) return;
+      } catch { /* not listening yet */ }
+      await sleep(100);
+    }
+    throw new Error(`the Worker did not become ready:\n${this.log}`);
+  }
+
+  async stop() {
+    if (!this.child || this.child.exitCode !== null) return;
+    try { process.kill(-this.child.pid, "SIGTERM"); } catch { /* already gone */ }
+    const timer = setTimeout(() => { try { process.kill(-this.child.pid, "SIGKILL"); } catch {} }, 5000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  async restart() {
+    await this.stop();
+    await this.start();
+  }
+
+  async dispose() {
+    await this.stop();
+    await rm(this.stateDir, { recursive: true, force: true });
+  }
+
+  /** Raw request; `body` objects are sent as JSON. */
+  async request(method, urlPath, { key, body, headers = {}, raw } = {}) {
+    const h = { ...headers };
+    if (key) h.Authorization = `Bearer ${key}`;
+    let payload = raw;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      h["Content-Type"] ??= "application/json";
+    }
+    const res = await fetch(this.base + urlPath, { method, headers: h, body: payload });
+    const text = await res.text();
+    let json;
+    try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+    return { status: res.status, headers: res.headers, text, json };
+  }
+
+  /** Runs SQL against the Worker's local D1 database and returns the rows. */
+  async sql(query) {
+    const { stdout } = await execFileAsync(
+      WRANGLER,
+      ["d1", "execute", "DB", "--local", "--persist-to", this.stateDir, "--json", "--command", query],
+      { cwd: ROOT, env: wranglerEnv, maxBuffer: 64 << 20 },
+    );
+    const parsed = JSON.parse(stdout);
+    return parsed[0].results;
+  }
+
+  /** A new account and a key on it. */
+  async newAccount(name = "test") {
+    const r = await this.request("POST", "/api/v1/api-key/create", { key: this.adminToken, body: { name } });
+    if (r.status !== 200) throw new Error(`creating an account failed: ${r.status} ${r.text}`);
+    return r.json;
+  }
+}
+
+/** A client bound to one API key, with the paths under /api/v1. */
+export function client(worker, key) {
+  const call = (method) => (p, opts = {}) => worker.request(method, `/api/v1${p}`, { key, ...opts });
+  return { get: call("GET"), post: call("POST"), del: call("DELETE"), put: call("PUT"), patch: call("PATCH") };
+}
+
+/** Asserts the contract's error shape and returns the error object. */
+export function expectError(assert, res, status, code, field) {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
+  assert.equal(res.json?.success, false, res.text);
+  assert.equal(res.json.error.code, code, res.text);
+  assert.ok(typeof res.json.error.message === "string" && res.json.error.message.length > 0, res.text);
+  if (field !== undefined) assert.equal(res.json.error.field, field, res.text);
+  assert.match(res.headers.get("content-type") ?? "", /application\/json/);
+  return res.json.error;
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
