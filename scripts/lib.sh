@@ -23,6 +23,11 @@ wasm_bindgen_version() {
 # worker-build fetches wasm-bindgen, wasm-opt and esbuild from the internet unless told where
 # they are; point it at the installed ones so builds work offline.
 build_worker() {
+  local out="$ROOT/build/worker/shim.mjs"
+  if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
+    say "The Worker build is up to date"
+    return 0
+  fi
   say "Building the Worker (release)"
   (cd "$ROOT" && \
     WASM_BINDGEN_BIN="$CARGO_BIN/wasm-bindgen" \
