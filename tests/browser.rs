@@ -29,7 +29,10 @@ async fn error_response_carries_status_headers_and_json_body() {
         allow: vec!["GET", "POST"],
     });
     assert_eq!(resp.status_code(), 405);
-    assert_eq!(resp.headers().get("Allow").unwrap().as_deref(), Some("GET, POST"));
+    assert_eq!(
+        resp.headers().get("Allow").unwrap().as_deref(),
+        Some("GET, POST")
+    );
     assert_eq!(
         resp.headers().get("Content-Type").unwrap().as_deref(),
         Some("application/json")
@@ -51,7 +54,10 @@ async fn error_response_carries_status_headers_and_json_body() {
         message: "slow down".into(),
         retry_after_secs: 12,
     });
-    assert_eq!(resp.headers().get("Retry-After").unwrap().as_deref(), Some("12"));
+    assert_eq!(
+        resp.headers().get("Retry-After").unwrap().as_deref(),
+        Some("12")
+    );
 }
 
 #[wasm_bindgen_test]
@@ -64,7 +70,10 @@ async fn json_bodies_are_read_from_real_requests() {
     assert!(read_json_object(&mut req).await.unwrap().is_empty());
 
     let mut req = post("{nope", Some("application/json"));
-    assert_eq!(read_json_object(&mut req).await.unwrap_err().code(), "invalid_json");
+    assert_eq!(
+        read_json_object(&mut req).await.unwrap_err().code(),
+        "invalid_json"
+    );
 
     let mut req = post("name=Bot", Some("application/x-www-form-urlencoded"));
     assert_eq!(read_json_object(&mut req).await.unwrap_err().status(), 415);
@@ -77,14 +86,20 @@ async fn oversized_bodies_are_refused() {
     assert_eq!(read_json_object(&mut req).await.unwrap_err().status(), 413);
 
     let mut req = post("0123456789", None);
-    assert_eq!(read_body_capped(&mut req, 9).await.unwrap_err().status(), 413);
+    assert_eq!(
+        read_body_capped(&mut req, 9).await.unwrap_err().status(),
+        413
+    );
     let mut req = post("0123456789", None);
     assert_eq!(read_body_capped(&mut req, 10).await.unwrap().len(), 10);
 }
 
 #[wasm_bindgen_test]
 fn bound_values_become_the_right_js_types() {
-    assert_eq!(JsValue::from(&Arg::Text("abc")).as_string().as_deref(), Some("abc"));
+    assert_eq!(
+        JsValue::from(&Arg::Text("abc")).as_string().as_deref(),
+        Some("abc")
+    );
     assert_eq!(JsValue::from(&Arg::Int(42)).as_f64(), Some(42.0));
     assert_eq!(JsValue::from(&Arg::Real(0.5)).as_f64(), Some(0.5));
     assert!(JsValue::from(&Arg::Null).is_null());

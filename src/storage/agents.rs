@@ -63,6 +63,29 @@ const AGENT_COLUMNS: &str =
      a.meta_json, a.data_source_uuids_json, a.human_escalation_settings_json, a.variables_json, \
      a.created_at, a.modified_at";
 
+/// The JSON columns of an agent, encoded once for an insert or an update.
+struct EncodedConfig {
+    meta: String,
+    sources: String,
+    escalation: Option<String>,
+    variables: String,
+}
+
+impl EncodedConfig {
+    fn of(c: &AgentConfig) -> ApiResult<Self> {
+        Ok(EncodedConfig {
+            meta: serde_json::to_string(&c.meta)?,
+            sources: serde_json::to_string(&c.data_source_uuids)?,
+            escalation: c
+                .human_escalation_settings
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
+            variables: serde_json::to_string(&c.variables)?,
+        })
+    }
+}
+
 fn one_escalation_agent_conflict() -> ApiError {
     ApiError::Conflict(
         "This chatbot already has a human-escalation agent; a chatbot has at most one.".into(),
@@ -72,14 +95,7 @@ fn one_escalation_agent_conflict() -> ApiError {
 impl Store {
     pub(super) fn insert_agent_statement(&self, agent: &Agent) -> ApiResult<D1PreparedStatement> {
         let c = &agent.config;
-        let meta = serde_json::to_string(&c.meta)?;
-        let sources = serde_json::to_string(&c.data_source_uuids)?;
-        let escalation = c
-            .human_escalation_settings
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?;
-        let variables = serde_json::to_string(&c.variables)?;
+        let e = EncodedConfig::of(c)?;
         self.statement(
             "INSERT INTO agents (uuid, chatbot_uuid, type, name, prompt, description, enabled, meta_json, \
              data_source_uuids_json, human_escalation_settings_json, variables_json, created_at, modified_at) \
@@ -92,10 +108,10 @@ impl Store {
                 Arg::Text(&c.prompt),
                 Arg::Text(&c.description),
                 Arg::Int(flag(c.enabled)),
-                Arg::Text(&meta),
-                Arg::Text(&sources),
-                escalation.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&variables),
+                Arg::Text(&e.meta),
+                Arg::Text(&e.sources),
+                e.escalation.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&e.variables),
                 Arg::Text(&agent.created_at),
                 Arg::Text(&agent.modified_at),
             ],
@@ -136,14 +152,7 @@ impl Store {
 
     pub async fn update_agent(&self, agent: &Agent) -> ApiResult<()> {
         let c = &agent.config;
-        let meta = serde_json::to_string(&c.meta)?;
-        let sources = serde_json::to_string(&c.data_source_uuids)?;
-        let escalation = c
-            .human_escalation_settings
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?;
-        let variables = serde_json::to_string(&c.variables)?;
+        let e = EncodedConfig::of(c)?;
         self.execute(
             "UPDATE agents SET name = ?1, prompt = ?2, description = ?3, enabled = ?4, meta_json = ?5, \
              data_source_uuids_json = ?6, human_escalation_settings_json = ?7, variables_json = ?8, modified_at = ?9 \
@@ -153,10 +162,10 @@ impl Store {
                 Arg::Text(&c.prompt),
                 Arg::Text(&c.description),
                 Arg::Int(flag(c.enabled)),
-                Arg::Text(&meta),
-                Arg::Text(&sources),
-                escalation.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&variables),
+                Arg::Text(&e.meta),
+                Arg::Text(&e.sources),
+                e.escalation.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&e.variables),
                 Arg::Text(&agent.modified_at),
                 Arg::Text(&agent.uuid),
             ],
