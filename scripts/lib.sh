@@ -30,7 +30,7 @@ build_worker() {
   fi
   say "Building the Worker (release)"
   (cd "$ROOT" && \
-    WASM_BINDGEN_BIN="$CARGO_BIN/wasm-bindgen" \
+    WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
     WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt" \
     ESBUILD_BIN="$ROOT/node_modules/.bin/esbuild" \
     worker-build --release)
