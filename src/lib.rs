@@ -9,6 +9,7 @@ pub mod domain;
 pub mod error;
 pub mod handlers;
 pub mod http;
+pub mod knowledge;
 pub mod models;
 pub mod ratelimit;
 pub mod routes;

@@ -186,6 +186,13 @@ pub fn canonical_uuid(s: &str) -> Option<String> {
         .map(|u| u.hyphenated().to_string())
 }
 
+/// `#rgb` or `#rrggbb`.
+pub fn is_hex_color(s: &str) -> bool {
+    s.strip_prefix('#').is_some_and(|hex| {
+        matches!(hex.len(), 3 | 6) && hex.chars().all(|ch| ch.is_ascii_hexdigit())
+    })
+}
+
 /// An integral JSON number (`3` or `3.0`), as i64.
 pub fn as_whole_number(value: &Value) -> Option<i64> {
     let n = value.as_number()?;

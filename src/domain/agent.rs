@@ -4,8 +4,8 @@
 use crate::error::{ApiError, ApiResult};
 use crate::models;
 use crate::validate::{
-    canonical_uuid, check_len, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS, MAX_MESSAGE_CHARS,
-    MAX_NAME_CHARS, MAX_PROMPT_CHARS,
+    canonical_uuid, check_len, is_hex_color, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS,
+    MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_PROMPT_CHARS,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -339,12 +339,6 @@ fn parse_uuid_list(field: &str, items: &[String]) -> ApiResult<Vec<String>> {
         }
     }
     Ok(out)
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|hex| {
-        matches!(hex.len(), 3 | 6) && hex.chars().all(|ch| ch.is_ascii_hexdigit())
-    })
 }
 
 fn parse_tag(value: &Value) -> ApiResult<Tag> {

@@ -4,3 +4,4 @@
 pub mod agent;
 pub mod api_key;
 pub mod chatbot;
+pub mod data_source;

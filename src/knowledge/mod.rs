@@ -1,0 +1,5 @@
+//! Reading, indexing and searching a chatbot's sources. Everything here is pure and tested
+//! natively; `storage` runs the queries and `handlers` the fetches.
+
+pub mod query;
+pub mod url_guard;

@@ -1,0 +1,275 @@
+//! Turns a person's question into an FTS5 query. Stop words are dropped so they do not drown
+//! rare terms; every remaining term is quoted (FTS5 syntax characters in user text must never
+//! reach the parser) and the terms are OR-ed so a chunk need not hold all of them; BM25 then
+//! rewards the chunks that hold more and rarer ones.
+
+/// Common English function words and question scaffolding ("how do I ...").
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "else",
+    "etc",
+    "ever",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "gets",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "use",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// Most terms a query keeps; long pasted questions otherwise turn into slow, unfocused ORs.
+pub const MAX_QUERY_TERMS: usize = 16;
+
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Lower-cased word tokens: runs of letters and digits (apostrophes inside words are dropped,
+/// so "don't" reads as "dont", and "customer's" as "customers").
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for ch in text.chars() {
+        if ch.is_alphanumeric() {
+            current.extend(ch.to_lowercase());
+        } else if (ch == '\'' || ch == '’') && !current.is_empty() {
+            continue;
+        } else if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// The content terms of a query, in order, without duplicates. When a query is nothing but
+/// stop words ("what is it?"), its words are kept rather than searching for nothing.
+pub fn content_terms(query: &str) -> Vec<String> {
+    let all = words(query);
+    let mut terms: Vec<String> = Vec::new();
+    for w in all.iter().filter(|w| !is_stop_word(w)) {
+        if !terms.contains(w) {
+            terms.push(w.clone());
+        }
+    }
+    if terms.is_empty() {
+        for w in all {
+            if !terms.contains(&w) {
+                terms.push(w);
+            }
+        }
+    }
+    terms.truncate(MAX_QUERY_TERMS);
+    terms
+}
+
+/// An FTS5 MATCH expression for `query`, or `None` when it holds no searchable word.
+pub fn fts_expression(query: &str) -> Option<String> {
+    let terms = content_terms(query);
+    if terms.is_empty() {
+        return None;
+    }
+    // Tokens are alphanumeric only, so quoting cannot be broken out of.
+    Some(
+        terms
+            .iter()
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_word_list_is_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+        assert!(is_stop_word("the") && is_stop_word("how") && !is_stop_word("refund"));
+    }
+
+    #[test]
+    fn drops_stop_words_and_quotes_terms() {
+        assert_eq!(
+            fts_expression("How do I get a refund for my order?").as_deref(),
+            Some("\"refund\" OR \"order\"")
+        );
+    }
+
+    #[test]
+    fn hostile_syntax_is_neutralised() {
+        let expr = fts_expression("NEAR(a b) OR \"x\" * ^col: AND -").unwrap();
+        assert_eq!(expr, "\"near\" OR \"b\" OR \"x\" OR \"col\"");
+        assert!(fts_expression("?!* \"\"").is_none());
+        assert!(fts_expression("").is_none());
+    }
+
+    #[test]
+    fn only_stop_words_still_searches() {
+        assert_eq!(
+            fts_expression("What is it?").as_deref(),
+            Some("\"what\" OR \"is\" OR \"it\"")
+        );
+    }
+
+    #[test]
+    fn unicode_words_and_apostrophes() {
+        assert_eq!(
+            words("Don't use Müller's café-crème"),
+            vec!["dont", "use", "müllers", "café", "crème"]
+        );
+        assert_eq!(content_terms("naïve NAÏVE naïve"), vec!["naïve"]);
+    }
+
+    #[test]
+    fn long_queries_are_capped() {
+        let q = (0..40)
+            .map(|i| format!("term{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(content_terms(&q).len(), MAX_QUERY_TERMS);
+    }
+}
