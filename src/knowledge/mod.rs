@@ -1,5 +1,8 @@
 //! Reading, indexing and searching a chatbot's sources. Everything here is pure and tested
 //! natively; `storage` runs the queries and `handlers` the fetches.
 
+pub mod chunk;
+pub mod extract;
 pub mod query;
+pub mod tokens;
 pub mod url_guard;

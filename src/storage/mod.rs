@@ -4,6 +4,9 @@
 mod agents;
 mod api_keys;
 mod chatbots;
+mod data_sources;
+
+pub use data_sources::ChunkHit;
 
 use crate::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

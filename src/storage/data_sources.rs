@@ -1,0 +1,383 @@
+use super::{Arg, Store};
+use crate::domain::data_source::{DataSource, SourceType, Status};
+use crate::error::{ApiError, ApiResult};
+use crate::knowledge::chunk::Chunk;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use worker::D1PreparedStatement;
+
+#[derive(Deserialize)]
+struct SourceRow {
+    uuid: String,
+    chatbot_uuid: String,
+    #[serde(rename = "type")]
+    source_type: String,
+    title: String,
+    file_name: String,
+    file_size: i64,
+    tokens: i64,
+    status: String,
+    meta_json: String,
+    object_key: Option<String>,
+    created_at: String,
+    modified_at: String,
+}
+
+impl TryFrom<SourceRow> for DataSource {
+    type Error = ApiError;
+
+    fn try_from(r: SourceRow) -> ApiResult<DataSource> {
+        let bad = |what: &str| ApiError::internal(format!("data source {} has bad {what}", r.uuid));
+        let source_type = SourceType::parse(&r.source_type).ok_or_else(|| bad("type"))?;
+        let status = Status::parse(&r.status).ok_or_else(|| bad("status"))?;
+        let meta = match serde_json::from_str::<Value>(&r.meta_json)? {
+            Value::Object(m) => m,
+            _ => return Err(bad("meta_json")),
+        };
+        Ok(DataSource {
+            uuid: r.uuid,
+            chatbot_uuid: r.chatbot_uuid,
+            source_type,
+            title: r.title,
+            file_name: r.file_name,
+            file_size: r.file_size,
+            tokens: r.tokens,
+            status,
+            meta,
+            object_key: r.object_key,
+            created_at: r.created_at,
+            modified_at: r.modified_at,
+        })
+    }
+}
+
+const SOURCE_COLUMNS: &str =
+    "s.uuid, s.chatbot_uuid, s.type, s.title, s.file_name, s.file_size, s.tokens, \
+     s.status, s.meta_json, s.object_key, s.created_at, s.modified_at";
+
+/// Rows per multi-row chunk INSERT: D1 binds at most 100 parameters per statement.
+const CHUNK_ROWS_PER_STATEMENT: usize = 16;
+const CHUNK_PARAMS: usize = 6;
+
+/// One ranked chunk from a search, with what a citation needs of its source.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ChunkHit {
+    pub id: i64,
+    pub data_source_uuid: String,
+    pub position: i64,
+    pub heading: String,
+    pub text: String,
+    pub tokens: i64,
+    pub source_type: String,
+    pub title: String,
+    pub file_name: String,
+    pub meta_json: String,
+    /// FTS5 bm25: lower is better.
+    pub rank: f64,
+}
+
+fn duplicate_upload() -> ApiError {
+    ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
+}
+
+impl Store {
+    fn insert_source_statement(
+        &self,
+        s: &DataSource,
+        content_hash: Option<&str>,
+    ) -> ApiResult<D1PreparedStatement> {
+        let meta = Value::Object(s.meta.clone()).to_string();
+        self.statement(
+            "INSERT INTO data_sources (uuid, chatbot_uuid, type, title, file_name, file_size, tokens, status, \
+             meta_json, content_hash, object_key, created_at, modified_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            &[
+                Arg::Text(&s.uuid),
+                Arg::Text(&s.chatbot_uuid),
+                Arg::Text(s.source_type.as_str()),
+                Arg::Text(&s.title),
+                Arg::Text(&s.file_name),
+                Arg::Int(s.file_size),
+                Arg::Int(s.tokens),
+                Arg::Text(s.status.as_str()),
+                Arg::Text(&meta),
+                content_hash.map_or(Arg::Null, Arg::Text),
+                s.object_key.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&s.created_at),
+                Arg::Text(&s.modified_at),
+            ],
+        )
+    }
+
+    fn insert_chunk_statements(
+        &self,
+        source: &DataSource,
+        chunks: &[Chunk],
+    ) -> ApiResult<Vec<D1PreparedStatement>> {
+        let mut statements = Vec::with_capacity(chunks.len() / CHUNK_ROWS_PER_STATEMENT + 1);
+        for group in chunks.chunks(CHUNK_ROWS_PER_STATEMENT) {
+            let placeholders: Vec<String> = (0..group.len())
+                .map(|row| {
+                    let base = row * CHUNK_PARAMS;
+                    let params: Vec<String> = (1..=CHUNK_PARAMS)
+                        .map(|i| format!("?{}", base + i))
+                        .collect();
+                    format!("({})", params.join(", "))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO chunks (data_source_uuid, chatbot_uuid, position, heading, text, tokens) VALUES {}",
+                placeholders.join(", ")
+            );
+            let mut args: Vec<Arg> = Vec::with_capacity(group.len() * CHUNK_PARAMS);
+            for chunk in group {
+                args.extend([
+                    Arg::Text(&source.uuid),
+                    Arg::Text(&source.chatbot_uuid),
+                    Arg::Int(chunk.position as i64),
+                    Arg::Text(chunk.heading.as_deref().unwrap_or("")),
+                    Arg::Text(&chunk.text),
+                    Arg::Int(chunk.tokens as i64),
+                ]);
+            }
+            statements.push(self.statement(&sql, &args)?);
+        }
+        Ok(statements)
+    }
+
+    /// A new source, and its chunks when it is already read (Q&A). A second upload of the same
+    /// bytes to one chatbot is a conflict.
+    pub async fn insert_source(
+        &self,
+        source: &DataSource,
+        content_hash: Option<&str>,
+        chunks: &[Chunk],
+    ) -> ApiResult<()> {
+        let mut statements = vec![self.insert_source_statement(source, content_hash)?];
+        statements.extend(self.insert_chunk_statements(source, chunks)?);
+        self.batch(statements, duplicate_upload).await.map(|_| ())
+    }
+
+    /// A source, if its chatbot belongs to `account_uuid`.
+    pub async fn get_source(
+        &self,
+        account_uuid: &str,
+        uuid: &str,
+    ) -> ApiResult<Option<DataSource>> {
+        let row: Option<SourceRow> = self
+            .row(
+                &format!(
+                    "SELECT {SOURCE_COLUMNS} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                     WHERE s.uuid = ?1 AND c.account_uuid = ?2"
+                ),
+                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+            )
+            .await?;
+        row.map(DataSource::try_from).transpose()
+    }
+
+    /// The caller's sources among `uuids` (others and missing ones are simply absent).
+    pub async fn get_sources(
+        &self,
+        account_uuid: &str,
+        uuids: &[String],
+    ) -> ApiResult<Vec<DataSource>> {
+        let list = serde_json::to_string(uuids)?;
+        let rows: Vec<SourceRow> = self
+            .rows(
+                &format!(
+                    "SELECT {SOURCE_COLUMNS} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                     WHERE s.uuid IN (SELECT value FROM json_each(?1)) AND c.account_uuid = ?2 \
+                     ORDER BY s.created_at, s.rowid"
+                ),
+                &[Arg::Text(&list), Arg::Text(account_uuid)],
+            )
+            .await?;
+        rows.into_iter().map(DataSource::try_from).collect()
+    }
+
+    pub async fn list_sources(&self, chatbot_uuid: &str) -> ApiResult<Vec<DataSource>> {
+        let rows: Vec<SourceRow> = self
+            .rows(
+                &format!("SELECT {SOURCE_COLUMNS} FROM data_sources s WHERE s.chatbot_uuid = ?1 ORDER BY s.created_at, s.rowid"),
+                &[Arg::Text(chatbot_uuid)],
+            )
+            .await?;
+        rows.into_iter().map(DataSource::try_from).collect()
+    }
+
+    /// Which of `uuids` are sources of `chatbot_uuid`.
+    pub async fn existing_source_uuids(
+        &self,
+        chatbot_uuid: &str,
+        uuids: &[String],
+    ) -> ApiResult<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Found {
+            uuid: String,
+        }
+        let list = serde_json::to_string(uuids)?;
+        let rows: Vec<Found> = self
+            .rows(
+                "SELECT uuid FROM data_sources WHERE chatbot_uuid = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+                &[Arg::Text(chatbot_uuid), Arg::Text(&list)],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| r.uuid).collect())
+    }
+
+    /// Moves a source to `running` if it is not already being read; false when another reader
+    /// holds it (a re-scrape racing the first fetch).
+    pub async fn claim_source(&self, uuid: &str, now: &str) -> ApiResult<bool> {
+        let changed = self
+            .execute(
+                "UPDATE data_sources SET status = 'running', modified_at = ?2 WHERE uuid = ?1 AND status != 'running'",
+                &[Arg::Text(uuid), Arg::Text(now)],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    /// Sets a source back to `await` before it is read again.
+    pub async fn queue_source(&self, uuid: &str, now: &str) -> ApiResult<bool> {
+        let changed = self
+            .execute(
+                "UPDATE data_sources SET status = 'await', modified_at = ?2 WHERE uuid = ?1 AND status != 'running'",
+                &[Arg::Text(uuid), Arg::Text(now)],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    /// Replaces a source's chunks and marks it read, all in one batch: a search never sees half
+    /// the old text and half the new.
+    pub async fn finish_source(&self, source: &DataSource, chunks: &[Chunk]) -> ApiResult<()> {
+        let meta = Value::Object(source.meta.clone()).to_string();
+        let mut statements = vec![self.statement(
+            "DELETE FROM chunks WHERE data_source_uuid = ?1",
+            &[Arg::Text(&source.uuid)],
+        )?];
+        statements.extend(self.insert_chunk_statements(source, chunks)?);
+        statements.push(self.statement(
+            "UPDATE data_sources SET status = 'success', title = ?2, tokens = ?3, meta_json = ?4, modified_at = ?5 WHERE uuid = ?1",
+            &[
+                Arg::Text(&source.uuid),
+                Arg::Text(&source.title),
+                Arg::Int(source.tokens),
+                Arg::Text(&meta),
+                Arg::Text(&source.modified_at),
+            ],
+        )?);
+        self.batch(statements, duplicate_upload).await.map(|_| ())
+    }
+
+    /// Marks a source failed, keeping its earlier chunks (a failed re-scrape keeps the old text).
+    pub async fn fail_source(
+        &self,
+        uuid: &str,
+        meta: &Map<String, Value>,
+        now: &str,
+    ) -> ApiResult<()> {
+        let meta = Value::Object(meta.clone()).to_string();
+        self.execute(
+            "UPDATE data_sources SET status = 'error', meta_json = ?2, modified_at = ?3 WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(&meta), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn retitle_source(&self, uuid: &str, title: &str, now: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE data_sources SET title = ?2, modified_at = ?3 WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(title), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Deletes sources (their chunks, index rows and tag links cascade) in one batch.
+    pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
+        let list = serde_json::to_string(uuids)?;
+        let statement = self.statement(
+            "DELETE FROM data_sources WHERE uuid IN (SELECT value FROM json_each(?1))",
+            &[Arg::Text(&list)],
+        )?;
+        self.batch(vec![statement], || {
+            ApiError::internal("unexpected conflict deleting sources")
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Sources stuck in `await` or `running` since before `cutoff`: their reader was cut off.
+    pub async fn fail_stale_sources(&self, cutoff: &str, now: &str) -> ApiResult<usize> {
+        self.execute(
+            "UPDATE data_sources SET status = 'error', modified_at = ?2, \
+             meta_json = json_set(meta_json, '$.error', 'Reading this source was interrupted; re-scrape or upload it again.') \
+             WHERE status IN ('await', 'running') AND modified_at < ?1",
+            &[Arg::Text(cutoff), Arg::Text(now)],
+        )
+        .await
+    }
+
+    /// Tag uuids per source, for the sources given.
+    pub async fn tags_of_sources(
+        &self,
+        source_uuids: &[String],
+    ) -> ApiResult<HashMap<String, Vec<String>>> {
+        #[derive(Deserialize)]
+        struct Link {
+            data_source_uuid: String,
+            source_tag_uuid: String,
+        }
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        if source_uuids.is_empty() {
+            return Ok(out);
+        }
+        let list = serde_json::to_string(source_uuids)?;
+        let rows: Vec<Link> = self
+            .rows(
+                "SELECT l.data_source_uuid, l.source_tag_uuid FROM data_source_tags l JOIN source_tags t ON t.uuid = l.source_tag_uuid \
+                 WHERE l.data_source_uuid IN (SELECT value FROM json_each(?1)) ORDER BY t.created_at, t.rowid",
+                &[Arg::Text(&list)],
+            )
+            .await?;
+        for r in rows {
+            out.entry(r.data_source_uuid)
+                .or_default()
+                .push(r.source_tag_uuid);
+        }
+        Ok(out)
+    }
+
+    /// The chunks that best match an FTS5 expression in one chatbot, best first, optionally
+    /// only from `allowed_sources`.
+    pub async fn search_chunks(
+        &self,
+        chatbot_uuid: &str,
+        fts_expression: &str,
+        allowed_sources: Option<&[String]>,
+        limit: usize,
+    ) -> ApiResult<Vec<ChunkHit>> {
+        let source_filter = allowed_sources.map(serde_json::to_string).transpose()?;
+        let sql = format!(
+            "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
+             s.type AS source_type, s.title, s.file_name, s.meta_json, bm25(chunks_fts, 3.0, 1.0) AS rank \
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN data_sources s ON s.uuid = c.data_source_uuid \
+             WHERE chunks_fts MATCH ?1 AND c.chatbot_uuid = ?2 {} ORDER BY rank LIMIT ?3",
+            if source_filter.is_some() { "AND c.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
+        );
+        let limit = limit as i64;
+        let mut args = vec![
+            Arg::Text(fts_expression),
+            Arg::Text(chatbot_uuid),
+            Arg::Int(limit),
+        ];
+        if let Some(list) = source_filter.as_deref() {
+            args.push(Arg::Text(list));
+        }
+        self.rows(&sql, &args).await
+    }
+}
