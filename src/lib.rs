@@ -7,10 +7,14 @@
 pub mod app;
 pub mod domain;
 pub mod error;
+pub mod files;
 pub mod handlers;
 pub mod http;
+pub mod ingestion;
 pub mod knowledge;
+pub mod maintenance;
 pub mod models;
+pub mod outbound;
 pub mod ratelimit;
 pub mod routes;
 pub mod storage;
@@ -21,7 +25,8 @@ pub mod validate;
 mod entry {
     use crate::ratelimit::{admit, Decision, Limit};
     use worker::{
-        durable_object, event, Context, DurableObject, Env, Request, Response, Result, State,
+        durable_object, event, Context, DurableObject, Env, Request, Response, Result,
+        ScheduleContext, ScheduledEvent, State,
     };
 
     #[event(start)]
@@ -32,6 +37,14 @@ mod entry {
     #[event(fetch)]
     async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         Ok(crate::app::handle(req, env, ctx).await)
+    }
+
+    #[event(scheduled)]
+    async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+        match crate::maintenance::run(&env).await {
+            Ok(report) => worker::console_log!("maintenance: {report:?}"),
+            Err(err) => worker::console_error!("maintenance failed: {err:?}"),
+        }
     }
 
     /// Holds one chatbot's log of admitted messages (see `ratelimit`).

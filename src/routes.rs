@@ -27,6 +27,20 @@ pub enum Endpoint {
     AgentCreate,
     AgentUpdate,
     AgentDelete,
+    SourceCreateQa,
+    SourceCreateUrl,
+    SourceUpload,
+    SourceList,
+    SourceGet,
+    SourceRetitle,
+    SourceDelete,
+    SourceDeleteMany,
+    SourceRescrape,
+    SourceTagCreate,
+    SourceTagList,
+    SourceTagUpdate,
+    SourceTagDelete,
+    Search,
 }
 
 pub struct Route {
@@ -75,6 +89,23 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/chatbot/{uuid}/agent/create", AgentCreate, Account),
     route("POST",   "/api/v1/agent/{uuid}/update",         AgentUpdate, Account),
     route("DELETE", "/api/v1/agent/{uuid}/delete",         AgentDelete, Account),
+
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/qa",     SourceCreateQa,   Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/url",    SourceCreateUrl,  Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/upload", SourceUpload,     Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/data-sources",       SourceList,       Account),
+    route("GET",    "/api/v1/data-source/{uuid}",                SourceGet,        Account),
+    route("POST",   "/api/v1/data-source/{uuid}/update",         SourceRetitle,    Account),
+    route("POST",   "/api/v1/data-source/{uuid}/delete",         SourceDelete,     Account),
+    route("POST",   "/api/v1/data-sources/delete",               SourceDeleteMany, Account),
+    route("POST",   "/api/v1/data-sources/url/re-scrape",        SourceRescrape,   Account),
+
+    route("POST",   "/api/v1/chatbot/{uuid}/source-tag/create",  SourceTagCreate,  Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/source-tags",        SourceTagList,    Account),
+    route("POST",   "/api/v1/source-tag/{uuid}/update",          SourceTagUpdate,  Account),
+    route("DELETE", "/api/v1/source-tag/{uuid}/delete",          SourceTagDelete,  Account),
+
+    route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           Account),
 ];
 
 #[derive(Debug, PartialEq, Eq)]

@@ -14,7 +14,11 @@ pub fn generate_key() -> Result<String, getrandom::Error> {
 }
 
 pub fn hash_key(key: &str) -> String {
-    hex(&Sha256::digest(key.as_bytes()))
+    sha256_hex(key.as_bytes())
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 /// The first characters of a key, kept so a person can tell keys apart in a list.

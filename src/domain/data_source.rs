@@ -11,6 +11,8 @@ pub const MAX_QUESTION_CHARS: usize = 2_000;
 pub const MAX_ANSWER_CHARS: usize = 20_000;
 pub const MAX_URL_CHARS: usize = 2_048;
 pub const MAX_TITLE_CHARS: usize = 500;
+/// Meta key recording that a person retitled the source, so a re-scrape keeps their title.
+pub const TITLE_SET_KEY: &str = "title_set";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceType {
@@ -105,6 +107,12 @@ impl DataSource {
 
     pub fn url(&self) -> Option<&str> {
         self.meta.get("url").and_then(Value::as_str)
+    }
+
+    /// A web page names itself; a title a person set through the API is kept.
+    pub fn title_from_document(&self) -> bool {
+        self.source_type == SourceType::Link
+            && self.meta.get(TITLE_SET_KEY) != Some(&Value::Bool(true))
     }
 }
 

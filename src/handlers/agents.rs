@@ -1,3 +1,4 @@
+use super::source_tags::check_sources_of_chatbot;
 use super::{new_uuid, owned_chatbot};
 use crate::app::Call;
 use crate::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
@@ -36,6 +37,13 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let body = call.json_body().await?;
     let config = config_for_create(&body)?;
+    check_sources_of_chatbot(
+        &call.store,
+        &chatbot_uuid,
+        &config.data_source_uuids,
+        "data_source_uuids",
+    )
+    .await?;
     let now = time::now();
     let agent = Agent {
         uuid: new_uuid(),
@@ -52,6 +60,15 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
     let mut agent = owned_agent(&call).await?;
     let body = call.json_body().await?;
     agent.config = apply_update(&body, agent.config)?;
+    if body.contains_key("data_source_uuids") {
+        check_sources_of_chatbot(
+            &call.store,
+            &agent.chatbot_uuid,
+            &agent.config.data_source_uuids,
+            "data_source_uuids",
+        )
+        .await?;
+    }
     agent.modified_at = time::now();
     call.store.update_agent(&agent).await?;
     json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&agent)))

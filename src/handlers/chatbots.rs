@@ -3,6 +3,7 @@ use crate::app::Call;
 use crate::domain::agent::{Agent, AgentConfig};
 use crate::domain::chatbot::{settings_for_create, settings_for_update, Chatbot};
 use crate::error::{ApiError, ApiResult};
+use crate::files;
 use crate::http::{json_response, success_response};
 use crate::time;
 use serde_json::Value;
@@ -64,5 +65,8 @@ pub async fn delete(call: Call) -> ApiResult<Response> {
     if !call.store.delete_chatbot(call.account()?, &uuid).await? {
         return Err(ApiError::not_found("chatbot"));
     }
+    // Rows first, files after: an interrupted delete leaves orphan files for the scheduled
+    // sweep, never records that point at nothing.
+    files::delete_prefix(&call.env, &files::chatbot_prefix(&uuid)).await?;
     success_response()
 }

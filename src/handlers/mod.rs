@@ -3,7 +3,10 @@
 pub mod agents;
 pub mod api_keys;
 pub mod chatbots;
+pub mod data_sources;
 pub mod health;
+pub mod search;
+pub mod source_tags;
 
 use crate::domain::chatbot::Chatbot;
 use crate::error::ApiError;

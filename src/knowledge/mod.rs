@@ -3,6 +3,8 @@
 
 pub mod chunk;
 pub mod extract;
+pub mod ingest;
 pub mod query;
+pub mod retrieve;
 pub mod tokens;
 pub mod url_guard;

@@ -2,6 +2,7 @@ use super::{Arg, Store};
 use crate::domain::data_source::{DataSource, SourceType, Status};
 use crate::error::{ApiError, ApiResult};
 use crate::knowledge::chunk::Chunk;
+use crate::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -59,23 +60,6 @@ const SOURCE_COLUMNS: &str =
 /// Rows per multi-row chunk INSERT: D1 binds at most 100 parameters per statement.
 const CHUNK_ROWS_PER_STATEMENT: usize = 16;
 const CHUNK_PARAMS: usize = 6;
-
-/// One ranked chunk from a search, with what a citation needs of its source.
-#[derive(Clone, Debug, Deserialize)]
-pub struct ChunkHit {
-    pub id: i64,
-    pub data_source_uuid: String,
-    pub position: i64,
-    pub heading: String,
-    pub text: String,
-    pub tokens: i64,
-    pub source_type: String,
-    pub title: String,
-    pub file_name: String,
-    pub meta_json: String,
-    /// FTS5 bm25: lower is better.
-    pub rank: f64,
-}
 
 fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
@@ -290,21 +274,31 @@ impl Store {
 
     pub async fn retitle_source(&self, uuid: &str, title: &str, now: &str) -> ApiResult<()> {
         self.execute(
-            "UPDATE data_sources SET title = ?2, modified_at = ?3 WHERE uuid = ?1",
+            "UPDATE data_sources SET title = ?2, modified_at = ?3, \
+             meta_json = json_set(meta_json, '$.title_set', json('true')) WHERE uuid = ?1",
             &[Arg::Text(uuid), Arg::Text(title), Arg::Text(now)],
         )
         .await
         .map(|_| ())
     }
 
-    /// Deletes sources (their chunks, index rows and tag links cascade) in one batch.
+    /// Deletes sources (their chunks, index rows and tag links cascade) and drops them from
+    /// the agents that named them, in one batch.
     pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
         let list = serde_json::to_string(uuids)?;
-        let statement = self.statement(
+        let prune_agents = self.statement(
+            "UPDATE agents SET data_source_uuids_json = \
+             (SELECT json_group_array(value) FROM json_each(agents.data_source_uuids_json) \
+              WHERE value NOT IN (SELECT value FROM json_each(?1))) \
+             WHERE EXISTS (SELECT 1 FROM json_each(agents.data_source_uuids_json) \
+              WHERE value IN (SELECT value FROM json_each(?1)))",
+            &[Arg::Text(&list)],
+        )?;
+        let delete = self.statement(
             "DELETE FROM data_sources WHERE uuid IN (SELECT value FROM json_each(?1))",
             &[Arg::Text(&list)],
         )?;
-        self.batch(vec![statement], || {
+        self.batch(vec![prune_agents, delete], || {
             ApiError::internal("unexpected conflict deleting sources")
         })
         .await
@@ -320,6 +314,22 @@ impl Store {
             &[Arg::Text(cutoff), Arg::Text(now)],
         )
         .await
+    }
+
+    /// Which of `keys` some data source still points at.
+    pub async fn known_object_keys(&self, keys: &[String]) -> ApiResult<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Known {
+            object_key: String,
+        }
+        let list = serde_json::to_string(keys)?;
+        let rows: Vec<Known> = self
+            .rows(
+                "SELECT object_key FROM data_sources WHERE object_key IN (SELECT value FROM json_each(?1))",
+                &[Arg::Text(&list)],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| r.object_key).collect())
     }
 
     /// Tag uuids per source, for the sources given.

@@ -5,8 +5,7 @@ mod agents;
 mod api_keys;
 mod chatbots;
 mod data_sources;
-
-pub use data_sources::ChunkHit;
+mod source_tags;
 
 use crate::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

@@ -142,6 +142,28 @@ class Worker {
     return parsed[0].results;
   }
 
+  /**
+   * Keys of the objects under `prefix` in the Worker's local R2 bucket, read straight from the
+   * SQLite file that local R2 keeps them in.
+   */
+  async r2List(prefix) {
+    const script = `
+import glob, json, sqlite3, sys
+keys = []
+for path in glob.glob(sys.argv[1] + "/v3/r2/*/*.sqlite"):
+    if path.endswith("metadata.sqlite"):
+        continue
+    db = sqlite3.connect("file:" + path + "?mode=ro", uri=True)
+    try:
+        keys += [k for (k,) in db.execute("SELECT key FROM _mf_objects WHERE substr(key, 1, length(?)) = ?", (sys.argv[2], sys.argv[2]))]
+    finally:
+        db.close()
+print(json.dumps(sorted(keys)))
+`;
+    const { stdout } = await execFileAsync("python3", ["-c", script, this.stateDir, prefix]);
+    return JSON.parse(stdout);
+  }
+
   /** A new account and a key on it. */
   async newAccount(name = "test") {
     const r = await this.request("POST", "/api/v1/api-key/create", { key: this.adminToken, body: { name } });
@@ -169,3 +191,59 @@ export function expectError(assert, res, status, code, field) {
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+/**
+ * A local HTTP server that plays an outside party. `handler(req, res, body)` answers each
+ * request; `server.requests` records what arrived.
+ */
+export async function startServer(handler) {
+  const { createServer: createHttpServer } = await import("node:http");
+  const requests = [];
+  const server = createHttpServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = Buffer.concat(chunks).toString("utf8");
+    requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+    try {
+      await handler(req, res, body);
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    base,
+    requests,
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+  };
+}
+
+/** Polls a data source until it leaves `await` and `running`. */
+export async function settled(api, uuid, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api.get(`/data-source/${uuid}`);
+    if (r.status !== 200) throw new Error(`reading source ${uuid}: ${r.status} ${r.text}`);
+    if (!["await", "running"].includes(r.json.status)) return r.json;
+    if (Date.now() > deadline) throw new Error(`source ${uuid} still ${r.json.status}`);
+    await sleep(100);
+  }
+}
+
+/** Sends a multipart upload the way a browser form would. */
+export async function upload(worker, key, chatbotUuid, { name, bytes, type = "application/octet-stream", meta }) {
+  const form = new FormData();
+  form.append("file", new Blob([bytes], { type }), name);
+  if (meta !== undefined) form.append("meta_json", typeof meta === "string" ? meta : JSON.stringify(meta));
+  const res = await fetch(`${worker.base}/api/v1/chatbot/${chatbotUuid}/data-source/upload`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}` },
+    body: form,
+  });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, headers: res.headers, text, json };
+}

@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, client, expectError, ROOT } from "./harness.mjs";
+import { startWorker, client, expectError, settled, upload as uploadFile, ROOT } from "./harness.mjs";
 
 let worker, owner, intruder, fixture;
 
@@ -19,6 +19,24 @@ const CASES = {
   "POST /api/v1/chatbot/{uuid}/agent/create": { uuid: "chatbot", body: { name: "implant", type: "background" } },
   "POST /api/v1/agent/{uuid}/update": { uuid: "agent", body: { name: "hijacked", enabled: false } },
   "DELETE /api/v1/agent/{uuid}/delete": { uuid: "agent" },
+  "POST /api/v1/chatbot/{uuid}/data-source/qa": { uuid: "chatbot", body: { question: "implant?", answer: "yes" } },
+  "POST /api/v1/chatbot/{uuid}/data-source/url": { uuid: "chatbot", body: { url: "https://example.com/" } },
+  "POST /api/v1/chatbot/{uuid}/data-source/upload": { uuid: "chatbot", upload: true },
+  "GET /api/v1/chatbot/{uuid}/data-sources": { uuid: "chatbot" },
+  "GET /api/v1/data-source/{uuid}": { uuid: "source" },
+  "POST /api/v1/data-source/{uuid}/update": { uuid: "source", body: { title: "hijacked" } },
+  "POST /api/v1/data-source/{uuid}/delete": { uuid: "source" },
+  "POST /api/v1/chatbot/{uuid}/source-tag/create": { uuid: "chatbot", body: { name: "implant", color: "#000" } },
+  "GET /api/v1/chatbot/{uuid}/source-tags": { uuid: "chatbot" },
+  "POST /api/v1/source-tag/{uuid}/update": { uuid: "tag", body: { name: "hijacked", data_source_uuids: [] } },
+  "DELETE /api/v1/source-tag/{uuid}/delete": { uuid: "tag" },
+  "POST /api/v1/chatbot/{uuid}/search": { uuid: "chatbot", body: { query: "secret" } },
+};
+
+// Bulk endpoints take uuids in the body; the owner's uuids must read as missing too.
+const BULK = {
+  "POST /api/v1/data-sources/delete": (f) => ({ uuids: [f.source] }),
+  "POST /api/v1/data-sources/url/re-scrape": (f) => ({ uuids: [f.link] }),
 };
 
 async function routesWithUuid() {
@@ -31,6 +49,9 @@ async function routesWithUuid() {
 async function snapshot() {
   const a = client(worker, owner.key);
   return {
+    sources: (await a.get(`/chatbot/${fixture.chatbot}/data-sources`)).json,
+    tags: (await a.get(`/chatbot/${fixture.chatbot}/source-tags`)).json,
+    objects: await worker.r2List(""),
     chatbot: (await a.get(`/chatbot/${fixture.chatbot}`)).json,
     agents: (await a.get(`/chatbot/${fixture.chatbot}/agents`)).json,
     keys: (await a.get("/api-keys")).json,
@@ -45,26 +66,39 @@ before(async () => {
   const a = client(worker, owner.key);
   const bot = (await a.post("/chatbot/create", { body: { name: "Private bot" } })).json;
   const agent = (await a.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "Second", type: "user-facing", enabled: true } })).json;
-  fixture = { key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid };
+  const source = (await a.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Secret?", answer: "The secret is 42." } })).json;
+  const link = (await a.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${worker.base}/health` } })).json;
+  await settled(a, link.uuid);
+  const tag = (await a.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Mine", color: "#123456", data_source_uuids: [source.uuid] } })).json;
+  fixture = { key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid };
 });
 after(async () => { await worker?.dispose(); });
 
 test("the isolation table covers every route that takes a uuid", async () => {
   assert.deepEqual((await routesWithUuid()).sort(), Object.keys(CASES).sort());
+  const source = await readFile(path.join(ROOT, "src/routes.rs"), "utf8");
+  const bulk = [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)].map(([, m, p]) => `${m} ${p}`).filter((r) => / \/api\/v1\/data-sources\//.test(r));
+  assert.deepEqual(bulk.sort(), Object.keys(BULK).sort());
 });
 
 test("another account's uuids answer 404, exactly as missing ones, and change nothing", async () => {
   const before = await snapshot();
   const b = client(worker, intruder.key);
-  for (const [route, { uuid, body }] of Object.entries(CASES)) {
+  for (const [route, { uuid, body, upload }] of Object.entries(CASES)) {
     const [method, template] = route.split(" ");
     const p = template.replace("/api/v1", "").replace("{uuid}", fixture[uuid]);
-    const foreign = await b[{ GET: "get", POST: "post", DELETE: "del" }[method]](p, { body });
+    const send = (target) => upload
+      ? uploadFile(worker, intruder.key, target, { name: "implant.txt", bytes: Buffer.from("implant") })
+      : b[{ GET: "get", POST: "post", DELETE: "del" }[method]](p.replace(fixture[uuid], target), { body });
+    const foreign = await send(fixture[uuid]);
     const err = expectError(assert, foreign, 404, "not_found");
-    const missing = await b[{ GET: "get", POST: "post", DELETE: "del" }[method]](
-      template.replace("/api/v1", "").replace("{uuid}", "00000000-0000-4000-8000-000000000000"), { body });
+    const missing = await send("00000000-0000-4000-8000-000000000000");
     assert.equal(missing.status, 404, route);
     assert.deepEqual(err, missing.json.error, `${route}: a foreign uuid must look exactly like a missing one`);
+  }
+  for (const [route, makeBody] of Object.entries(BULK)) {
+    const p = route.split(" ")[1].replace("/api/v1", "");
+    expectError(assert, await b.post(p, { body: makeBody(fixture) }), 404, "not_found");
   }
   assert.deepEqual(await snapshot(), before);
   assert.deepEqual((await b.get("/chatbots")).json, [], "the intruder sees none of the owner's chatbots");

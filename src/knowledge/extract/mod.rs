@@ -3,6 +3,7 @@
 //! splits on.
 
 pub mod markup;
+pub mod office;
 
 use std::fmt;
 

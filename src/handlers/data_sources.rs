@@ -1,0 +1,311 @@
+use super::{new_uuid, owned_chatbot};
+use crate::app::Call;
+use crate::domain::api_key::sha256_hex;
+use crate::domain::data_source::{
+    qa_from_body, title_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
+    Status,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::files;
+use crate::http::{json_response, success_response};
+use crate::ingestion;
+use crate::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
+use crate::knowledge::tokens::estimate_tokens;
+use crate::knowledge::url_guard::check_url;
+use crate::outbound::private_urls_allowed;
+use crate::time;
+use serde_json::{json, Map, Value};
+use worker::{FormEntry, Response};
+
+/// Default upload cap when `MAX_UPLOAD_BYTES` is unset: 20 MiB.
+const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
+/// Room for the multipart framing and the `meta_json` field around the file itself.
+const MULTIPART_OVERHEAD: usize = 64 * 1024;
+
+fn new_source(
+    chatbot_uuid: &str,
+    source_type: SourceType,
+    title: String,
+    meta: Map<String, Value>,
+) -> DataSource {
+    let now = time::now();
+    DataSource {
+        uuid: new_uuid(),
+        chatbot_uuid: chatbot_uuid.to_string(),
+        source_type,
+        title,
+        file_name: String::new(),
+        file_size: 0,
+        tokens: 0,
+        status: Status::Await,
+        meta,
+        object_key: None,
+        created_at: now.clone(),
+        modified_at: now,
+    }
+}
+
+async fn source_json(call: &Call, source: &DataSource) -> ApiResult<Response> {
+    let tags = call
+        .store
+        .tags_of_sources(std::slice::from_ref(&source.uuid))
+        .await?;
+    json_response(&source.to_json(tags.get(&source.uuid).map(Vec::as_slice).unwrap_or(&[])))
+}
+
+async fn owned_source(call: &Call) -> ApiResult<DataSource> {
+    let uuid = call.uuid_param(0, "data source")?;
+    call.store
+        .get_source(call.account()?, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("data source"))
+}
+
+/// The caller's sources named in `uuids`; any missing or foreign one makes the whole call 404,
+/// so nothing is half done.
+async fn owned_sources(call: &Call, uuids: &[String]) -> ApiResult<Vec<DataSource>> {
+    let sources = call.store.get_sources(call.account()?, uuids).await?;
+    if let Some(missing) = uuids
+        .iter()
+        .find(|u| !sources.iter().any(|s| &s.uuid == *u))
+    {
+        return Err(ApiError::NotFound(format!(
+            "No data source with uuid {missing} exists."
+        )));
+    }
+    Ok(sources)
+}
+
+pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let body = call.json_body().await?;
+    let qa = qa_from_body(&body)?;
+    let mut meta = Map::new();
+    meta.insert("question".into(), json!(qa.question));
+    meta.insert("answer".into(), json!(qa.answer));
+    let mut source = new_source(&chatbot_uuid, SourceType::Qa, qa.question.clone(), meta);
+    // A Q&A pair is short and already text: it is indexed in the same batch that stores it.
+    let chunks = qa_chunks(&qa.question, &qa.answer);
+    source.tokens = estimate_tokens(&format!("{}\n{}", qa.question, qa.answer)) as i64;
+    source.status = Status::Success;
+    call.store.insert_source(&source, None, &chunks).await?;
+    source_json(&call, &source).await
+}
+
+pub async fn create_url(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let body = call.json_body().await?;
+    let raw = url_from_body(&body)?;
+    let url = check_url(&raw, private_urls_allowed(&call.env))
+        .map_err(|reason| ApiError::invalid("url", reason))?;
+    let mut meta = Map::new();
+    meta.insert("url".into(), json!(url.as_str()));
+    let source = new_source(&chatbot_uuid, SourceType::Link, url.to_string(), meta);
+    call.store.insert_source(&source, None, &[]).await?;
+    call.ctx
+        .wait_until(ingestion::read_link(call.env.clone(), source.clone()));
+    source_json(&call, &source).await
+}
+
+fn max_upload_bytes(call: &Call) -> usize {
+    call.var("MAX_UPLOAD_BYTES")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_MAX_UPLOAD_BYTES)
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::PayloadTooLarge(format!(
+        "The file is larger than the {} MiB limit.",
+        limit as f64 / (1024.0 * 1024.0)
+    ))
+}
+
+pub async fn upload(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let limit = max_upload_bytes(&call);
+    let content_type = call.req.headers().get("Content-Type")?.unwrap_or_default();
+    if !content_type
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        return Err(ApiError::UnsupportedMediaType(
+            "Uploads are multipart/form-data with the file in the `file` field.".into(),
+        ));
+    }
+    let declared = call
+        .req
+        .headers()
+        .get("Content-Length")?
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit + MULTIPART_OVERHEAD) {
+        return Err(too_large(limit));
+    }
+    let form = call
+        .req
+        .form_data()
+        .await
+        .map_err(|_| ApiError::invalid_request("The multipart body could not be read."))?;
+    let meta = upload_meta(form.get_field("meta_json").as_deref())?;
+    let file = match form.get("file") {
+        Some(FormEntry::File(file)) => file,
+        Some(FormEntry::Field(_)) => {
+            return Err(ApiError::invalid(
+                "file",
+                "`file` must be a file, not a text field.",
+            ))
+        }
+        None => return Err(ApiError::invalid("file", "`file` is required.")),
+    };
+    if file.size() > limit {
+        return Err(too_large(limit));
+    }
+    let bytes = file.bytes().await?;
+    if bytes.is_empty() {
+        return Err(ApiError::invalid("file", "The file is empty."));
+    }
+    let file_name = file.name();
+    let file_name = if file_name.trim().is_empty() {
+        "upload".to_string()
+    } else {
+        file_name
+    };
+    let declared_type = Some(file.type_()).filter(|t| !t.is_empty());
+    let kind = detect_upload(&file_name, declared_type.as_deref(), &bytes).ok_or_else(|| {
+        ApiError::UnsupportedMediaType(format!(
+            "This file type is not supported; send one of {ACCEPTED_EXTENSIONS}."
+        ))
+    })?;
+    let content_hash = sha256_hex(&bytes);
+
+    let mut source = new_source(&chatbot_uuid, SourceType::File, file_name.clone(), meta);
+    source
+        .meta
+        .insert("content_type".into(), json!(kind.media_type()));
+    source.file_name = file_name.clone();
+    source.file_size = bytes.len() as i64;
+    let key = files::object_key(&chatbot_uuid, &source.uuid);
+    source.object_key = Some(key.clone());
+    // The original is stored first: a source record never points at a missing file.
+    files::put(
+        &call.env,
+        &key,
+        bytes.clone(),
+        kind.media_type(),
+        &file_name,
+    )
+    .await?;
+    if let Err(err) = call
+        .store
+        .insert_source(&source, Some(&content_hash), &[])
+        .await
+    {
+        files::delete(&call.env, vec![key]).await?;
+        return Err(err);
+    }
+    call.ctx.wait_until(ingestion::read_upload(
+        call.env.clone(),
+        source.clone(),
+        kind,
+        bytes,
+    ));
+    source_json(&call, &source).await
+}
+
+pub async fn get(call: Call) -> ApiResult<Response> {
+    let source = owned_source(&call).await?;
+    source_json(&call, &source).await
+}
+
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let sources = call.store.list_sources(&chatbot_uuid).await?;
+    let uuids: Vec<String> = sources.iter().map(|s| s.uuid.clone()).collect();
+    let tags = call.store.tags_of_sources(&uuids).await?;
+    let records = sources
+        .iter()
+        .map(|s| s.to_json(tags.get(&s.uuid).map(Vec::as_slice).unwrap_or(&[])))
+        .collect();
+    json_response(&Value::Array(records))
+}
+
+pub async fn retitle(mut call: Call) -> ApiResult<Response> {
+    let mut source = owned_source(&call).await?;
+    let body = call.json_body().await?;
+    let title = title_from_body(&body)?;
+    let now = time::now();
+    call.store
+        .retitle_source(&source.uuid, &title, &now)
+        .await?;
+    source.title = title;
+    source.modified_at = now;
+    source.meta.insert(
+        crate::domain::data_source::TITLE_SET_KEY.into(),
+        Value::Bool(true),
+    );
+    source_json(&call, &source).await
+}
+
+async fn delete_all(call: &Call, sources: &[DataSource]) -> ApiResult<()> {
+    let uuids: Vec<String> = sources.iter().map(|s| s.uuid.clone()).collect();
+    call.store.delete_sources(&uuids).await?;
+    // After the rows: an interrupted delete leaves an orphan object (found by the scheduled
+    // sweep), never a record pointing at nothing.
+    let keys: Vec<String> = sources
+        .iter()
+        .filter_map(|s| s.object_key.clone())
+        .collect();
+    files::delete(&call.env, keys).await
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let source = owned_source(&call).await?;
+    delete_all(&call, &[source]).await?;
+    success_response()
+}
+
+pub async fn delete_many(mut call: Call) -> ApiResult<Response> {
+    let body = call.json_body().await?;
+    let uuids = uuid_list(&body, "uuids")?;
+    let sources = owned_sources(&call, &uuids).await?;
+    delete_all(&call, &sources).await?;
+    success_response()
+}
+
+pub async fn rescrape(mut call: Call) -> ApiResult<Response> {
+    let body = call.json_body().await?;
+    let uuids = uuid_list(&body, "uuids")?;
+    let sources = owned_sources(&call, &uuids).await?;
+    if let Some(not_link) = sources.iter().find(|s| s.source_type != SourceType::Link) {
+        return Err(ApiError::invalid(
+            "uuids",
+            format!(
+                "Only web-page sources can be re-scraped; {} is a {} source.",
+                not_link.uuid,
+                not_link.source_type.as_str()
+            ),
+        ));
+    }
+    let now = time::now();
+    let mut records = Vec::with_capacity(sources.len());
+    for mut source in sources {
+        // One already being read is left to finish; it reads the page afresh anyway.
+        if call.store.queue_source(&source.uuid, &now).await? {
+            source.status = Status::Await;
+            source.modified_at = now.clone();
+            call.ctx
+                .wait_until(ingestion::read_link(call.env.clone(), source.clone()));
+        }
+        records.push(source);
+    }
+    let uuids: Vec<String> = records.iter().map(|s| s.uuid.clone()).collect();
+    let tags = call.store.tags_of_sources(&uuids).await?;
+    let records: Vec<Value> = records
+        .iter()
+        .map(|s| s.to_json(tags.get(&s.uuid).map(Vec::as_slice).unwrap_or(&[])))
+        .collect();
+    json_response(&json!({ "success": true, "data_sources": records }))
+}

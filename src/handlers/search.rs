@@ -1,0 +1,91 @@
+use super::owned_chatbot;
+use crate::app::Call;
+use crate::domain::agent::{Agent, AgentType};
+use crate::error::{ApiError, ApiResult};
+use crate::http::json_response;
+use crate::knowledge::query::fts_expression;
+use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
+use crate::storage::Store;
+use crate::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
+use serde_json::{json, Value};
+use worker::Response;
+
+pub const MAX_SEARCH_RESULTS: usize = 20;
+
+/// The sources an agent may draw on: `None` for all of the chatbot's.
+pub fn allowed_sources(agent: &Agent) -> Option<Vec<String>> {
+    match agent.config.meta.use_all_sources {
+        Some(true) => None,
+        _ => Some(agent.config.data_source_uuids.clone()),
+    }
+}
+
+/// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
+pub async fn retrieve(
+    store: &Store,
+    chatbot_uuid: &str,
+    agent: Option<&Agent>,
+    query: &str,
+    limit: usize,
+) -> ApiResult<Vec<Ranked>> {
+    let Some(expression) = fts_expression(query) else {
+        return Ok(Vec::new());
+    };
+    let allowed = agent.and_then(allowed_sources);
+    if allowed.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let hits = store
+        .search_chunks(chatbot_uuid, &expression, allowed.as_deref(), CANDIDATES)
+        .await?;
+    Ok(rank(query, hits, limit))
+}
+
+pub fn ranked_json(r: &Ranked) -> Value {
+    json!({
+        "data_source_uuid": r.hit.data_source_uuid,
+        "title": r.hit.title,
+        "type": r.hit.source_type,
+        "file_name": r.hit.file_name,
+        "heading": r.hit.heading,
+        "text": r.hit.text,
+        "position": r.hit.position,
+        "score": (r.score * 1000.0).round() / 1000.0,
+    })
+}
+
+/// `POST /chatbot/{uuid}/search {query, agent_uuid?, limit?}`: what retrieval finds, ranked.
+pub async fn search(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    let account = call.account()?.to_string();
+    owned_chatbot(&call.store, &account, &chatbot_uuid).await?;
+    let body = call.json_body().await?;
+    let b = Body(&body);
+    let query = b.req_str("query", MAX_PROMPT_CHARS)?;
+    let limit = b
+        .opt_f64("limit", 1.0, MAX_SEARCH_RESULTS as f64)?
+        .map_or(5, |l| l as usize);
+    let agent = match b.opt_str("agent_uuid", 64)? {
+        None => None,
+        Some(raw) => {
+            let uuid = canonical_uuid(&raw)
+                .ok_or_else(|| ApiError::invalid("agent_uuid", "`agent_uuid` must be a uuid."))?;
+            let agent = call
+                .store
+                .get_agent(&account, &uuid)
+                .await?
+                .filter(|a| {
+                    a.chatbot_uuid == chatbot_uuid && a.config.agent_type == AgentType::UserFacing
+                })
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "agent_uuid",
+                        "`agent_uuid` must name a user-facing agent of this chatbot.",
+                    )
+                })?;
+            Some(agent)
+        }
+    };
+    let results = retrieve(&call.store, &chatbot_uuid, agent.as_ref(), &query, limit).await?;
+    json_response(&json!({ "results": results.iter().map(ranked_json).collect::<Vec<_>>() }))
+}

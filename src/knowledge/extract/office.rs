@@ -1,0 +1,202 @@
+//! Readable text from uploaded PDF and DOCX files, for indexing.
+//!
+//! The output is a light markdown that the chunker relies on: `#`-prefixed
+//! heading lines, paragraphs separated by one blank line, list items as `- `
+//! lines and table rows one per line with cells joined by ` | `.
+//!
+//! Everything here is hand-written on top of `miniz_oxide` (inflate only)
+//! because the code ships inside a size-budgeted WebAssembly Worker: the usual
+//! PDF and ZIP crates bring in far more code than text extraction needs.
+//! Input is untrusted, so every parser is bounded in depth, size and work and
+//! reports problems as [`ExtractError`] instead of panicking.
+
+use std::cell::Cell;
+
+mod docx;
+mod pdf;
+mod pdf_font;
+mod pdf_text;
+mod xml;
+mod zip;
+
+pub use super::{ExtractError, Extracted};
+
+pub(crate) fn err<T>(msg: &str) -> Result<T, ExtractError> {
+    Err(ExtractError(msg.to_string()))
+}
+
+/// Extracts the text of a PDF, page by page, as light markdown.
+pub fn pdf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    pdf_text::extract(bytes)
+}
+
+/// Extracts the text of a DOCX (Office Open XML) document as light markdown.
+pub fn docx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    docx::extract(bytes)
+}
+
+/// Total decompressed bytes one document may produce. Shared by all streams
+/// of a document so that many small bombs cannot add up to a big one either.
+pub(crate) const DECOMPRESS_BUDGET: usize = 64 << 20;
+
+pub(crate) struct Budget {
+    left: Cell<usize>,
+    pub(crate) exhausted: Cell<bool>,
+}
+
+impl Budget {
+    pub(crate) fn new(total: usize) -> Self {
+        Budget {
+            left: Cell::new(total),
+            exhausted: Cell::new(false),
+        }
+    }
+
+    pub(crate) fn left(&self) -> usize {
+        self.left.get()
+    }
+
+    /// Charges `n` bytes; returns false (and remembers it) once the budget is spent.
+    pub(crate) fn take(&self, n: usize) -> bool {
+        let left = self.left.get();
+        if n > left {
+            self.left.set(0);
+            self.exhausted.set(true);
+            false
+        } else {
+            self.left.set(left - n);
+            true
+        }
+    }
+}
+
+/// Inflates zlib-wrapped (`zlib == true`) or raw deflate data within the budget.
+/// Damaged streams still yield what decoded before the damage, because a
+/// partly readable page beats none.
+pub(crate) fn inflate(data: &[u8], zlib: bool, budget: &Budget) -> Option<Vec<u8>> {
+    use miniz_oxide::inflate::{
+        decompress_to_vec_with_limit, decompress_to_vec_zlib_with_limit, TINFLStatus,
+    };
+    let limit = budget.left();
+    let res = if zlib {
+        decompress_to_vec_zlib_with_limit(data, limit)
+    } else {
+        decompress_to_vec_with_limit(data, limit)
+    };
+    let out = match res {
+        Ok(v) => v,
+        Err(e) => {
+            if e.status == TINFLStatus::HasMoreOutput {
+                budget.take(usize::MAX);
+                return None;
+            }
+            if e.output.is_empty() {
+                return None;
+            }
+            e.output
+        }
+    };
+    if budget.take(out.len()) {
+        Some(out)
+    } else {
+        None
+    }
+}
+
+/// Hasher for integer-keyed maps on hot paths (object numbers, character
+/// codes). SipHash's strength buys nothing there and costs time per glyph;
+/// the finalizer still spreads high bits into the low bits that pick buckets.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^ (x >> 33)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (self.0 ^ u64::from(v)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+pub(crate) type IntMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
+
+/// A structural piece of output; rendering is shared so PDF and DOCX text
+/// look the same to the chunker.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Block {
+    Heading(u8, String),
+    Para(String),
+    Item(String),
+    Row(String),
+}
+
+pub(crate) fn render(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    let mut prev: Option<&Block> = None;
+    for b in blocks {
+        let (prefix, text) = match b {
+            Block::Heading(level, t) => {
+                let n = (*level).clamp(1, 6) as usize;
+                (Some(n), t)
+            }
+            Block::Para(t) | Block::Item(t) | Block::Row(t) => (None, t),
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if let Some(p) = prev {
+            // Consecutive list items and table rows stay together so a row
+            // group or list reads as one unit; everything else is a paragraph.
+            let tight = matches!(
+                (p, b),
+                (Block::Item(_), Block::Item(_)) | (Block::Row(_), Block::Row(_))
+            );
+            out.push_str(if tight { "\n" } else { "\n\n" });
+        }
+        if let Some(n) = prefix {
+            for _ in 0..n {
+                out.push('#');
+            }
+            out.push(' ');
+        }
+        if let Block::Item(_) = b {
+            out.push_str("- ");
+        }
+        out.push_str(text.trim());
+        prev = Some(b);
+    }
+    out
+}
+
+/// Collapses runs of spaces and tabs into one space and trims each line, so
+/// spacing artefacts of the producer do not leak into the index.
+pub(crate) fn tidy(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut space = false;
+        for c in line.trim().chars() {
+            if c.is_whitespace() || c.is_control() {
+                space = true;
+            } else {
+                if space && !out.is_empty() && !out.ends_with('\n') {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+            }
+        }
+    }
+    out.trim().to_string()
+}

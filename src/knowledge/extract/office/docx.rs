@@ -1,0 +1,412 @@
+//! DOCX (WordprocessingML) to light markdown.
+
+use std::collections::HashMap;
+
+use super::xml::{attr, Ev, Reader};
+use super::zip::Zip;
+use super::{render, tidy, Block, Budget, ExtractError, Extracted, DECOMPRESS_BUDGET};
+
+/// What a paragraph style means for the output, after following `basedOn`.
+#[derive(Clone, Copy, Default)]
+struct StyleInfo {
+    heading: Option<u8>,
+    list: bool,
+}
+
+struct Style {
+    name: String,
+    based_on: Option<String>,
+    outline: Option<u8>,
+    numbered: Option<bool>,
+}
+
+pub(crate) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let zip = Zip::open(bytes)?;
+    let budget = Budget::new(DECOMPRESS_BUDGET);
+    let main = main_part(&zip, &budget);
+    let Some(doc) = zip.read(&main, &budget)? else {
+        let hint = if zip
+            .names()
+            .any(|n| n.starts_with("xl/") || n.starts_with("ppt/"))
+        {
+            " (it looks like a spreadsheet or presentation, not a Word document)"
+        } else {
+            ""
+        };
+        return Err(ExtractError(format!(
+            "the file is not a DOCX: it has no word/document.xml{hint}"
+        )));
+    };
+    let dir = main.rsplit_once('/').map_or("", |(d, _)| d);
+    let styles_path = if dir.is_empty() {
+        "styles.xml".to_string()
+    } else {
+        format!("{dir}/styles.xml")
+    };
+    // Styles and properties are optional: a document without them still has text.
+    let styles = zip
+        .read(&styles_path, &budget)
+        .ok()
+        .flatten()
+        .map(|s| parse_styles(&String::from_utf8_lossy(&s)))
+        .unwrap_or_default();
+    let core_title = zip
+        .read("docProps/core.xml", &budget)
+        .ok()
+        .flatten()
+        .and_then(|c| core_title(&String::from_utf8_lossy(&c)));
+
+    let blocks = body_blocks(&decode_xml_text(&doc), &styles);
+    let title = core_title.or_else(|| {
+        blocks.iter().find_map(|b| match b {
+            Block::Heading(_, t) => Some(t.clone()),
+            _ => None,
+        })
+    });
+    Ok(Extracted {
+        title,
+        text: render(&blocks),
+    })
+}
+
+/// OOXML parts are UTF-8 in practice, but the format allows UTF-16.
+fn decode_xml_text(b: &[u8]) -> String {
+    let utf16 = |le: bool| {
+        let units: Vec<u16> = b[2..]
+            .chunks_exact(2)
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        String::from_utf16_lossy(&units)
+    };
+    match b {
+        [0xFF, 0xFE, ..] => utf16(true),
+        [0xFE, 0xFF, ..] => utf16(false),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8_lossy(rest).into_owned(),
+        _ => String::from_utf8_lossy(b).into_owned(),
+    }
+}
+
+/// The main document part, found through the package relationships because
+/// producers may name it something other than word/document.xml.
+fn main_part(zip: &Zip, budget: &Budget) -> String {
+    let fallback = "word/document.xml".to_string();
+    let Ok(Some(rels)) = zip.read("_rels/.rels", budget) else {
+        return fallback;
+    };
+    let rels = String::from_utf8_lossy(&rels);
+    for ev in Reader::new(&rels) {
+        if let Ev::Start("Relationship", a, _) = ev {
+            let is_main = attr(a, "Type").is_some_and(|t| t.ends_with("/officeDocument"));
+            if let (true, Some(target)) = (is_main, attr(a, "Target")) {
+                let target = target.trim_start_matches('/');
+                if zip.names().any(|n| n.eq_ignore_ascii_case(target)) {
+                    return target.to_string();
+                }
+            }
+        }
+    }
+    fallback
+}
+
+fn core_title(xml: &str) -> Option<String> {
+    let mut inside = false;
+    let mut title = String::new();
+    for ev in Reader::new(xml) {
+        match ev {
+            Ev::Start("title", _, false) => inside = true,
+            Ev::End("title") => break,
+            Ev::Text(t) if inside => title.push_str(&t),
+            _ => {}
+        }
+    }
+    let t = tidy(&title);
+    (!t.is_empty()).then_some(t)
+}
+
+fn parse_styles(xml: &str) -> HashMap<String, StyleInfo> {
+    let mut raw: HashMap<String, Style> = HashMap::new();
+    let mut cur: Option<(String, Style)> = None;
+    for ev in Reader::new(xml) {
+        match ev {
+            Ev::Start("style", a, empty) => {
+                let is_para = attr(a, "type").is_none_or(|t| t == "paragraph");
+                if let (Some(id), true, false) = (attr(a, "styleId"), is_para, empty) {
+                    let style = Style {
+                        name: String::new(),
+                        based_on: None,
+                        outline: None,
+                        numbered: None,
+                    };
+                    cur = Some((id.into_owned(), style));
+                }
+            }
+            Ev::End("style") => {
+                if let Some((id, s)) = cur.take() {
+                    raw.insert(id, s);
+                }
+            }
+            Ev::Start(name, a, _) => {
+                let Some((_, s)) = cur.as_mut() else { continue };
+                let val = attr(a, "val");
+                match (name, val) {
+                    ("name", Some(v)) => s.name = v.to_ascii_lowercase(),
+                    ("basedOn", Some(v)) => s.based_on = Some(v.into_owned()),
+                    ("outlineLvl", Some(v)) => s.outline = v.parse::<u8>().ok(),
+                    ("numId", Some(v)) => s.numbered = Some(v != "0"),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    for id in raw.keys() {
+        let mut info = StyleInfo::default();
+        let (mut heading_known, mut list_known) = (false, false);
+        let mut at = Some(id.as_str());
+        // basedOn chains are short; the bound stops cycles in broken files.
+        for _ in 0..16 {
+            let Some(s) = at.and_then(|k| raw.get(k)) else {
+                break;
+            };
+            if !heading_known {
+                if let Some(h) =
+                    heading_from_name(&s.name).or(s.outline.filter(|&l| l < 9).map(|l| l + 1))
+                {
+                    info.heading = Some(h);
+                    heading_known = true;
+                }
+            }
+            if let (false, Some(n)) = (list_known, s.numbered) {
+                info.list = n;
+                list_known = true;
+            }
+            at = s.based_on.as_deref();
+        }
+        out.insert(id.clone(), info);
+    }
+    out
+}
+
+fn heading_from_name(name: &str) -> Option<u8> {
+    let name = name.trim();
+    if name == "title" {
+        return Some(1);
+    }
+    let n = name.strip_prefix("heading")?.trim();
+    n.parse::<u8>().ok().filter(|&n| (1..=9).contains(&n))
+}
+
+/// Style ids are locale-independent in files from most producers, so they
+/// are a reasonable guess when styles.xml is missing.
+fn heading_from_id(id: &str) -> Option<u8> {
+    heading_from_name(&id.to_ascii_lowercase())
+}
+
+#[derive(Default)]
+struct Para {
+    style: Option<String>,
+    numbered: Option<bool>,
+    outline: Option<u8>,
+    text: String,
+}
+
+#[derive(Default)]
+struct Table {
+    rows: Vec<Vec<String>>,
+    row: Vec<String>,
+    cell: String,
+}
+
+/// Elements whose content must not reach the output: deleted or moved-away
+/// revisions, field instructions, and the legacy duplicate of new content.
+fn skipped(name: &str) -> bool {
+    matches!(
+        name,
+        "delText" | "instrText" | "delInstrText" | "Fallback" | "moveFrom"
+    )
+}
+
+fn body_blocks(xml: &str, styles: &HashMap<String, StyleInfo>) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut paras: Vec<Para> = Vec::new();
+    let mut tables: Vec<Table> = Vec::new();
+    let mut skip_depth = 0usize;
+    let mut in_text = false;
+    let mut run_depth = 0usize;
+    for ev in Reader::new(xml) {
+        if skip_depth > 0 {
+            match ev {
+                Ev::Start(_, _, false) => skip_depth += 1,
+                Ev::End(_) => skip_depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match ev {
+            Ev::Start(name, _, false) if skipped(name) => skip_depth = 1,
+            Ev::Start(name, a, empty) => match name {
+                "p" if !empty => paras.push(Para::default()),
+                "t" if !empty => in_text = true,
+                "r" if !empty => run_depth += 1,
+                "pStyle" => {
+                    if let (Some(p), Some(v)) = (paras.last_mut(), attr(a, "val")) {
+                        p.style = Some(v.into_owned());
+                    }
+                }
+                "numId" => {
+                    if let (Some(p), Some(v)) = (paras.last_mut(), attr(a, "val")) {
+                        p.numbered = Some(v != "0");
+                    }
+                }
+                "outlineLvl" => {
+                    if let (Some(p), Some(v)) = (paras.last_mut(), attr(a, "val")) {
+                        p.outline = v.parse().ok();
+                    }
+                }
+                // Tabs inside pPr are tab-stop definitions, not characters.
+                "tab" | "ptab" if run_depth > 0 => push_text(&mut paras, "\t"),
+                "br" | "cr" if run_depth > 0 => {
+                    let page = attr(a, "type").is_some_and(|t| t == "page" || t == "column");
+                    push_text(&mut paras, if page { " " } else { "\n" });
+                }
+                "noBreakHyphen" => push_text(&mut paras, "-"),
+                "tbl" if !empty => tables.push(Table::default()),
+                "tr" if !empty => {
+                    if let Some(t) = tables.last_mut() {
+                        t.row.clear();
+                    }
+                }
+                "tc" if !empty => {
+                    if let Some(t) = tables.last_mut() {
+                        t.cell.clear();
+                    }
+                }
+                _ => {}
+            },
+            Ev::Text(s) => {
+                if in_text {
+                    push_text(&mut paras, &s);
+                }
+            }
+            Ev::End(name) => match name {
+                "t" => in_text = false,
+                "r" => run_depth = run_depth.saturating_sub(1),
+                "p" => {
+                    if let Some(p) = paras.pop() {
+                        finish_para(p, styles, &mut tables, &mut blocks);
+                    }
+                }
+                "tc" => {
+                    if let Some(t) = tables.last_mut() {
+                        let cell = std::mem::take(&mut t.cell);
+                        t.row.push(tidy(&cell.replace('\n', " ")));
+                    }
+                }
+                "tr" => {
+                    if let Some(t) = tables.last_mut() {
+                        let row = std::mem::take(&mut t.row);
+                        t.rows.push(row);
+                    }
+                }
+                "tbl" => {
+                    if let Some(t) = tables.pop() {
+                        finish_table(t, &mut tables, &mut blocks);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    // A truncated document still gives what was read so far.
+    while let Some(p) = paras.pop() {
+        finish_para(p, styles, &mut tables, &mut blocks);
+    }
+    while let Some(t) = tables.pop() {
+        finish_table(t, &mut tables, &mut blocks);
+    }
+    blocks
+}
+
+fn push_text(paras: &mut [Para], s: &str) {
+    if let Some(p) = paras.last_mut() {
+        p.text.push_str(s);
+    }
+}
+
+fn finish_para(
+    p: Para,
+    styles: &HashMap<String, StyleInfo>,
+    tables: &mut [Table],
+    blocks: &mut Vec<Block>,
+) {
+    if let Some(t) = tables.last_mut() {
+        // Paragraphs of one cell read as one run of text in the row.
+        let text = tidy(&p.text.replace('\n', " "));
+        if !text.is_empty() {
+            if !t.cell.is_empty() {
+                t.cell.push(' ');
+            }
+            t.cell.push_str(&text);
+        }
+        return;
+    }
+    let info = p
+        .style
+        .as_deref()
+        .map(|s| {
+            styles.get(s).copied().unwrap_or(StyleInfo {
+                heading: heading_from_id(s),
+                list: s.to_ascii_lowercase().starts_with("list"),
+            })
+        })
+        .unwrap_or_default();
+    let heading = p.outline.filter(|&l| l < 9).map(|l| l + 1).or(info.heading);
+    let list = p.numbered.unwrap_or(info.list);
+    if let Some(level) = heading {
+        let text = tidy(&p.text.replace('\n', " "));
+        if !text.is_empty() {
+            blocks.push(Block::Heading(level.min(6), text));
+        }
+    } else if list {
+        let text = tidy(&p.text.replace('\n', " "));
+        if !text.is_empty() {
+            blocks.push(Block::Item(text));
+        }
+    } else {
+        let text = tidy(&p.text);
+        if !text.is_empty() {
+            blocks.push(Block::Para(text));
+        }
+    }
+}
+
+fn finish_table(t: Table, outer: &mut [Table], blocks: &mut Vec<Block>) {
+    let rows = t
+        .rows
+        .into_iter()
+        .filter(|r| r.iter().any(|c| !c.is_empty()));
+    if let Some(parent) = outer.last_mut() {
+        // A nested table becomes plain text of the enclosing cell: a `|` in
+        // there would break the row structure of the outer table.
+        for (i, row) in rows.enumerate() {
+            if !parent.cell.is_empty() {
+                parent.cell.push_str(if i == 0 { " " } else { "; " });
+            }
+            let cells: Vec<&str> = row
+                .iter()
+                .map(String::as_str)
+                .filter(|c| !c.is_empty())
+                .collect();
+            parent.cell.push_str(&cells.join(" "));
+        }
+    } else {
+        blocks.extend(rows.map(|r| Block::Row(r.join(" | "))));
+    }
+}

@@ -1,0 +1,296 @@
+//! From bytes to indexable chunks: which kind of document this is, its text, its chunks.
+
+use super::chunk::{chunk_text, Chunk, ChunkOptions};
+use super::extract::{markup, office, ExtractError, Extracted};
+use super::tokens::estimate_tokens;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocKind {
+    Text,
+    Markdown,
+    Html,
+    Csv,
+    Json,
+    Pdf,
+    Docx,
+}
+
+impl DocKind {
+    pub fn media_type(self) -> &'static str {
+        match self {
+            DocKind::Text => "text/plain",
+            DocKind::Markdown => "text/markdown",
+            DocKind::Html => "text/html",
+            DocKind::Csv => "text/csv",
+            DocKind::Json => "application/json",
+            DocKind::Pdf => "application/pdf",
+            DocKind::Docx => {
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+            }
+        }
+    }
+}
+
+/// The extensions an upload may have, for error messages.
+pub const ACCEPTED_EXTENSIONS: &str = ".txt, .md, .html, .csv, .json, .pdf, .docx";
+
+fn extension(file_name: &str) -> Option<String> {
+    let (_, ext) = file_name.rsplit_once('.')?;
+    Some(ext.to_ascii_lowercase())
+}
+
+fn essence(content_type: Option<&str>) -> String {
+    content_type
+        .and_then(|ct| ct.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn sniff(bytes: &[u8]) -> Option<DocKind> {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(0);
+    let head = &bytes[start..bytes.len().min(start + 512)];
+    if head.starts_with(b"%PDF-") {
+        return Some(DocKind::Pdf);
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        // A Word document names its main part near the start of the archive.
+        let window = &bytes[..bytes.len().min(64 * 1024)];
+        return window
+            .windows(5)
+            .any(|w| w == b"word/")
+            .then_some(DocKind::Docx);
+    }
+    let lower = String::from_utf8_lossy(head).to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+        return Some(DocKind::Html);
+    }
+    None
+}
+
+/// What an upload is, from its name, its declared type and its first bytes; `None` when it is
+/// not a kind this service reads.
+pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) -> Option<DocKind> {
+    let by_extension = match extension(file_name).as_deref() {
+        Some("txt" | "text" | "log") => Some(DocKind::Text),
+        Some("md" | "markdown") => Some(DocKind::Markdown),
+        Some("html" | "htm" | "xhtml") => Some(DocKind::Html),
+        Some("csv") => Some(DocKind::Csv),
+        Some("json" | "jsonl") => Some(DocKind::Json),
+        Some("pdf") => Some(DocKind::Pdf),
+        Some("docx") => Some(DocKind::Docx),
+        Some(_) => return None,
+        None => None,
+    };
+    by_extension
+        .or_else(|| sniff(bytes))
+        .or_else(|| detect_by_media_type(&essence(content_type)))
+}
+
+fn detect_by_media_type(media: &str) -> Option<DocKind> {
+    match media {
+        "text/html" | "application/xhtml+xml" => Some(DocKind::Html),
+        "text/markdown" | "text/x-markdown" => Some(DocKind::Markdown),
+        "text/csv" => Some(DocKind::Csv),
+        "application/json" | "application/ld+json" => Some(DocKind::Json),
+        "application/pdf" => Some(DocKind::Pdf),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
+            Some(DocKind::Docx)
+        }
+        m if m.starts_with("text/") => Some(DocKind::Text),
+        _ => None,
+    }
+}
+
+/// What a fetched web resource is, by its Content-Type, then by its bytes.
+pub fn detect_page(content_type: Option<&str>, url_path: &str, bytes: &[u8]) -> Option<DocKind> {
+    detect_by_media_type(&essence(content_type))
+        .or_else(|| sniff(bytes))
+        .or_else(|| detect_upload(url_path.rsplit('/').next().unwrap_or(""), None, bytes))
+}
+
+/// Text files in the wild are UTF-8 (perhaps with a BOM) or, failing that, Windows-1252.
+fn decode_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => bytes.iter().map(|&b| windows_1252(b)).collect(),
+    }
+}
+
+fn windows_1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž',
+        '\u{8f}', '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}',
+        'ž', 'Ÿ',
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
+/// The readable text of a document of `kind`.
+pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let extracted = match kind {
+        DocKind::Pdf => office::pdf_to_text(bytes)?,
+        DocKind::Docx => office::docx_to_text(bytes)?,
+        DocKind::Html => markup::html_to_text(&decode_text(bytes)),
+        DocKind::Markdown => markup::markdown_to_text(&decode_text(bytes)),
+        DocKind::Csv => Extracted {
+            title: None,
+            text: markup::csv_to_text(&decode_text(bytes))?,
+        },
+        DocKind::Json => Extracted {
+            title: None,
+            text: markup::json_to_text(&decode_text(bytes))?,
+        },
+        DocKind::Text => Extracted {
+            title: None,
+            text: markup::plain_to_text(&decode_text(bytes)),
+        },
+    };
+    if extracted.text.trim().is_empty() {
+        return Err(ExtractError(
+            "The document holds no readable text.".to_string(),
+        ));
+    }
+    Ok(extracted)
+}
+
+/// A document ready for the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub title: Option<String>,
+    pub tokens: usize,
+    pub chunks: Vec<Chunk>,
+}
+
+pub fn prepare(extracted: Extracted) -> Prepared {
+    let chunks = chunk_text(&extracted.text, &ChunkOptions::default());
+    Prepared {
+        title: extracted.title.filter(|t| !t.trim().is_empty()),
+        tokens: estimate_tokens(&extracted.text),
+        chunks,
+    }
+}
+
+/// A Q&A pair is indexed with its question as the heading, which the search weighs above body
+/// text, so a question asked in other words still finds it; a long answer spans chunks that
+/// all carry the question.
+pub fn qa_chunks(question: &str, answer: &str) -> Vec<Chunk> {
+    let mut chunks = chunk_text(answer, &ChunkOptions::default());
+    if chunks.is_empty() {
+        chunks.push(Chunk {
+            position: 0,
+            heading: None,
+            text: answer.to_string(),
+            tokens: estimate_tokens(answer),
+        });
+    }
+    for chunk in &mut chunks {
+        chunk.heading = Some(question.to_string());
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uploads_are_recognised_by_name_then_content() {
+        assert_eq!(detect_upload("notes.TXT", None, b"hi"), Some(DocKind::Text));
+        assert_eq!(
+            detect_upload("README.md", None, b"# hi"),
+            Some(DocKind::Markdown)
+        );
+        assert_eq!(
+            detect_upload("a.pdf", None, b"%PDF-1.7"),
+            Some(DocKind::Pdf)
+        );
+        assert_eq!(
+            detect_upload("a.docx", None, b"PK\x03\x04"),
+            Some(DocKind::Docx)
+        );
+        assert_eq!(
+            detect_upload("blob", None, b"  %PDF-1.4 ..."),
+            Some(DocKind::Pdf)
+        );
+        assert_eq!(
+            detect_upload("page", None, b"<!DOCTYPE html><p>x"),
+            Some(DocKind::Html)
+        );
+        assert_eq!(
+            detect_upload("data", Some("text/csv; charset=utf-8"), b"a,b"),
+            Some(DocKind::Csv)
+        );
+        assert_eq!(
+            detect_upload("photo.png", Some("image/png"), b"\x89PNG"),
+            None
+        );
+        assert_eq!(detect_upload("archive.zip", None, b"PK\x03\x04"), None);
+        assert_eq!(
+            detect_upload("blob", Some("application/octet-stream"), b"\x00\x01"),
+            None
+        );
+    }
+
+    #[test]
+    fn pages_are_recognised_by_content_type() {
+        assert_eq!(
+            detect_page(Some("text/html; charset=utf-8"), "/", b""),
+            Some(DocKind::Html)
+        );
+        assert_eq!(
+            detect_page(Some("application/pdf"), "/x", b""),
+            Some(DocKind::Pdf)
+        );
+        assert_eq!(
+            detect_page(None, "/doc.md", b"# x"),
+            Some(DocKind::Markdown)
+        );
+        assert_eq!(detect_page(Some("image/jpeg"), "/a.jpg", b"\xff\xd8"), None);
+    }
+
+    #[test]
+    fn text_decoding_falls_back_to_windows_1252() {
+        assert_eq!(decode_text(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
+        assert_eq!(decode_text(b"caf\xE9 \x93quoted\x94"), "café “quoted”");
+    }
+
+    #[test]
+    fn empty_documents_are_an_error() {
+        assert!(extract(DocKind::Text, b"   \n\n ").is_err());
+        assert!(extract(DocKind::Html, b"<html><script>x()</script></html>").is_err());
+        let e = extract(DocKind::Text, b"Hello there.").unwrap();
+        assert_eq!(e.text, "Hello there.");
+    }
+
+    #[test]
+    fn prepare_chunks_and_counts_tokens() {
+        let p = prepare(Extracted {
+            title: Some("  ".into()),
+            text: "# Setup\n\nRun the installer.\n\n# Use\n\nOpen the app.".into(),
+        });
+        assert_eq!(p.title, None);
+        assert_eq!(p.chunks.len(), 2);
+        assert_eq!(p.chunks[1].heading.as_deref(), Some("Use"));
+        assert!(p.tokens > 0);
+    }
+
+    #[test]
+    fn qa_chunks_carry_the_question() {
+        let chunks = qa_chunks("How do refunds work?", "Refunds take five days.");
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].heading.as_deref(), Some("How do refunds work?"));
+        assert_eq!(chunks[0].text, "Refunds take five days.");
+        let long = "Sentence number one is here. ".repeat(200);
+        let chunks = qa_chunks("Q?", &long);
+        assert!(chunks.len() > 1);
+        assert!(chunks.iter().all(|c| c.heading.as_deref() == Some("Q?")));
+    }
+}

@@ -1,0 +1,308 @@
+//! Ranking the chunks the full-text index returns. BM25 (from FTS5) finds and orders
+//! candidates; this pass blends in how much of the question each chunk covers, lets a Q&A
+//! pair whose question matches win, and keeps one long document from filling every slot.
+
+use super::query::{content_terms, is_stop_word, words};
+use serde::Deserialize;
+use std::collections::{HashMap, HashSet};
+
+/// One candidate chunk from the index, with what a citation needs of its source.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ChunkHit {
+    pub id: i64,
+    pub data_source_uuid: String,
+    pub position: i64,
+    pub heading: String,
+    pub text: String,
+    pub tokens: i64,
+    pub source_type: String,
+    pub title: String,
+    pub file_name: String,
+    pub meta_json: String,
+    /// FTS5 bm25: lower (more negative) is better.
+    pub rank: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranked {
+    pub hit: ChunkHit,
+    /// 0..1: how well the chunk answers the query.
+    pub score: f64,
+    /// 0..1: the share of the query's content terms the chunk holds.
+    pub coverage: f64,
+    /// 0..1 for Q&A chunks: how closely the stored question matches the query.
+    pub question_match: f64,
+}
+
+/// How many candidates to ask the index for before re-ranking.
+pub const CANDIDATES: usize = 40;
+
+/// A crude English stemmer: enough to match "configuring" with "configured" when comparing
+/// terms here. The index itself stems with Porter.
+pub fn stem(word: &str) -> String {
+    let w = word.to_lowercase();
+    if w.chars().count() <= 3 || !w.is_ascii() {
+        return w;
+    }
+    const RULES: &[(&str, &str)] = &[
+        ("ational", "ate"),
+        ("ization", "ize"),
+        ("fulness", "ful"),
+        ("iveness", "ive"),
+        ("ousness", "ous"),
+        ("ations", "ate"),
+        ("ation", "ate"),
+        ("ments", ""),
+        ("ment", ""),
+        ("ness", ""),
+        ("ingly", ""),
+        ("edly", ""),
+        ("ings", ""),
+        ("ing", ""),
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ers", ""),
+        ("er", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("ly", ""),
+        ("s", ""),
+    ];
+    let mut stemmed = w.clone();
+    for (suffix, replacement) in RULES {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.len() < 3
+                || (*suffix == "s"
+                    && (base.ends_with('s') || base.ends_with('u') || base.ends_with('i')))
+            {
+                continue;
+            }
+            stemmed = format!("{base}{replacement}");
+            let bytes = stemmed.as_bytes();
+            let n = bytes.len();
+            // "running" -> "runn" -> "run"
+            if ["ing", "ed", "er", "ers", "ings"].contains(suffix)
+                && n >= 2
+                && bytes[n - 1] == bytes[n - 2]
+                && !b"lsz".contains(&bytes[n - 1])
+            {
+                stemmed.pop();
+            }
+            break;
+        }
+    }
+    if stemmed.len() > 3 && stemmed.ends_with('e') {
+        stemmed.pop();
+    }
+    stemmed
+}
+
+fn stems(text: &str) -> HashSet<String> {
+    words(text)
+        .iter()
+        .filter(|w| !is_stop_word(w))
+        .map(|w| stem(w))
+        .collect()
+}
+
+fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    2.0 * a.intersection(b).count() as f64 / (a.len() + b.len()) as f64
+}
+
+/// Each further chunk from a source already chosen counts this much less.
+const SAME_SOURCE_DECAY: f64 = 0.8;
+
+/// Scores candidates for `query` and returns the best `limit`, best first.
+pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
+    let query_stems: Vec<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+    let query_set: HashSet<String> = query_stems.iter().cloned().collect();
+    let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
+    let mut scored: Vec<Ranked> = hits
+        .into_iter()
+        .map(|hit| {
+            let relevance = if best_bm25 > 0.0 {
+                (-hit.rank / best_bm25).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let chunk_stems = stems(&format!("{} {}", hit.heading, hit.text));
+            let coverage = if query_set.is_empty() {
+                0.0
+            } else {
+                query_set
+                    .iter()
+                    .filter(|s| chunk_stems.contains(*s))
+                    .count() as f64
+                    / query_set.len() as f64
+            };
+            let question_match = if hit.source_type == "qa" {
+                dice(&query_set, &stems(&hit.heading))
+            } else {
+                0.0
+            };
+            let mut score = 0.5 * relevance + 0.5 * coverage;
+            if question_match > 0.0 {
+                score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
+            }
+            Ranked {
+                hit,
+                score: score.min(1.0),
+                coverage,
+                question_match,
+            }
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+
+    // Greedy pick with a decay per source, so the top slots span several documents when
+    // several are relevant.
+    let mut chosen: Vec<Ranked> = Vec::with_capacity(limit);
+    let mut per_source: HashMap<String, i32> = HashMap::new();
+    let mut pool = scored;
+    while chosen.len() < limit && !pool.is_empty() {
+        let (best_index, _) = pool
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let seen = per_source
+                    .get(&r.hit.data_source_uuid)
+                    .copied()
+                    .unwrap_or(0);
+                (i, r.score * SAME_SOURCE_DECAY.powi(seen))
+            })
+            .fold(
+                (0, f64::MIN),
+                |best, cur| if cur.1 > best.1 { cur } else { best },
+            );
+        let pick = pool.remove(best_index);
+        *per_source
+            .entry(pick.hit.data_source_uuid.clone())
+            .or_insert(0) += 1;
+        chosen.push(pick);
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {
+        ChunkHit {
+            id,
+            data_source_uuid: source.to_string(),
+            position: 0,
+            heading: heading.to_string(),
+            text: text.to_string(),
+            tokens: 10,
+            source_type: kind.to_string(),
+            title: source.to_string(),
+            file_name: String::new(),
+            meta_json: "{}".to_string(),
+            rank,
+        }
+    }
+
+    #[test]
+    fn stemming_conflates_common_forms() {
+        for (a, b) in [
+            ("configuring", "configured"),
+            ("configure", "configuration"),
+            ("running", "run"),
+            ("policies", "policy"),
+            ("refunds", "refund"),
+            ("shipping", "ship"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} {b}");
+        }
+        assert_ne!(stem("process"), stem("pro"));
+        assert_eq!(stem("class"), "class");
+    }
+
+    #[test]
+    fn coverage_lifts_chunks_that_answer_all_of_the_question() {
+        let hits = vec![
+            hit(
+                1,
+                "a",
+                "file",
+                "",
+                "Shipping to Canada is available. Shipping shipping shipping.",
+                -9.0,
+            ),
+            hit(
+                2,
+                "b",
+                "file",
+                "",
+                "Shipping to Canada takes five business days for every order.",
+                -8.0,
+            ),
+        ];
+        let ranked = rank("how many days does shipping to canada take", hits, 2);
+        assert_eq!(ranked[0].hit.id, 2);
+        assert!(ranked[0].coverage > ranked[1].coverage);
+    }
+
+    #[test]
+    fn a_matching_question_wins() {
+        let hits = vec![
+            hit(
+                1,
+                "doc",
+                "file",
+                "Returns",
+                "Items can be returned within 30 days; a refund is issued after inspection.",
+                -10.0,
+            ),
+            hit(
+                2,
+                "qa",
+                "qa",
+                "How long does a refund take?",
+                "Five business days.",
+                -7.0,
+            ),
+        ];
+        let ranked = rank("How long will my refund take?", hits, 2);
+        assert_eq!(ranked[0].hit.id, 2);
+        assert!(ranked[0].question_match > 0.5);
+    }
+
+    #[test]
+    fn one_source_does_not_take_every_slot() {
+        let mut hits: Vec<ChunkHit> = (0..6)
+            .map(|i| {
+                hit(
+                    i,
+                    "long",
+                    "file",
+                    "",
+                    "alpha beta gamma",
+                    -10.0 + i as f64 * 0.1,
+                )
+            })
+            .collect();
+        hits.push(hit(99, "short", "file", "", "alpha beta", -8.5));
+        let ranked = rank("alpha beta gamma", hits, 3);
+        assert!(
+            ranked.iter().any(|r| r.hit.data_source_uuid == "short"),
+            "{:?}",
+            ranked
+                .iter()
+                .map(|r| &r.hit.data_source_uuid)
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(ranked[0].hit.data_source_uuid, "long");
+    }
+
+    #[test]
+    fn scores_stay_in_range_and_empty_input_is_fine() {
+        assert!(rank("anything", vec![], 5).is_empty());
+        let ranked = rank("the", vec![hit(1, "a", "qa", "the", "the", 0.0)], 5);
+        assert!(ranked.iter().all(|r| (0.0..=1.0).contains(&r.score)));
+    }
+}

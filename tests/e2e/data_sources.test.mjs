@@ -1,0 +1,295 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { startWorker, startServer, client, expectError, settled, upload, ROOT, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
+
+const fixture = (...p) => readFile(path.join(ROOT, "tests/fixtures", ...p));
+
+let worker, site, api, key;
+let pageVersion = 1;
+
+before(async () => {
+  site = await startServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    const pages = { "/shipping": "shipping.html", "/returns": "returns.html", "/warranty": "warranty.html" };
+    if (pages[url.pathname]) {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+      return res.end(await fixture("site", pages[url.pathname]));
+    }
+    if (url.pathname === "/moved") {
+      res.writeHead(301, { Location: "/returns" });
+      return res.end();
+    }
+    if (url.pathname === "/changing") {
+      res.writeHead(200, { "Content-Type": "text/html" });
+      return res.end(`<html><head><title>Notice v${pageVersion}</title></head><body><p>The ${pageVersion === 1 ? "aardvark" : "zebra"} edition of the notice.</p></body></html>`);
+    }
+    if (url.pathname === "/image") {
+      res.writeHead(200, { "Content-Type": "image/png" });
+      return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    }
+    res.writeHead(404, { "Content-Type": "text/html" });
+    res.end("<h1>Not found</h1>");
+  });
+  worker = await startWorker({ vars: { MAX_UPLOAD_BYTES: "300000" } });
+  key = (await worker.newAccount()).key;
+  api = client(worker, key);
+});
+after(async () => {
+  await worker?.dispose();
+  await site?.close();
+});
+
+async function newChatbot(name = "Knowledge") {
+  return (await api.post("/chatbot/create", { body: { name } })).json;
+}
+
+async function search(bot, query, extra = {}) {
+  const r = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query, ...extra } });
+  assert.equal(r.status, 200, r.text);
+  return r.json.results;
+}
+
+async function addUrl(bot, url) {
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url } });
+  assert.equal(r.status, 200, r.text);
+  return settled(api, r.json.uuid);
+}
+
+test("a Q&A pair is stored, indexed at once and found by a paraphrase", async () => {
+  const bot = await newChatbot();
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/qa`, {
+    body: { question: "Can I change the delivery address after ordering?", answer: "Yes, until the parcel is dispatched: write to support with the new address." },
+  });
+  assert.equal(r.status, 200, r.text);
+  const s = r.json;
+  assert.match(s.uuid, UUID_RE);
+  assert.match(s.created_at, TIMESTAMP_RE);
+  assert.equal(s.type, "qa");
+  assert.equal(s.status, "success");
+  assert.equal(s.title, "Can I change the delivery address after ordering?");
+  assert.ok(s.tokens > 10);
+  assert.deepEqual(JSON.parse(s.meta_json), { question: "Can I change the delivery address after ordering?", answer: "Yes, until the parcel is dispatched: write to support with the new address." });
+  const results = await search(bot, "is it possible to update the address my order ships to?");
+  assert.equal(results[0]?.data_source_uuid, s.uuid);
+  for (const [body, field] of [[{ question: "q" }, "answer"], [{ answer: "a" }, "question"], [{ question: "", answer: "a" }, "question"], [{ question: 1, answer: "a" }, "question"]]) {
+    expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body }), 400, "invalid_request", field);
+  }
+});
+
+test("a web page is fetched, its readable text indexed and its title taken", async () => {
+  const bot = await newChatbot();
+  const s = await addUrl(bot, `${site.base}/shipping`);
+  assert.equal(s.status, "success", s.meta_json);
+  assert.equal(s.type, "link");
+  assert.equal(s.title, "Shipping & Delivery | Northwind Outfitters");
+  assert.equal(JSON.parse(s.meta_json).url, `${site.base}/shipping`);
+  const chunks = await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${s.uuid}' ORDER BY position`);
+  const all = chunks.map((c) => `${c.heading}\n${c.text}`).join("\n");
+  assert.match(all, /Orders placed before 2 pm on a working day leave the same day\./);
+  assert.match(all, /Destination: European Union; Standard: 4–6 working days; Express: 2 working days/);
+  assert.match(all, /Express delivery costs £9\.95 wherever you are\./);
+  for (const boilerplate of ["tracking pixel", "window.analytics", "newsletter", "All rights reserved", "My account"]) {
+    assert.ok(!all.includes(boilerplate), `boilerplate ${boilerplate} must not be indexed`);
+  }
+  const results = await search(bot, "how long does express shipping to the EU take?");
+  assert.equal(results[0].data_source_uuid, s.uuid);
+  assert.match(results[0].text, /European Union/);
+});
+
+test("redirects are followed; a page that answers 404 ends in error with the reason", async () => {
+  const bot = await newChatbot();
+  const moved = await addUrl(bot, `${site.base}/moved`);
+  assert.equal(moved.status, "success");
+  assert.equal(moved.title, "Returns and refunds | Northwind Outfitters");
+  const missing = await addUrl(bot, `${site.base}/nowhere`);
+  assert.equal(missing.status, "error");
+  assert.match(JSON.parse(missing.meta_json).error, /404/);
+  const image = await addUrl(bot, `${site.base}/image`);
+  assert.equal(image.status, "error");
+  assert.match(JSON.parse(image.meta_json).error, /image\/png/);
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: "ftp://example.com/x" } }), 400, "invalid_request", "url");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: "not a url" } }), 400, "invalid_request", "url");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: {} }), 400, "invalid_request", "url");
+  const listed = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
+  assert.deepEqual(listed.map((s) => s.status).sort(), ["error", "error", "success"]);
+});
+
+test("re-scrape fetches again and replaces the old text", async () => {
+  const bot = await newChatbot();
+  pageVersion = 1;
+  const s = await addUrl(bot, `${site.base}/changing`);
+  assert.equal(s.title, "Notice v1");
+  assert.equal((await search(bot, "aardvark")).length, 1);
+  pageVersion = 2;
+  const r = await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid] } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.success, true);
+  assert.equal(r.json.data_sources[0].uuid, s.uuid);
+  const again = await settled(api, s.uuid);
+  assert.equal(again.status, "success");
+  assert.equal(again.title, "Notice v2");
+  assert.equal((await search(bot, "aardvark")).length, 0, "the old text is gone from the index");
+  assert.equal((await search(bot, "zebra")).length, 1);
+  const qa = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "q", answer: "a" } })).json;
+  expectError(assert, await api.post("/data-sources/url/re-scrape", { body: { uuids: [qa.uuid] } }), 400, "invalid_request", "uuids");
+  expectError(assert, await api.post("/data-sources/url/re-scrape", { body: { uuids: ["00000000-0000-4000-8000-000000000000"] } }), 404, "not_found");
+});
+
+test("uploads of each supported type are stored in R2 and their text indexed", async () => {
+  const bot = await newChatbot();
+  const csv = await upload(worker, key, bot.uuid, { name: "people.csv", bytes: await fixture("markup", "people.csv"), type: "text/csv", meta: { reference_source_link: "https://example.com/people" } });
+  assert.equal(csv.status, 200, csv.text);
+  assert.equal(csv.json.type, "file");
+  assert.equal(csv.json.file_name, "people.csv");
+  assert.equal(csv.json.file_size, (await fixture("markup", "people.csv")).length);
+  assert.equal(JSON.parse(csv.json.meta_json).reference_source_link, "https://example.com/people");
+  const done = await settled(api, csv.json.uuid);
+  assert.equal(done.status, "success", done.meta_json);
+  assert.ok(done.tokens > 0);
+  const [object] = await worker.r2List(`chatbots/${bot.uuid}/`);
+  assert.equal(object, `chatbots/${bot.uuid}/sources/${csv.json.uuid}`);
+  const md = await upload(worker, key, bot.uuid, { name: "README.md", bytes: await fixture("markup", "README.md"), type: "text/markdown" });
+  assert.equal((await settled(api, md.json.uuid)).status, "success");
+  const json = await upload(worker, key, bot.uuid, { name: "shop.json", bytes: await fixture("markup", "shop.json"), type: "application/json" });
+  assert.equal((await settled(api, json.json.uuid)).status, "success");
+  const html = await upload(worker, key, bot.uuid, { name: "warranty.html", bytes: await fixture("site", "warranty.html"), type: "text/html" });
+  const htmlDone = await settled(api, html.json.uuid);
+  assert.equal(htmlDone.status, "success");
+  assert.equal(htmlDone.title, "warranty.html", "an upload keeps its file name as title");
+  const results = await search(bot, "what happens if my tent has a manufacturing fault?");
+  assert.equal(results[0].data_source_uuid, html.json.uuid);
+});
+
+test("bad uploads get the contract's error and change nothing", async () => {
+  const bot = await newChatbot();
+  const ok = await upload(worker, key, bot.uuid, { name: "notes.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays."), type: "text/plain" });
+  assert.equal(ok.status, 200);
+  await settled(api, ok.json.uuid);
+  const before = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
+  const objectsBefore = await worker.r2List(`chatbots/${bot.uuid}/`);
+
+  expectError(assert, await upload(worker, key, bot.uuid, { name: "empty.txt", bytes: Buffer.alloc(0) }), 400, "invalid_request", "file");
+  expectError(assert, await upload(worker, key, bot.uuid, { name: "photo.png", bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]), type: "image/png" }), 415, "unsupported_media_type");
+  expectError(assert, await upload(worker, key, bot.uuid, { name: "big.txt", bytes: Buffer.alloc(400_000, 97) }), 413, "payload_too_large");
+  expectError(assert, await upload(worker, key, bot.uuid, { name: "again.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays.") }), 409, "conflict");
+  expectError(assert, await upload(worker, key, bot.uuid, { name: "x.txt", bytes: Buffer.from("x"), meta: "{not json" }), 400, "invalid_request", "meta_json");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/upload`, { body: { file: "x" } }), 415, "unsupported_media_type");
+
+  assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/data-sources`)).json, before);
+  assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), objectsBefore);
+});
+
+test("a corrupt file becomes a source in error that keeps its stored original", async () => {
+  const bot = await newChatbot();
+  const bad = await upload(worker, key, bot.uuid, { name: "broken.pdf", bytes: Buffer.from("%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage"), type: "application/pdf" });
+  assert.equal(bad.status, 200, bad.text);
+  const s = await settled(api, bad.json.uuid);
+  assert.equal(s.status, "error");
+  assert.ok(JSON.parse(s.meta_json).error.length > 10);
+  assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), [`chatbots/${bot.uuid}/sources/${s.uuid}`]);
+});
+
+test("retitle, get, list, delete and bulk delete; deletes take chunks, index rows and files", async () => {
+  const bot = await newChatbot();
+  const a = await addUrl(bot, `${site.base}/returns`);
+  const b = (await upload(worker, key, bot.uuid, { name: "b.txt", bytes: Buffer.from("Bananas are yellow and rich in potassium."), type: "text/plain" })).json;
+  const c = (await upload(worker, key, bot.uuid, { name: "c.txt", bytes: Buffer.from("Cherries are small red stone fruits."), type: "text/plain" })).json;
+  await settled(api, b.uuid);
+  await settled(api, c.uuid);
+
+  const re = await api.post(`/data-source/${a.uuid}/update`, { body: { title: "Refund policy" } });
+  assert.equal(re.status, 200, re.text);
+  assert.equal(re.json.title, "Refund policy");
+  assert.ok(re.json.modified_at >= a.modified_at);
+  expectError(assert, await api.post(`/data-source/${a.uuid}/update`, { body: { title: "" } }), 400, "invalid_request", "title");
+  expectError(assert, await api.post(`/data-source/${a.uuid}/update`, { body: {} }), 400, "invalid_request", "title");
+  // A re-scrape keeps a title a person chose.
+  await api.post("/data-sources/url/re-scrape", { body: { uuids: [a.uuid] } });
+  assert.equal((await settled(api, a.uuid)).title, "Refund policy");
+  assert.equal((await api.get(`/data-source/${a.uuid}`)).json.title, "Refund policy");
+
+  const del = await api.post(`/data-source/${b.uuid}/delete`);
+  assert.deepEqual(del.json, { success: true });
+  expectError(assert, await api.get(`/data-source/${b.uuid}`), 404, "not_found");
+  assert.equal((await search(bot, "bananas potassium")).length, 0);
+
+  expectError(assert, await api.post("/data-sources/delete", { body: { uuids: [a.uuid, "00000000-0000-4000-8000-000000000000"] } }), 404, "not_found");
+  assert.equal((await api.get(`/data-source/${a.uuid}`)).status, 200, "a failed bulk delete deletes nothing");
+  expectError(assert, await api.post("/data-sources/delete", { body: { uuids: [] } }), 400, "invalid_request", "uuids");
+  assert.deepEqual((await api.post("/data-sources/delete", { body: { uuids: [a.uuid, c.uuid] } })).json, { success: true });
+  assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/data-sources`)).json, []);
+
+  const rows = await worker.sql(
+    `SELECT (SELECT COUNT(*) FROM chunks WHERE chatbot_uuid = '${bot.uuid}') AS chunks, ` +
+    `(SELECT COUNT(*) FROM chunks_fts_docsize) - (SELECT COUNT(*) FROM chunks) AS index_drift`,
+  );
+  assert.deepEqual(rows[0], { chunks: 0, index_drift: 0 });
+  assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), []);
+});
+
+test("source tags group sources; bad sources are refused", async () => {
+  const bot = await newChatbot();
+  const other = await newChatbot("Other");
+  const s1 = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "One?", answer: "1" } })).json;
+  const s2 = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Two?", answer: "2" } })).json;
+  const foreign = (await api.post(`/chatbot/${other.uuid}/data-source/qa`, { body: { question: "Three?", answer: "3" } })).json;
+  const created = await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Policies", color: "#3366FF", data_source_uuids: [s1.uuid] } });
+  assert.equal(created.status, 200, created.text);
+  const tag = created.json;
+  assert.deepEqual({ name: tag.name, color: tag.color, data_source_uuids: tag.data_source_uuids }, { name: "Policies", color: "#3366ff", data_source_uuids: [s1.uuid] });
+  assert.deepEqual((await api.get(`/data-source/${s1.uuid}`)).json.source_tag_uuids, [tag.uuid]);
+  const updated = await api.post(`/source-tag/${tag.uuid}/update`, { body: { name: "FAQ", data_source_uuids: [s1.uuid, s2.uuid] } });
+  assert.equal(updated.status, 200, updated.text);
+  assert.equal(updated.json.name, "FAQ");
+  assert.equal(updated.json.color, "#3366ff");
+  assert.deepEqual(updated.json.data_source_uuids.sort(), [s1.uuid, s2.uuid].sort());
+  const listed = (await api.get(`/chatbot/${bot.uuid}/source-tags`)).json;
+  assert.equal(listed.length, 1);
+  assert.deepEqual(listed[0].data_source_uuids.sort(), [s1.uuid, s2.uuid].sort());
+  expectError(assert, await api.post(`/source-tag/${tag.uuid}/update`, { body: { data_source_uuids: [foreign.uuid] } }), 400, "invalid_request", "data_source_uuids");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "x", color: "blue" } }), 400, "invalid_request", "color");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { color: "#fff" } }), 400, "invalid_request", "name");
+  assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/source-tags`)).json, listed, "refused updates change nothing");
+  assert.deepEqual((await api.del(`/source-tag/${tag.uuid}/delete`)).json, { success: true });
+  expectError(assert, await api.del(`/source-tag/${tag.uuid}/delete`), 404, "not_found");
+  assert.deepEqual((await api.get(`/data-source/${s1.uuid}`)).json.source_tag_uuids, []);
+});
+
+test("an agent draws only on its own sources unless it uses all of them", async () => {
+  const bot = await newChatbot();
+  const ship = await addUrl(bot, `${site.base}/shipping`);
+  const ret = await addUrl(bot, `${site.base}/returns`);
+  const agent = (await api.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "Returns desk", type: "user-facing", data_source_uuids: [ret.uuid], enabled: true } })).json;
+  assert.equal(agent.meta.use_all_sources, false);
+  const onlyReturns = await search(bot, "express delivery cost refund", { agent_uuid: agent.uuid, limit: 10 });
+  assert.ok(onlyReturns.length > 0);
+  assert.ok(onlyReturns.every((r) => r.data_source_uuid === ret.uuid));
+  const everything = await search(bot, "express delivery cost refund", { limit: 10 });
+  assert.ok(everything.some((r) => r.data_source_uuid === ship.uuid));
+  expectError(assert, await api.post(`/agent/${agent.uuid}/update`, { body: { data_source_uuids: ["00000000-0000-4000-8000-000000000000"] } }), 400, "invalid_request", "data_source_uuids");
+  // Deleting a source drops it from the agents that named it.
+  await api.post(`/data-source/${ret.uuid}/delete`);
+  const [, desk] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  assert.deepEqual(desk.data_source_uuids, []);
+});
+
+test("deleting a chatbot removes its sources, chunks, index rows, tags and files", async () => {
+  const bot = await newChatbot();
+  const s = await addUrl(bot, `${site.base}/warranty`);
+  const f = (await upload(worker, key, bot.uuid, { name: "w.txt", bytes: Buffer.from("Warranty claims need photos."), type: "text/plain" })).json;
+  await settled(api, f.uuid);
+  await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "t", color: "#000", data_source_uuids: [s.uuid] } });
+  assert.equal((await worker.r2List(`chatbots/${bot.uuid}/`)).length, 1);
+  assert.deepEqual((await api.del(`/chatbot/${bot.uuid}/delete`)).json, { success: true });
+  const rows = await worker.sql(
+    `SELECT (SELECT COUNT(*) FROM data_sources WHERE chatbot_uuid = '${bot.uuid}') AS sources, ` +
+    `(SELECT COUNT(*) FROM chunks WHERE chatbot_uuid = '${bot.uuid}') AS chunks, ` +
+    `(SELECT COUNT(*) FROM source_tags WHERE chatbot_uuid = '${bot.uuid}') AS tags, ` +
+    `(SELECT COUNT(*) FROM data_source_tags) AS links, ` +
+    `(SELECT COUNT(*) FROM chunks_fts_docsize) - (SELECT COUNT(*) FROM chunks) AS index_drift`,
+  );
+  assert.deepEqual(rows[0], { sources: 0, chunks: 0, tags: 0, links: 0, index_drift: 0 });
+  assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), []);
+});
