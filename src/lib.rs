@@ -5,6 +5,7 @@
 //! Worker. The exported entry points sit behind the default `entry` feature.
 
 pub mod app;
+pub mod chat;
 pub mod domain;
 pub mod error;
 pub mod files;

@@ -1,0 +1,314 @@
+//! The built-in answer engine, used whenever no model provider is configured. It answers only
+//! from retrieved chunks: a Q&A pair whose question matches answers with its answer; otherwise
+//! the sentences that best cover the question, in a readable order; and when nothing retrieved
+//! covers the question, it says so instead of echoing unrelated text.
+
+use crate::knowledge::query::{content_terms, is_stop_word, words};
+use crate::knowledge::retrieve::{stem, Ranked};
+use std::collections::HashSet;
+
+pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
+     Could you rephrase the question, or ask about something else?";
+
+/// A Q&A pair whose stored question matches at least this well answers directly.
+pub const QA_MATCH: f64 = 0.5;
+/// Share of the question's content terms the best chunk must hold before it is used.
+pub const MIN_COVERAGE: f64 = 0.5;
+/// Most sentences an answer quotes, and most chunks it draws them from.
+const MAX_SENTENCES: usize = 4;
+const MAX_CHUNKS: usize = 3;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composed {
+    /// The answer in the pieces it is streamed in.
+    pub pieces: Vec<String>,
+    /// Indices into the ranked chunks that the answer cites, in citation-number order
+    /// (number 1 is `cited[0]`), which is relevance order.
+    pub cited: Vec<usize>,
+    pub answered: bool,
+}
+
+impl Composed {
+    pub fn text(&self) -> String {
+        self.pieces.concat()
+    }
+}
+
+fn stems_of(text: &str) -> HashSet<String> {
+    words(text)
+        .iter()
+        .filter(|w| !is_stop_word(w))
+        .map(|w| stem(w))
+        .collect()
+}
+
+/// Splits chunk text into units a reader can take alone: table rows and list items by line,
+/// prose by sentence.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let is_item = line.starts_with("- ")
+            || line.contains(" | ")
+            || line.contains(": ") && line.contains("; ");
+        if is_item {
+            out.push(line.to_string());
+            continue;
+        }
+        let mut current = String::new();
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &ch) in chars.iter().enumerate() {
+            current.push(ch);
+            let at_end = matches!(ch, '.' | '!' | '?' | '。' | '！' | '？');
+            let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+            let prev_is_digit = i > 0
+                && chars[i - 1].is_ascii_digit()
+                && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit());
+            if at_end && next_is_space && !prev_is_digit {
+                let abbreviation = current.split_whitespace().last().is_some_and(|w| {
+                    matches!(
+                        w.to_ascii_lowercase().as_str(),
+                        "e.g." | "i.e." | "etc." | "dr." | "mr." | "mrs." | "ms." | "no." | "vs."
+                    )
+                });
+                if !abbreviation {
+                    out.push(current.trim().to_string());
+                    current.clear();
+                }
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_string());
+        }
+    }
+    out
+}
+
+fn marker(number: usize, show_citations: bool) -> String {
+    if show_citations {
+        format!(" [{number}]")
+    } else {
+        String::new()
+    }
+}
+
+fn decline() -> Composed {
+    Composed {
+        pieces: vec![NO_ANSWER.to_string()],
+        cited: Vec::new(),
+        answered: false,
+    }
+}
+
+/// Composes an answer to `query` from `ranked` (best first).
+pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
+    let Some(best) = ranked.first() else {
+        return decline();
+    };
+    let terms: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+
+    if best.hit.source_type == "qa" && best.question_match >= QA_MATCH {
+        let answer = serde_json::from_str::<serde_json::Value>(&best.hit.meta_json)
+            .ok()
+            .and_then(|m| m.get("answer").and_then(|a| a.as_str()).map(str::to_string))
+            .unwrap_or_else(|| best.hit.text.clone());
+        return Composed {
+            pieces: vec![format!("{}{}", answer.trim(), marker(1, show_citations))],
+            cited: vec![0],
+            answered: true,
+        };
+    }
+    let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
+    if terms.is_empty() || best.coverage < needed {
+        return decline();
+    }
+
+    // Candidate sentences from the best chunks, scored by the share of the question they hold
+    // (a chunk's heading counts for its sentences at half weight).
+    struct Candidate {
+        chunk: usize,
+        order: usize,
+        text: String,
+        score: f64,
+    }
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (chunk, r) in ranked.iter().enumerate().take(MAX_CHUNKS) {
+        if r.coverage < needed / 2.0 {
+            continue;
+        }
+        let heading_stems = stems_of(&r.hit.heading);
+        for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
+            let own = stems_of(&sentence);
+            let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
+            let heading_hits = terms
+                .iter()
+                .filter(|t| !own.contains(*t) && heading_stems.contains(*t))
+                .count() as f64;
+            if hits == 0.0 {
+                continue;
+            }
+            let score = (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score
+                - 0.01 * order as f64;
+            candidates.push(Candidate {
+                chunk,
+                order,
+                text: sentence,
+                score,
+            });
+        }
+    }
+    if candidates.is_empty() {
+        return decline();
+    }
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let top_score = candidates[0].score;
+    let mut chosen: Vec<Candidate> = Vec::new();
+    for c in candidates {
+        if chosen.len() >= MAX_SENTENCES || c.score < top_score * 0.5 {
+            break;
+        }
+        if chosen.iter().any(|k| k.text == c.text) {
+            continue;
+        }
+        chosen.push(c);
+    }
+    // Read in source order, then in document order within each source.
+    chosen.sort_by_key(|c| (c.chunk, c.order));
+    let mut cited: Vec<usize> = chosen.iter().map(|c| c.chunk).collect();
+    cited.dedup();
+    let mut pieces = Vec::with_capacity(chosen.len());
+    for (i, c) in chosen.iter().enumerate() {
+        let number = cited
+            .iter()
+            .position(|&k| k == c.chunk)
+            .map_or(1, |p| p + 1);
+        let last_of_chunk = chosen.get(i + 1).is_none_or(|n| n.chunk != c.chunk);
+        let mut piece = c.text.clone();
+        if last_of_chunk {
+            piece.push_str(&marker(number, show_citations));
+        }
+        let is_line = c.text.starts_with("- ") || c.text.contains(" | ") || c.text.contains("; ");
+        let separator = match chosen.get(i + 1) {
+            None => "",
+            Some(_) if is_line => "\n",
+            Some(_) if last_of_chunk => "\n\n",
+            Some(_) => " ",
+        };
+        piece.push_str(separator);
+        pieces.push(piece);
+    }
+    Composed {
+        pieces,
+        cited,
+        answered: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::retrieve::{rank, ChunkHit};
+
+    fn hit(
+        id: i64,
+        source: &str,
+        kind: &str,
+        heading: &str,
+        text: &str,
+        meta: &str,
+        rank: f64,
+    ) -> ChunkHit {
+        ChunkHit {
+            id,
+            data_source_uuid: source.into(),
+            position: 0,
+            heading: heading.into(),
+            text: text.into(),
+            tokens: 10,
+            source_type: kind.into(),
+            title: source.into(),
+            file_name: String::new(),
+            meta_json: meta.into(),
+            rank,
+        }
+    }
+
+    fn shop() -> Vec<ChunkHit> {
+        vec![
+            hit(1, "shipping", "link", "Shipping & delivery > Costs", "Standard delivery in the UK is free on orders over £50; below that it costs £3.95.\nExpress delivery costs £9.95 wherever you are.", "{}", -6.0),
+            hit(2, "returns", "link", "Returns and refunds > When will I get my money back?", "We inspect returned items within two working days of receiving them. Refunds go back to the original payment method and usually appear on your statement within five to seven working days. Sale items marked final sale cannot be returned.", "{}", -5.0),
+            hit(3, "faq", "qa", "Do you ship to Norway?", "Yes, Norway takes 5 to 8 working days.", r#"{"question":"Do you ship to Norway?","answer":"Yes. Orders to Norway take 5 to 8 working days."}"#, -3.0),
+        ]
+    }
+
+    #[test]
+    fn a_matching_question_answers_with_its_answer() {
+        let ranked = rank("Can you deliver to Norway?", shop(), 5);
+        let c = compose("Can you deliver to Norway?", &ranked, true);
+        assert!(c.answered);
+        assert_eq!(
+            c.text(),
+            "Yes. Orders to Norway take 5 to 8 working days. [1]"
+        );
+        assert_eq!(ranked[c.cited[0]].hit.data_source_uuid, "faq");
+    }
+
+    #[test]
+    fn prose_answers_quote_the_sentences_that_cover_the_question() {
+        let q = "how long until my refund shows up on my statement?";
+        let ranked = rank(q, shop(), 5);
+        let c = compose(q, &ranked, false);
+        assert!(c.answered);
+        let text = c.text();
+        assert!(text.contains("Refunds go back to the original payment method and usually appear on your statement within five to seven working days."), "{text}");
+        assert!(
+            !text.contains('['),
+            "no markers when citations are off: {text}"
+        );
+        assert!(
+            !text.contains("Express delivery"),
+            "unrelated sentences stay out: {text}"
+        );
+        assert_eq!(ranked[c.cited[0]].hit.data_source_uuid, "returns");
+    }
+
+    #[test]
+    fn markers_follow_the_cited_sentences() {
+        let q = "how much does express delivery cost?";
+        let ranked = rank(q, shop(), 5);
+        let c = compose(q, &ranked, true);
+        assert!(
+            c.text()
+                .contains("Express delivery costs £9.95 wherever you are. [1]"),
+            "{}",
+            c.text()
+        );
+    }
+
+    #[test]
+    fn unrelated_questions_are_declined() {
+        for q in [
+            "What is the capital of Mongolia?",
+            "Who won the football yesterday?",
+            "",
+        ] {
+            let ranked = rank(q, shop(), 5);
+            let c = compose(q, &ranked, true);
+            assert!(!c.answered, "{q}: {}", c.text());
+            assert_eq!(c.text(), NO_ANSWER);
+            assert!(c.cited.is_empty());
+        }
+        assert!(!compose("anything", &[], true).answered);
+    }
+
+    #[test]
+    fn sentence_splitting_keeps_abbreviations_and_decimals() {
+        assert_eq!(
+            sentences("Prices rose 3.5 percent, e.g. in shops. Then fell!\n- item one\nDay: Monday; Opens: 07:00"),
+            vec!["Prices rose 3.5 percent, e.g. in shops.", "Then fell!", "- item one", "Day: Monday; Opens: 07:00"]
+        );
+    }
+}
