@@ -178,5 +178,15 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::SourceTagUpdate => source_tags::update(call).await,
         Endpoint::SourceTagDelete => source_tags::delete(call).await,
         Endpoint::Search => search::search(call).await,
+        Endpoint::SessionCreate => sessions::create(call).await,
+        Endpoint::SessionGet => sessions::get(call).await,
+        Endpoint::SessionList => sessions::list(call).await,
+        Endpoint::SessionDelete => sessions::delete(call).await,
+        Endpoint::SessionMessages => sessions::messages(call).await,
+        Endpoint::MessageStream => messages::stream(call).await,
+        Endpoint::MessageNonStream => messages::non_stream(call).await,
+        Endpoint::MessageDelete => messages::delete(call).await,
+        Endpoint::MessageDeleteMany => messages::delete_many(call).await,
+        Endpoint::ModelList => messages::models(call).await,
     }
 }

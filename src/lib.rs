@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod chat;
+pub mod conversation;
 pub mod domain;
 pub mod error;
 pub mod files;
@@ -16,9 +17,11 @@ pub mod knowledge;
 pub mod maintenance;
 pub mod models;
 pub mod outbound;
+pub mod providers;
 pub mod ratelimit;
 pub mod routes;
 pub mod storage;
+pub mod stream;
 pub mod time;
 pub mod validate;
 

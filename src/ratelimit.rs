@@ -39,6 +39,27 @@ pub fn admit(log: &mut Vec<i64>, now_ms: i64, limit: Limit) -> Decision {
     }
 }
 
+/// Asks the chatbot's rate-limit object to admit one message.
+pub async fn admit_message(
+    env: &worker::Env,
+    chatbot_uuid: &str,
+    limit: Limit,
+) -> crate::error::ApiResult<Decision> {
+    use worker::{Method, Request, RequestInit};
+    let stub = env
+        .durable_object("RATE_LIMITER")?
+        .id_from_name(chatbot_uuid)?
+        .get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(wasm_bindgen::JsValue::from_str(
+            &serde_json::to_string(&limit)?,
+        )));
+    let request = Request::new_with_init("https://rate-limiter/admit", &init)?;
+    let mut response = stub.fetch_with_request(request).await?;
+    Ok(response.json::<Decision>().await?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,16 @@ pub enum Endpoint {
     SourceTagUpdate,
     SourceTagDelete,
     Search,
+    SessionCreate,
+    SessionGet,
+    SessionList,
+    SessionDelete,
+    SessionMessages,
+    MessageStream,
+    MessageNonStream,
+    MessageDelete,
+    MessageDeleteMany,
+    ModelList,
 }
 
 pub struct Route {
@@ -106,6 +116,17 @@ pub const ROUTES: &[Route] = &[
     route("DELETE", "/api/v1/source-tag/{uuid}/delete",          SourceTagDelete,  Account),
 
     route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           Account),
+
+    route("POST",   "/api/v1/chatbot/{uuid}/session/create",     SessionCreate,    Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/sessions",           SessionList,      Account),
+    route("GET",    "/api/v1/session/{uuid}",                    SessionGet,       Account),
+    route("POST",   "/api/v1/session/{uuid}/delete",             SessionDelete,    Account),
+    route("GET",    "/api/v1/session/{uuid}/messages",           SessionMessages,  Account),
+    route("POST",   "/api/v1/session/{uuid}/message/stream",     MessageStream,    Account),
+    route("POST",   "/api/v1/session/{uuid}/message/non-stream", MessageNonStream, Account),
+    route("POST",   "/api/v1/message/{uuid}/delete",             MessageDelete,    Account),
+    route("POST",   "/api/v1/messages/delete",                   MessageDeleteMany, Account),
+    route("GET",    "/api/v1/agent/models",                      ModelList,        Account),
 ];
 
 #[derive(Debug, PartialEq, Eq)]

@@ -5,3 +5,4 @@ pub mod agent;
 pub mod api_key;
 pub mod chatbot;
 pub mod data_source;
+pub mod session;

@@ -5,7 +5,9 @@ pub mod api_keys;
 pub mod chatbots;
 pub mod data_sources;
 pub mod health;
+pub mod messages;
 pub mod search;
+pub mod sessions;
 pub mod source_tags;
 
 use crate::domain::chatbot::Chatbot;

@@ -5,6 +5,7 @@ mod agents;
 mod api_keys;
 mod chatbots;
 mod data_sources;
+mod sessions;
 mod source_tags;
 
 use crate::error::{ApiError, ApiResult};

@@ -1,0 +1,321 @@
+//! One exchange, from question to stored message: pick the agent, retrieve, assemble the
+//! prompt, run the model (or the built-in engine), stream the answer through the sink while
+//! keeping it, and store the message exactly once when the answer ends, however it ends.
+
+use crate::chat::engine::{compose, Composed};
+use crate::chat::prompt::{assemble, Prompt, PromptInput, Turn};
+use crate::chat::sse::{CompletionEvent, Usage};
+use crate::chat::wire::{cite_data, WireFormat};
+use crate::domain::agent::{Agent, AgentType};
+use crate::domain::chatbot::Chatbot;
+use crate::domain::session::{FinishReason, Message, Session};
+use crate::error::{ApiError, ApiResult};
+use crate::handlers::search::retrieve;
+use crate::knowledge::retrieve::Ranked;
+use crate::knowledge::tokens::estimate_tokens;
+use crate::models::{self, ModelInfo};
+use crate::providers::{self, ModelCall, Provider, UpstreamAnswer, IDLE_TIMEOUT};
+use crate::storage::Store;
+use crate::stream::StreamSink;
+use crate::time;
+use serde_json::{json, Value};
+use worker::Env;
+
+/// Chunks retrieved for one question.
+pub const SOURCES_PER_ANSWER: usize = 6;
+/// Earlier exchanges read for the prompt's history (the budget decides how many fit).
+pub const HISTORY_TURNS: usize = 20;
+
+pub struct Exchange {
+    pub chatbot: Chatbot,
+    pub session: Session,
+    pub agent: Agent,
+    pub query: String,
+    pub message_uuid: String,
+    pub started_ms: i64,
+    pub created_at: String,
+    pub ranked: Vec<Ranked>,
+    pub model: &'static ModelInfo,
+    pub provider: Provider,
+    pub prompt: Prompt,
+}
+
+/// The chatbot's answering agent: its first enabled user-facing agent.
+pub fn answering_agent(agents: &[Agent]) -> ApiResult<Agent> {
+    agents
+        .iter()
+        .find(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
+        })
+}
+
+pub async fn prepare(
+    env: &Env,
+    store: &Store,
+    chatbot: Chatbot,
+    session: Session,
+    agent: Agent,
+    query: String,
+) -> ApiResult<Exchange> {
+    let started_ms = time::now_ms();
+    let created_at = time::now();
+    let ranked = retrieve(
+        store,
+        &chatbot.uuid,
+        Some(&agent),
+        &query,
+        SOURCES_PER_ANSWER,
+    )
+    .await?;
+    let history: Vec<Turn> = store
+        .recent_messages(&session.uuid, HISTORY_TURNS)
+        .await?
+        .into_iter()
+        .filter(|m| !m.response.is_empty())
+        .map(|m| Turn {
+            query: m.query,
+            response: m.response,
+        })
+        .collect();
+    let model_name = agent
+        .config
+        .meta
+        .model
+        .clone()
+        .unwrap_or_else(|| models::DEFAULT_MODEL.to_string());
+    let model = models::find(&model_name)
+        .or_else(|| models::find(models::DEFAULT_MODEL))
+        .ok_or_else(|| ApiError::internal("no default model"))?;
+    let provider = providers::provider_for(env, model);
+    let prompt = assemble(&PromptInput {
+        agent_prompt: &agent.config.prompt,
+        variables: &agent.config.variables,
+        session_variables: session.initial_variables.as_ref(),
+        sources: &ranked,
+        history: &history,
+        query: &query,
+        context_tokens: model.context_tokens as usize,
+        show_citations: chatbot.settings.show_citations,
+    });
+    Ok(Exchange {
+        chatbot,
+        session,
+        agent,
+        query,
+        message_uuid: crate::handlers::new_uuid(),
+        started_ms,
+        created_at,
+        ranked,
+        model,
+        provider,
+        prompt,
+    })
+}
+
+/// Where the answer comes from, opened and ready to read.
+pub enum AnswerSource {
+    Composed(Composed),
+    Upstream(UpstreamAnswer),
+}
+
+/// Opens the answer. A provider failure before any output is an `Upstream` error (502).
+pub async fn open_answer(env: &Env, ex: &Exchange) -> ApiResult<AnswerSource> {
+    match ex.provider {
+        Provider::Builtin => Ok(AnswerSource::Composed(compose(
+            &ex.query,
+            &ex.ranked,
+            ex.chatbot.settings.show_citations,
+        ))),
+        _ => {
+            let call = ModelCall {
+                prompt: &ex.prompt,
+                model: ex.model,
+                temperature: ex.agent.config.meta.temperature.unwrap_or(0.2),
+                extra: None,
+                messages: None,
+            };
+            Ok(AnswerSource::Upstream(
+                providers::open(env, &ex.provider, call).await?,
+            ))
+        }
+    }
+}
+
+/// Where the answer goes: a client's stream, or nowhere but the stored message.
+pub enum Output {
+    Stream {
+        sink: StreamSink,
+        format: WireFormat,
+    },
+    Collect,
+}
+
+impl Output {
+    /// `false` once the client has gone away.
+    async fn send(&self, text: &str) -> bool {
+        match self {
+            Output::Stream { sink, .. } => sink.write_str(text).await.is_ok(),
+            Output::Collect => true,
+        }
+    }
+
+    async fn event(&self, name: &str, data: Value) -> bool {
+        match self {
+            Output::Stream { sink, format } => match format.event(name, &data) {
+                Some(frame) => sink.write_str(&frame).await.is_ok(),
+                None => true,
+            },
+            Output::Collect => true,
+        }
+    }
+
+    async fn delta(&self, text: &str) -> bool {
+        match self {
+            Output::Stream { format, .. } => self.send(&format.delta(text)).await,
+            Output::Collect => true,
+        }
+    }
+
+    async fn close(&self) {
+        if let Output::Stream { sink, .. } = self {
+            sink.close().await;
+        }
+    }
+}
+
+struct Outcome {
+    text: String,
+    finish: FinishReason,
+    usage: Option<Usage>,
+    error: Option<String>,
+    cited: Vec<usize>,
+}
+
+async fn relay_composed(composed: Composed, out: &Output) -> Outcome {
+    let mut text = String::new();
+    let mut finish = FinishReason::Stop;
+    for piece in &composed.pieces {
+        text.push_str(piece);
+        if !out.delta(piece).await {
+            finish = FinishReason::Aborted;
+            break;
+        }
+    }
+    Outcome {
+        text,
+        finish,
+        usage: None,
+        error: None,
+        cited: composed.cited,
+    }
+}
+
+async fn relay_upstream(mut answer: UpstreamAnswer, out: &Output, sources_used: usize) -> Outcome {
+    let mut text = String::new();
+    let mut finish = None;
+    let mut usage = None;
+    let mut error = None;
+    while let Some(event) = answer.next(IDLE_TIMEOUT).await {
+        match event {
+            Ok(CompletionEvent::Text(piece)) => {
+                text.push_str(&piece);
+                if !out.delta(&piece).await {
+                    finish = Some(FinishReason::Aborted);
+                    break;
+                }
+            }
+            Ok(CompletionEvent::Finish(reason)) => {
+                finish = Some(FinishReason::from_provider(&reason))
+            }
+            Ok(CompletionEvent::Usage(u)) => usage = Some(u),
+            Ok(CompletionEvent::Done) => break,
+            Ok(CompletionEvent::ToolCall(_)) => {}
+            Ok(CompletionEvent::Error(e)) | Err(e) => {
+                error = Some(e);
+                finish = Some(FinishReason::Error);
+                break;
+            }
+        }
+    }
+    drop(answer);
+    Outcome {
+        text,
+        finish: finish.unwrap_or(FinishReason::Stop),
+        usage,
+        error,
+        cited: (0..sources_used).collect(),
+    }
+}
+
+/// Streams the answer to `out`, then stores the message. Returns the stored message.
+pub async fn deliver(
+    store: &Store,
+    ex: Exchange,
+    source: AnswerSource,
+    out: Output,
+) -> ApiResult<Message> {
+    let citations_on = ex.chatbot.settings.show_citations;
+    out.event(
+        "start",
+        json!({"message_uuid": ex.message_uuid, "session_uuid": ex.session.uuid, "agent_uuid": ex.agent.uuid}),
+    )
+    .await;
+    let outcome = match source {
+        AnswerSource::Composed(c) => relay_composed(c, &out).await,
+        AnswerSource::Upstream(u) => relay_upstream(u, &out, ex.prompt.sources_used).await,
+    };
+    let cite = cite_data(&ex.ranked, &outcome.cited);
+    let usage = outcome.usage.unwrap_or_else(|| {
+        let prompt_tokens = ex.prompt.prompt_tokens as u64;
+        let completion_tokens = estimate_tokens(&outcome.text) as u64;
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+        }
+    });
+    if outcome.finish != FinishReason::Aborted {
+        if let Some(error) = &outcome.error {
+            worker::console_error!("model stream failed midway: {error}");
+            out.event(
+                "error",
+                json!({"code": "upstream_error", "message": "The model stopped answering midway."}),
+            )
+            .await;
+        }
+        if citations_on && outcome.finish != FinishReason::Error {
+            out.event("citations", cite.clone()).await;
+        }
+        out.event(
+            "end",
+            json!({"message_uuid": ex.message_uuid, "finish_reason": outcome.finish.as_str(), "usage": usage}),
+        )
+        .await;
+    }
+    out.close().await;
+
+    let now = time::now();
+    let message = Message {
+        uuid: ex.message_uuid.clone(),
+        session_uuid: ex.session.uuid.clone(),
+        chatbot_uuid: ex.chatbot.uuid.clone(),
+        started_ms: ex.started_ms,
+        query: ex.query.clone(),
+        response: outcome.text,
+        finish_reason: outcome.finish,
+        cite_data: cite,
+        meta: json!({
+            "agent": {"uuid": ex.agent.uuid, "name": ex.agent.config.name},
+            "model": ex.model.name,
+            "provider": ex.provider.name(),
+            "functions_called": [],
+            "usage": usage,
+        }),
+        created_at: ex.created_at.clone(),
+        modified_at: now,
+    };
+    store.insert_message(&message).await?;
+    Ok(message)
+}

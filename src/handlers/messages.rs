@@ -1,0 +1,132 @@
+use super::sessions::owned_session;
+use crate::app::Call;
+use crate::chat::wire::WireFormat;
+use crate::conversation::{self, Exchange, Output};
+use crate::domain::data_source::uuid_list;
+use crate::domain::session::query_from_body;
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::providers;
+use crate::ratelimit::{admit_message, Decision, Limit};
+use crate::stream::StreamSink;
+use serde_json::json;
+use worker::{Headers, Response};
+
+/// Everything up to the model call: session, question, rate limit, agent, prompt.
+async fn begin(call: &mut Call) -> ApiResult<Exchange> {
+    let session = owned_session(call).await?;
+    let account = call.account()?.to_string();
+    let body = call.json_body().await?;
+    let query = query_from_body(&body)?;
+    let chatbot = super::owned_chatbot(&call.store, &account, &session.chatbot_uuid).await?;
+    let limit = Limit {
+        count: chatbot.settings.rate_limit_count as u32,
+        window_secs: chatbot.settings.rate_limit_window as u32,
+    };
+    if let Decision::Limited { retry_after_secs } =
+        admit_message(&call.env, &chatbot.uuid, limit).await?
+    {
+        return Err(ApiError::RateLimited {
+            message: chatbot.settings.rate_limit_message.clone(),
+            retry_after_secs,
+        });
+    }
+    let agents = call.store.list_agents(&chatbot.uuid).await?;
+    let agent = conversation::answering_agent(&agents)?;
+    conversation::prepare(&call.env, &call.store, chatbot, session, agent, query).await
+}
+
+/// A rate-limited stream call answers in the stream's own format: the chatbot's message as
+/// plain text, or an `error` event.
+fn rate_limited(format: WireFormat, message: &str, retry_after_secs: u64) -> ApiResult<Response> {
+    let body = match format {
+        WireFormat::Plain => message.to_string(),
+        WireFormat::EventStream => format
+            .event(
+                "error",
+                &json!({"code": "rate_limited", "message": message}),
+            )
+            .unwrap_or_default(),
+    };
+    let headers = Headers::new();
+    headers.set("Content-Type", format.content_type())?;
+    headers.set("Retry-After", &retry_after_secs.to_string())?;
+    headers.set("Cache-Control", "no-cache")?;
+    Ok(Response::builder()
+        .with_status(429)
+        .with_headers(headers)
+        .fixed(body.into_bytes()))
+}
+
+/// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
+pub async fn stream(mut call: Call) -> ApiResult<Response> {
+    let format = WireFormat::from_accept(call.req.headers().get("Accept")?.as_deref());
+    let exchange = match begin(&mut call).await {
+        Ok(ex) => ex,
+        Err(ApiError::RateLimited {
+            message,
+            retry_after_secs,
+        }) => return rate_limited(format, &message, retry_after_secs),
+        Err(err) => return Err(err),
+    };
+    let source = conversation::open_answer(&call.env, &exchange).await?;
+    let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
+    let headers = Headers::new();
+    headers.set("Content-Type", format.content_type())?;
+    headers.set("Cache-Control", "no-cache")?;
+    headers.set("X-Accel-Buffering", "no")?;
+    headers.set("X-Message-Uuid", &exchange.message_uuid)?;
+    let store = crate::storage::Store::new(&call.env)?;
+    // The producer runs past the response: it must finish (and store the message) even when
+    // the client leaves midway.
+    call.ctx.wait_until(async move {
+        if let Err(err) =
+            conversation::deliver(&store, exchange, source, Output::Stream { sink, format }).await
+        {
+            worker::console_error!("storing a streamed message failed: {err:?}");
+        }
+    });
+    Ok(Response::builder()
+        .with_status(200)
+        .with_headers(headers)
+        .stream(readable))
+}
+
+/// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete.
+pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
+    let exchange = begin(&mut call).await?;
+    let source = conversation::open_answer(&call.env, &exchange).await?;
+    let message = conversation::deliver(&call.store, exchange, source, Output::Collect).await?;
+    json_response(&message.to_json())
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let uuid = call.uuid_param(0, "message")?;
+    let found = call
+        .store
+        .get_messages(call.account()?, std::slice::from_ref(&uuid))
+        .await?;
+    if found.is_empty() {
+        return Err(ApiError::not_found("message"));
+    }
+    call.store.delete_messages(&[uuid]).await?;
+    success_response()
+}
+
+/// All or nothing: a missing or foreign uuid makes the call 404 and deletes none.
+pub async fn delete_many(mut call: Call) -> ApiResult<Response> {
+    let body = call.json_body().await?;
+    let uuids = uuid_list(&body, "uuids")?;
+    let found = call.store.get_messages(call.account()?, &uuids).await?;
+    if let Some(missing) = uuids.iter().find(|u| !found.iter().any(|m| &m.uuid == *u)) {
+        return Err(ApiError::NotFound(format!(
+            "No message with uuid {missing} exists."
+        )));
+    }
+    call.store.delete_messages(&uuids).await?;
+    success_response()
+}
+
+pub async fn models(call: Call) -> ApiResult<Response> {
+    json_response(&providers::catalogue(&call.env))
+}

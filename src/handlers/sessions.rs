@@ -1,0 +1,83 @@
+use super::{new_uuid, owned_chatbot};
+use crate::app::Call;
+use crate::domain::session::{initial_variables, Message, Session};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::time;
+use serde_json::{Map, Value};
+use worker::Response;
+
+pub async fn owned_session(call: &Call) -> ApiResult<Session> {
+    let uuid = call.uuid_param(0, "session")?;
+    call.store
+        .get_session(call.account()?, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("session"))
+}
+
+pub async fn create(mut call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let body = call.json_body().await?;
+    let now = time::now();
+    let session = Session {
+        uuid: new_uuid(),
+        chatbot_uuid,
+        initial_variables: initial_variables(&body)?,
+        meta: Map::new(),
+        created_at: now.clone(),
+        modified_at: now,
+    };
+    call.store.insert_session(&session).await?;
+    json_response(&session.to_json())
+}
+
+pub async fn get(call: Call) -> ApiResult<Response> {
+    let session = owned_session(&call).await?;
+    json_response(&session.to_json())
+}
+
+fn timestamp_param(call: &Call, name: &str) -> ApiResult<Option<String>> {
+    let url = call.req.url()?;
+    match url.query_pairs().find(|(k, _)| k == name) {
+        None => Ok(None),
+        Some((_, v)) if v.trim().is_empty() => Ok(None),
+        Some((_, v)) => time::parse(&v).map(Some).ok_or_else(|| {
+            ApiError::invalid(
+                name,
+                format!("`{name}` must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z."),
+            )
+        }),
+    }
+}
+
+/// `?start_timestamp=&end_timestamp=`: sessions created in that range, both ends inclusive.
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let chatbot_uuid = call.uuid_param(0, "chatbot")?;
+    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
+    let start = timestamp_param(&call, "start_timestamp")?;
+    let end = timestamp_param(&call, "end_timestamp")?;
+    let sessions = call
+        .store
+        .list_sessions(&chatbot_uuid, start.as_deref(), end.as_deref())
+        .await?;
+    json_response(&Value::Array(
+        sessions.iter().map(Session::to_json).collect(),
+    ))
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let session = owned_session(&call).await?;
+    if !call.store.delete_session(&session.uuid).await? {
+        return Err(ApiError::not_found("session"));
+    }
+    success_response()
+}
+
+pub async fn messages(call: Call) -> ApiResult<Response> {
+    let session = owned_session(&call).await?;
+    let messages = call.store.list_messages(&session.uuid).await?;
+    json_response(&Value::Array(
+        messages.iter().map(Message::to_json).collect(),
+    ))
+}

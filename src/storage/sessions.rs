@@ -1,0 +1,253 @@
+use super::{Arg, Store};
+use crate::domain::session::{FinishReason, Message, Session};
+use crate::error::{ApiError, ApiResult};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Deserialize)]
+struct SessionRow {
+    uuid: String,
+    chatbot_uuid: String,
+    initial_variables_json: Option<String>,
+    meta_json: String,
+    created_at: String,
+    modified_at: String,
+}
+
+fn object(text: &str) -> ApiResult<Map<String, Value>> {
+    match serde_json::from_str(text)? {
+        Value::Object(m) => Ok(m),
+        _ => Err(ApiError::internal("stored JSON is not an object")),
+    }
+}
+
+impl TryFrom<SessionRow> for Session {
+    type Error = ApiError;
+
+    fn try_from(r: SessionRow) -> ApiResult<Session> {
+        Ok(Session {
+            initial_variables: r
+                .initial_variables_json
+                .as_deref()
+                .map(object)
+                .transpose()?,
+            meta: object(&r.meta_json)?,
+            uuid: r.uuid,
+            chatbot_uuid: r.chatbot_uuid,
+            created_at: r.created_at,
+            modified_at: r.modified_at,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct MessageRow {
+    uuid: String,
+    session_uuid: String,
+    chatbot_uuid: String,
+    started_ms: i64,
+    query: String,
+    response: String,
+    finish_reason: String,
+    cite_data_json: String,
+    meta_json: String,
+    created_at: String,
+    modified_at: String,
+}
+
+impl TryFrom<MessageRow> for Message {
+    type Error = ApiError;
+
+    fn try_from(r: MessageRow) -> ApiResult<Message> {
+        let finish_reason = match r.finish_reason.as_str() {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "error" => FinishReason::Error,
+            "aborted" => FinishReason::Aborted,
+            other => {
+                return Err(ApiError::internal(format!(
+                    "message {} has finish reason {other}",
+                    r.uuid
+                )))
+            }
+        };
+        Ok(Message {
+            cite_data: serde_json::from_str(&r.cite_data_json)?,
+            meta: serde_json::from_str(&r.meta_json)?,
+            uuid: r.uuid,
+            session_uuid: r.session_uuid,
+            chatbot_uuid: r.chatbot_uuid,
+            started_ms: r.started_ms,
+            query: r.query,
+            response: r.response,
+            finish_reason,
+            created_at: r.created_at,
+            modified_at: r.modified_at,
+        })
+    }
+}
+
+const SESSION_COLUMNS: &str =
+    "s.uuid, s.chatbot_uuid, s.initial_variables_json, s.meta_json, s.created_at, s.modified_at";
+const MESSAGE_COLUMNS: &str =
+    "m.uuid, m.session_uuid, m.chatbot_uuid, m.started_ms, m.query, m.response, \
+     m.finish_reason, m.cite_data_json, m.meta_json, m.created_at, m.modified_at";
+
+impl Store {
+    pub async fn insert_session(&self, s: &Session) -> ApiResult<()> {
+        let vars = s
+            .initial_variables
+            .as_ref()
+            .map(|v| Value::Object(v.clone()).to_string());
+        let meta = Value::Object(s.meta.clone()).to_string();
+        self.execute(
+            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &[
+                Arg::Text(&s.uuid),
+                Arg::Text(&s.chatbot_uuid),
+                vars.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&meta),
+                Arg::Text(&s.created_at),
+                Arg::Text(&s.modified_at),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A session, if its chatbot belongs to `account_uuid`.
+    pub async fn get_session(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Session>> {
+        let row: Option<SessionRow> = self
+            .row(
+                &format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                     WHERE s.uuid = ?1 AND c.account_uuid = ?2"
+                ),
+                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+            )
+            .await?;
+        row.map(Session::try_from).transpose()
+    }
+
+    /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open).
+    pub async fn list_sessions(
+        &self,
+        chatbot_uuid: &str,
+        start: Option<&str>,
+        end: Option<&str>,
+    ) -> ApiResult<Vec<Session>> {
+        let rows: Vec<SessionRow> = self
+            .rows(
+                &format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                     AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
+                     ORDER BY s.created_at, s.rowid"
+                ),
+                &[
+                    Arg::Text(chatbot_uuid),
+                    start.map_or(Arg::Null, Arg::Text),
+                    end.map_or(Arg::Null, Arg::Text),
+                ],
+            )
+            .await?;
+        rows.into_iter().map(Session::try_from).collect()
+    }
+
+    /// Deletes a session; its messages cascade.
+    pub async fn delete_session(&self, uuid: &str) -> ApiResult<bool> {
+        Ok(self
+            .execute("DELETE FROM sessions WHERE uuid = ?1", &[Arg::Text(uuid)])
+            .await?
+            > 0)
+    }
+
+    /// Stores a finished message and touches its session, together.
+    pub async fn insert_message(&self, m: &Message) -> ApiResult<()> {
+        let cite = m.cite_data.to_string();
+        let meta = m.meta.to_string();
+        let insert = self.statement(
+            "INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, \
+             cite_data_json, meta_json, created_at, modified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            &[
+                Arg::Text(&m.uuid),
+                Arg::Text(&m.session_uuid),
+                Arg::Text(&m.chatbot_uuid),
+                Arg::Int(m.started_ms),
+                Arg::Text(&m.query),
+                Arg::Text(&m.response),
+                Arg::Text(m.finish_reason.as_str()),
+                Arg::Text(&cite),
+                Arg::Text(&meta),
+                Arg::Text(&m.created_at),
+                Arg::Text(&m.modified_at),
+            ],
+        )?;
+        let touch = self.statement(
+            "UPDATE sessions SET modified_at = ?2 WHERE uuid = ?1",
+            &[Arg::Text(&m.session_uuid), Arg::Text(&m.modified_at)],
+        )?;
+        self.batch(vec![insert, touch], || {
+            ApiError::Conflict("That message was already stored.".into())
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// A session's messages, oldest first.
+    pub async fn list_messages(&self, session_uuid: &str) -> ApiResult<Vec<Message>> {
+        let rows: Vec<MessageRow> = self
+            .rows(
+                &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.session_uuid = ?1 ORDER BY m.started_ms, m.rowid"),
+                &[Arg::Text(session_uuid)],
+            )
+            .await?;
+        rows.into_iter().map(Message::try_from).collect()
+    }
+
+    /// The newest `limit` exchanges of a session, oldest first (the prompt's history).
+    pub async fn recent_messages(
+        &self,
+        session_uuid: &str,
+        limit: usize,
+    ) -> ApiResult<Vec<Message>> {
+        let rows: Vec<MessageRow> = self
+            .rows(
+                &format!(
+                    "SELECT * FROM (SELECT {MESSAGE_COLUMNS}, m.rowid AS rid FROM messages m WHERE m.session_uuid = ?1 \
+                     ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?2) ORDER BY started_ms, rid"
+                ),
+                &[Arg::Text(session_uuid), Arg::Int(limit as i64)],
+            )
+            .await?;
+        rows.into_iter().map(Message::try_from).collect()
+    }
+
+    /// The caller's messages among `uuids`.
+    pub async fn get_messages(
+        &self,
+        account_uuid: &str,
+        uuids: &[String],
+    ) -> ApiResult<Vec<Message>> {
+        let list = serde_json::to_string(uuids)?;
+        let rows: Vec<MessageRow> = self
+            .rows(
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages m JOIN chatbots c ON c.uuid = m.chatbot_uuid \
+                     WHERE m.uuid IN (SELECT value FROM json_each(?1)) AND c.account_uuid = ?2"
+                ),
+                &[Arg::Text(&list), Arg::Text(account_uuid)],
+            )
+            .await?;
+        rows.into_iter().map(Message::try_from).collect()
+    }
+
+    pub async fn delete_messages(&self, uuids: &[String]) -> ApiResult<usize> {
+        let list = serde_json::to_string(uuids)?;
+        self.execute(
+            "DELETE FROM messages WHERE uuid IN (SELECT value FROM json_each(?1))",
+            &[Arg::Text(&list)],
+        )
+        .await
+    }
+}
