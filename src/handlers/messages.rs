@@ -10,7 +10,7 @@ use crate::providers;
 use crate::ratelimit::{admit_message, Decision, Limit};
 use crate::stream::StreamSink;
 use serde_json::json;
-use worker::{Headers, Response};
+use worker::{EncodeBody, Headers, Response};
 
 /// Everything up to the model call: session, question, rate limit, agent, prompt.
 async fn begin(call: &mut Call) -> ApiResult<Exchange> {
@@ -74,6 +74,9 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
     let headers = Headers::new();
     headers.set("Content-Type", format.content_type())?;
     headers.set("Cache-Control", "no-cache")?;
+    // Sent as-is: the platform's automatic compression buffers a streamed body, which would
+    // hold pieces of the answer back.
+    headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
     headers.set("X-Message-Uuid", &exchange.message_uuid)?;
     let store = crate::storage::Store::new(&call.env)?;

@@ -247,3 +247,59 @@ export async function upload(worker, key, chatbotUuid, { name, bytes, type = "ap
   try { json = JSON.parse(text); } catch { json = undefined; }
   return { status: res.status, headers: res.headers, text, json };
 }
+
+/**
+ * Sends a message to a session's stream endpoint and reads the answer as it arrives.
+ * `abortAfter` closes the connection once that many characters have arrived.
+ */
+export async function streamMessage(worker, key, sessionUuid, query, { accept, abortAfter } = {}) {
+  const controller = new AbortController();
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+  if (accept) headers.Accept = accept;
+  const started = performance.now();
+  const res = await fetch(`${worker.base}/api/v1/session/${sessionUuid}/message/stream`, {
+    method: "POST", headers, body: JSON.stringify({ query }), signal: controller.signal,
+  });
+  const decoder = new TextDecoder();
+  const chunks = [];
+  let text = "";
+  let firstByteMs;
+  try {
+    for await (const piece of res.body) {
+      firstByteMs ??= performance.now() - started;
+      const s = decoder.decode(piece, { stream: true });
+      chunks.push(s);
+      text += s;
+      if (abortAfter !== undefined && text.length >= abortAfter) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (err) {
+    if (err.name !== "AbortError") throw err;
+  }
+  return { status: res.status, headers: res.headers, text, chunks, firstByteMs, totalMs: performance.now() - started };
+}
+
+/** Parses a server-sent-events body into [{event, data}] with `data` JSON-decoded. */
+export function parseEvents(body) {
+  return body.split("\n\n").filter((b) => b.trim()).map((block) => {
+    let event = "", data = "";
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data += line.slice(6);
+    }
+    return { event, data: JSON.parse(data) };
+  });
+}
+
+/** Polls until `check()` returns a truthy value. */
+export async function eventually(check, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(100);
+  }
+}

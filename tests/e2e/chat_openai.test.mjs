@@ -1,0 +1,133 @@
+// The OpenAI-compatible provider, against a local server speaking the Chat Completions
+// streaming format: pass-through, model mapping, history, failures before and during output,
+// a slow first token and a client that leaves midway.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker, client, expectError, streamMessage, parseEvents, eventually } from "./harness.mjs";
+import { startModelServer, FAKE_KEY } from "./model_server.mjs";
+
+let worker, model, api, key;
+
+before(async () => {
+  model = await startModelServer();
+  worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base } });
+  key = (await worker.newAccount()).key;
+  api = client(worker, key);
+});
+after(async () => {
+  await worker?.dispose();
+  await model?.close();
+});
+
+async function setup({ show_citations = false, temperature = 0.3 } = {}) {
+  const bot = (await api.post("/chatbot/create", { body: { name: "LLM bot", show_citations } })).json;
+  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  await api.post(`/agent/${agent.uuid}/update`, { body: { temperature, prompt: "You are the Northwind assistant." } });
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What is the returns window?", answer: "Thirty days from delivery." } });
+  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  return { bot, agent, session };
+}
+
+const completionRequests = () => model.requests.filter((r) => r.url === "/v1/chat/completions").map((r) => JSON.parse(r.body));
+
+test("the model's stream passes through and the message records provider, model and usage", async () => {
+  const { session } = await setup();
+  const before = completionRequests().length;
+  const r = await streamMessage(worker, key, session.uuid, "What is the returns window?");
+  assert.equal(r.status, 200);
+  assert.equal(r.text, "You asked: What is the returns window?.");
+  const sent = completionRequests().slice(before);
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].model, "gpt-4o-mini", "gpt-4o-mini-16k maps to gpt-4o-mini");
+  assert.equal(sent[0].stream, true);
+  assert.equal(sent[0].temperature, 0.3);
+  assert.equal(sent[0].messages[0].role, "system");
+  assert.match(sent[0].messages[0].content, /You are the Northwind assistant\./);
+  assert.match(sent[0].messages[0].content, /\[1\] What is the returns window\?/);
+  assert.match(sent[0].messages[0].content, /Thirty days from delivery\./);
+  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; });
+  assert.equal(m.response, r.text);
+  assert.equal(m.finish_reason, "stop");
+  const meta = JSON.parse(m.meta_json);
+  assert.equal(meta.provider, "openai");
+  assert.deepEqual(meta.usage, { prompt_tokens: 42, completion_tokens: 5, total_tokens: 47 });
+  assert.equal(JSON.parse(m.cite_data_json)["1"].title, "What is the returns window?");
+});
+
+test("event-stream mode relays deltas and the provider's usage", async () => {
+  const { session } = await setup({ show_citations: true });
+  const r = await streamMessage(worker, key, session.uuid, "hello there", { accept: "text/event-stream" });
+  const events = parseEvents(r.text);
+  assert.deepEqual(events.map((e) => e.event).filter((e, i, a) => a.indexOf(e) === i), ["start", "delta", "citations", "end"]);
+  assert.equal(events.filter((e) => e.event === "delta").map((e) => e.data.text).join(""), "You asked: hello there.");
+  assert.equal(events.at(-1).data.usage.total_tokens, 47);
+});
+
+test("history is carried across turns of a session and not across sessions", async () => {
+  const { bot, session } = await setup();
+  await streamMessage(worker, key, session.uuid, "My name is Grace.");
+  await eventually(async () => (await api.get(`/session/${session.uuid}/messages`)).json.length === 1);
+  const before = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "What is my name?");
+  const [second] = completionRequests().slice(before);
+  assert.deepEqual(second.messages.slice(1).map((m) => [m.role, m.content]), [
+    ["user", "My name is Grace."],
+    ["assistant", "You asked: My name is Grace.."],
+    ["user", "What is my name?"],
+  ]);
+  const other = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const mark = completionRequests().length;
+  await streamMessage(worker, key, other.uuid, "What is my name?");
+  const [fresh] = completionRequests().slice(mark);
+  assert.deepEqual(fresh.messages.slice(1).map((m) => m.role), ["user"]);
+});
+
+test("a model failure before any output is 502 upstream_error and stores nothing", async () => {
+  const { session } = await setup();
+  const r = await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "please fail [500]" } });
+  expectError(assert, r, 502, "upstream_error");
+  assert.doesNotMatch(r.text, /exploded/, "the provider's own error text stays internal");
+  expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again [500]" } }), 502, "upstream_error");
+  assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json, []);
+});
+
+test("a stream cut midway ends the answer and stores what was produced with finish_reason error", async () => {
+  const { session } = await setup();
+  const r = await streamMessage(worker, key, session.uuid, "cut me off [cut]", { accept: "text/event-stream" });
+  assert.equal(r.status, 200);
+  const events = parseEvents(r.text);
+  assert.equal(events.filter((e) => e.event === "delta").map((e) => e.data.text).join(""), "You asked:");
+  assert.ok(events.some((e) => e.event === "error" && e.data.code === "upstream_error"));
+  assert.equal(events.at(-1).data.finish_reason, "error");
+  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; });
+  assert.equal(m.finish_reason, "error");
+  assert.equal(m.response, "You asked:");
+});
+
+test("a slow first token still answers", async () => {
+  const { session } = await setup();
+  const r = await streamMessage(worker, key, session.uuid, "take your time [slow]");
+  assert.equal(r.status, 200);
+  assert.ok(r.firstByteMs >= 1400, `first byte after ${r.firstByteMs} ms`);
+  assert.match(r.text, /^You asked: take your time \[slow\]\.$/);
+});
+
+test("a client that leaves midway gets its message stored as aborted, and the model call stops", async () => {
+  const { session } = await setup();
+  const r = await streamMessage(worker, key, session.uuid, "tell me everything [long]", { abortAfter: 30 });
+  assert.ok(r.text.length >= 30 && r.text.length < 1000, `read ${r.text.length} chars`);
+  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; }, 15_000);
+  assert.equal(m.finish_reason, "aborted");
+  assert.ok(m.response.startsWith("word0 word1"), m.response.slice(0, 40));
+  assert.ok(!m.response.includes("word199"), "the answer stopped when the client left");
+  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored exactly once");
+});
+
+test("the model list says which provider serves each name", async () => {
+  const r = await api.get("/agent/models");
+  assert.equal(r.status, 200);
+  const byName = Object.fromEntries(r.json.map((m) => [m.name, m]));
+  assert.deepEqual(byName["gpt-4o-mini-16k"], { name: "gpt-4o-mini-16k", context_tokens: 16384, provider: "openai", upstream_model: "gpt-4o-mini" });
+  assert.equal(byName["gpt-4o-mini-4k"].context_tokens, 4096);
+  assert.equal(byName["@cf/meta/llama-3.1-8b-instruct"].provider, "builtin", "no AI binding configured");
+});

@@ -1,0 +1,54 @@
+// A local server that speaks the OpenAI Chat Completions streaming format, so the Worker's
+// provider path is tested against real HTTP. What it does is steered by the last user
+// message: "[cut]" stops midway and drops the connection, "[500]" fails before answering,
+// "[slow]" waits before the first token, "[long]" streams many tokens slowly; anything else
+// is answered with a short reply that names the question.
+import { startServer, sleep } from "./harness.mjs";
+
+export const FAKE_KEY = "sk-test-local";
+
+function chunk(body) {
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+export async function startModelServer({ tokenDelayMs = 5 } = {}) {
+  const server = await startServer(async (req, res, body) => {
+    if (req.url !== "/v1/chat/completions" || req.method !== "POST") {
+      res.writeHead(404);
+      return res.end();
+    }
+    if (req.headers.authorization !== `Bearer ${FAKE_KEY}`) {
+      res.writeHead(401, { "Content-Type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: "bad key" } }));
+    }
+    const request = JSON.parse(body);
+    const last = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    if (last.includes("[500]")) {
+      res.writeHead(500, { "Content-Type": "application/json" });
+      return res.end(JSON.stringify({ error: { message: "model exploded" } }));
+    }
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    const id = "chatcmpl-test";
+    const piece = (content) => chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { content } }] });
+    res.write(chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
+    if (last.includes("[slow]")) await sleep(1500);
+    let tokens;
+    if (last.includes("[long]")) tokens = Array.from({ length: 200 }, (_, i) => `word${i} `);
+    else tokens = ["You", " asked", ":", ` ${last.replace(/\s+/g, " ").slice(0, 80)}`, "."];
+    for (let i = 0; i < tokens.length; i++) {
+      if (res.destroyed) return;
+      res.write(piece(tokens[i]));
+      if (last.includes("[cut]") && i === 2) {
+        // Let the pieces so far reach the Worker, then drop the connection mid-stream.
+        await sleep(100);
+        return res.destroy();
+      }
+      await sleep(last.includes("[long]") ? 25 : tokenDelayMs);
+    }
+    res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
+    res.write(chunk({ id, object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 42, completion_tokens: tokens.length, total_tokens: 42 + tokens.length } }));
+    res.write("data: [DONE]\n\n");
+    res.end();
+  });
+  return { ...server, base: `${server.base}/v1` };
+}
