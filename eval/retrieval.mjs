@@ -1,0 +1,124 @@
+// `make eval`: how often the service finds the right document for a question. Starts the built
+// Worker under `wrangler dev` with fresh local state, uploads the corpus into one chatbot, asks
+// every question through a scorer and reports top-1 and top-3 hit rates.
+//
+//   node eval/retrieval.mjs [--scorer search] [--docs DIR] [--list FILE] [--questions FILE] [--out DIR]
+//
+// The Worker must be built first (`make build`); `scripts/eval.sh` does that and installs the
+// corpus.
+import { execFileSync } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const { values: opts } = parseArgs({
+  options: {
+    scorer: { type: "string", default: "search" },
+    docs: { type: "string", default: process.env.EVAL_DOCS_DIR ?? "/usr/share/doc/git-doc" },
+    list: { type: "string", default: path.join(ROOT, "eval/documents.txt") },
+    questions: { type: "string", default: path.join(ROOT, "eval/questions.json") },
+    out: { type: "string", default: process.env.EVAL_OUTPUT ?? path.join(ROOT, "eval-output") },
+  },
+});
+const OUT = path.resolve(opts.out);
+// The harness keeps wrangler's state and config under E2E_OUTPUT; it reads it when loaded.
+process.env.E2E_OUTPUT ??= OUT;
+
+const { startWorker, client } = await import("../tests/e2e/harness.mjs");
+const { readDocumentList, loadCorpus, ingest } = await import("./corpus.mjs");
+const { SCORERS } = await import("./scorers.mjs");
+const { checkQuestions, score, summarize, summaryLine, printReport, writeResult } = await import("./report.mjs");
+
+const progress = (msg) => process.stderr.write(`--- ${msg}\n`);
+const seconds = (since) => Math.round((performance.now() - since) / 100) / 10;
+
+function packageVersion(pkg) {
+  try {
+    return execFileSync("dpkg-query", ["-W", "-f", "${Version}", pkg], { encoding: "utf8" }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  const makeScorer = SCORERS[opts.scorer];
+  if (!makeScorer) throw new Error(`unknown scorer ${opts.scorer}; known: ${Object.keys(SCORERS).join(", ")}`);
+
+  const names = await readDocumentList(opts.list);
+  const docs = await loadCorpus(opts.docs, names);
+  const questions = checkQuestions(JSON.parse(await readFile(opts.questions, "utf8")), names);
+  const corpusBytes = docs.reduce((n, d) => n + d.bytes.length, 0);
+  progress(`${docs.length} documents (${(corpusBytes / 1048576).toFixed(2)} MiB) from ${opts.docs}; ${questions.length} questions`);
+
+  const timings = {};
+  let t = performance.now();
+  const worker = await startWorker();
+  let interrupted = false;
+  const stop = async (signal) => {
+    interrupted = true;
+    progress(`${signal}: stopping the Worker`);
+    await worker.dispose();
+    process.exit(130);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    timings.start_s = seconds(t);
+    progress(`Worker up on ${worker.base} in ${timings.start_s} s`);
+
+    const { key } = await worker.newAccount("evaluation");
+    const api = client(worker, key);
+    const bot = await api.post("/chatbot/create", { body: { name: "Evaluation" } });
+    if (bot.status !== 200) throw new Error(`creating the chatbot failed: ${bot.status} ${bot.text}`);
+    const chatbotUuid = bot.json.uuid;
+
+    t = performance.now();
+    const sources = await ingest(worker, key, api, chatbotUuid, docs);
+    timings.ingest_s = seconds(t);
+    const ok = sources.filter((s) => s.status === "success");
+    progress(`ingested ${ok.length}/${sources.length} documents (${ok.reduce((n, s) => n + s.tokens, 0)} tokens) in ${timings.ingest_s} s`);
+
+    const scorer = makeScorer({ api, chatbotUuid });
+    t = performance.now();
+    const rows = await score(scorer, questions);
+    timings.questions_s = seconds(t);
+    progress(`asked ${rows.length} questions in ${timings.questions_s} s`);
+
+    const summary = summarize(rows);
+    printReport({ scorer, sources, rows, summary });
+    const pkg = process.env.EVAL_PACKAGE ?? null;
+    const file = path.join(OUT, `retrieval-${scorer.name}.json`);
+    await writeResult(file, {
+      scorer: { name: scorer.name, describe: scorer.describe },
+      created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      corpus: {
+        package: pkg,
+        version: pkg ? packageVersion(pkg) : null,
+        dir: opts.docs,
+        documents: docs.length,
+        bytes: corpusBytes,
+      },
+      summary,
+      timings,
+      ingestion: sources,
+      results: rows,
+    });
+    console.log(`\nWrote ${path.relative(process.cwd(), file) || file}`);
+    console.log(summaryLine(scorer.name, summary));
+  } catch (err) {
+    if (interrupted) return;
+    await writeFile(path.join(OUT, "worker.log"), worker.log).catch(() => {});
+    progress(`the Worker's last output is in ${path.join(OUT, "worker.log")}`);
+    throw err;
+  } finally {
+    await worker.dispose();
+  }
+}
+
+main().catch((err) => {
+  console.error(`evaluation failed: ${err.stack ?? err}`);
+  process.exit(1);
+});
