@@ -230,7 +230,10 @@ fn breaks_preformatted_text_and_quotes() {
     assert_eq!(t, "line one\nline two\n\nline four");
     let t =
         html_to_text("<pre>\n  indented\n\tTabbed <b>bold</b>\n\n\n  end  \n</pre><p>x</p>").text;
-    assert_eq!(t, "  indented\n\tTabbed bold\n\n  end\n\nx");
+    assert_eq!(t, "```\n  indented\n\tTabbed bold\n\n  end\n```\n\nx");
+    // Code is fenced so that a comment line is never taken for a heading.
+    let t = html_to_text("<pre># not a heading\nlabel x</pre>").text;
+    assert_eq!(t, "```\n# not a heading\nlabel x\n```");
     let t = html_to_text("<blockquote><p>Quoted one.</p><p>Quoted two.</p></blockquote>").text;
     assert_eq!(t, "> Quoted one.\n\n> Quoted two.");
 }

@@ -48,7 +48,7 @@ pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        if line.is_empty() || line.starts_with('#') || line.starts_with("```") {
             continue;
         }
         let is_item = line.starts_with("- ")

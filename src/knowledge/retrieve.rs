@@ -50,8 +50,8 @@ pub fn stem(word: &str) -> String {
         ("fulness", "ful"),
         ("iveness", "ive"),
         ("ousness", "ous"),
-        ("ations", "ate"),
-        ("ation", "ate"),
+        ("ations", ""),
+        ("ation", ""),
         ("ments", ""),
         ("ment", ""),
         ("ness", ""),
@@ -112,38 +112,67 @@ fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     2.0 * a.intersection(b).count() as f64 / (a.len() + b.len()) as f64
 }
 
+/// How much a chunk's score leans on the evidence of its whole document.
+const DOCUMENT_WEIGHT: f64 = 0.3;
+
 /// Each further chunk from a source already chosen counts this much less.
-const SAME_SOURCE_DECAY: f64 = 0.8;
+const SAME_SOURCE_DECAY: f64 = 0.7;
 
 /// Scores candidates for `query` and returns the best `limit`, best first.
 pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
     let query_stems: Vec<String> = content_terms(query).iter().map(|t| stem(t)).collect();
     let query_set: HashSet<String> = query_stems.iter().cloned().collect();
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
+    let chunk_stems: Vec<HashSet<String>> = hits
+        .iter()
+        .map(|h| stems(&format!("{} {}", h.heading, h.text)))
+        .collect();
+    // Terms weigh by how rare they are among the candidates: one that every candidate holds
+    // says nothing about which is the answer.
+    let n = hits.len().max(1) as f64;
+    // Terms no candidate holds cannot tell candidates apart and are left out of the weighting.
+    let weights: HashMap<&String, f64> = query_set
+        .iter()
+        .filter_map(|t| {
+            let df = chunk_stems.iter().filter(|s| s.contains(t)).count() as f64;
+            (df > 0.0).then(|| (t, (1.0 + n / df).ln()))
+        })
+        .collect();
+    let total_weight: f64 = weights.values().sum();
     let mut scored: Vec<Ranked> = hits
         .into_iter()
-        .map(|hit| {
+        .zip(chunk_stems)
+        .map(|(hit, chunk_stems)| {
             let relevance = if best_bm25 > 0.0 {
                 (-hit.rank / best_bm25).clamp(0.0, 1.0)
             } else {
                 0.0
             };
-            let chunk_stems = stems(&format!("{} {}", hit.heading, hit.text));
             let coverage = if query_set.is_empty() {
                 0.0
             } else {
                 query_set
                     .iter()
-                    .filter(|s| chunk_stems.contains(*s))
+                    .filter(|t| chunk_stems.contains(*t))
                     .count() as f64
                     / query_set.len() as f64
+            };
+            let weighted_coverage = if total_weight > 0.0 {
+                weights
+                    .iter()
+                    .filter(|(t, _)| chunk_stems.contains(**t))
+                    .map(|(_, w)| w)
+                    .sum::<f64>()
+                    / total_weight
+            } else {
+                0.0
             };
             let question_match = if hit.source_type == "qa" {
                 dice(&query_set, &stems(&hit.heading))
             } else {
                 0.0
             };
-            let mut score = 0.5 * relevance + 0.5 * coverage;
+            let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
             }
@@ -155,6 +184,34 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             }
         })
         .collect();
+    // A document with several matching passages is more likely about the question than one
+    // with a single stray match: blend in each source's summed evidence.
+    // Only its two best passages count, so sheer length does not win.
+    let mut best_two: HashMap<String, [f64; 2]> = HashMap::new();
+    for r in &scored {
+        let top = best_two
+            .entry(r.hit.data_source_uuid.clone())
+            .or_insert([0.0; 2]);
+        if r.score > top[0] {
+            top[1] = top[0];
+            top[0] = r.score;
+        } else if r.score > top[1] {
+            top[1] = r.score;
+        }
+    }
+    let evidence: HashMap<String, f64> =
+        best_two.into_iter().map(|(k, [a, b])| (k, a + b)).collect();
+    let best_evidence = evidence.values().copied().fold(0.0_f64, f64::max);
+    if best_evidence > 0.0 {
+        for r in &mut scored {
+            let doc = evidence
+                .get(&r.hit.data_source_uuid)
+                .copied()
+                .unwrap_or(0.0)
+                / best_evidence;
+            r.score = (1.0 - DOCUMENT_WEIGHT) * r.score + DOCUMENT_WEIGHT * doc;
+        }
+    }
     scored.sort_by(|a, b| b.score.total_cmp(&a.score));
 
     // Greedy pick with a decay per source, so the top slots span several documents when

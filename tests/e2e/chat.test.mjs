@@ -130,7 +130,7 @@ test("the built-in engine answers paraphrases from the right source and declines
   const bot = await shopBot({ show_citations: true });
   const session = await newSession(bot);
   const cases = [
-    ["is there a physical store I could visit?", /12 Canal Street/, "qa"],
+    ["do you have a shop I could visit in person?", /12 Canal Street/, "qa"],
     ["how many days until a parcel reaches Germany with the cheap option?", /European Union; Standard: 4–6 working days/, "Shipping & Delivery | Northwind Outfitters"],
     ["my sleeping bag broke after a year, am I covered?", /guaranteed against manufacturing defects for two years/, "Product warranty | Northwind Outfitters"],
     ["can I return something I bought in the sale?", /final sale/, "Returns and refunds | Northwind Outfitters"],

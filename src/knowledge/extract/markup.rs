@@ -2048,7 +2048,12 @@ impl<'a> Renderer<'a> {
         let last = lines.iter().rposition(|l| !l.is_empty());
         if let (Some(f), Some(l)) = (first, last) {
             let tight = self.in_item();
-            self.emit(&lines[f..=l], tight);
+            // Fenced, so a code line such as `# comment` is never read as a heading later.
+            let mut fenced: Vec<&str> = Vec::with_capacity(l - f + 3);
+            fenced.push("```");
+            fenced.extend_from_slice(&lines[f..=l]);
+            fenced.push("```");
+            self.emit(&fenced, tight);
         }
     }
 
