@@ -10,7 +10,7 @@ use crate::providers;
 use crate::ratelimit::{admit_message, Decision, Limit};
 use crate::stream::StreamSink;
 use serde_json::json;
-use worker::{EncodeBody, Headers, Response};
+use worker::{Headers, Response};
 
 /// Everything up to the model call: session, question, rate limit, agent, prompt.
 async fn begin(call: &mut Call) -> ApiResult<Exchange> {

@@ -162,6 +162,29 @@ test("uploads of each supported type are stored in R2 and their text indexed", a
   assert.equal(results[0].data_source_uuid, html.json.uuid);
 });
 
+test("a real PDF with a table and a DOCX are read, table rows kept whole", async () => {
+  const bot = await newChatbot();
+  const pdf = await upload(worker, key, bot.uuid, { name: "report.pdf", bytes: await fixture("office", "report_fpdf.pdf"), type: "application/pdf" });
+  assert.equal(pdf.status, 200, pdf.text);
+  const docx = await upload(worker, key, bot.uuid, { name: "handbook.docx", bytes: await fixture("office", "document.docx") });
+  assert.equal(docx.status, 200, docx.text);
+  for (const s of [pdf.json, docx.json]) assert.equal((await settled(api, s.uuid)).status, "success");
+  const text = async (uuid) => (await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${uuid}' ORDER BY position`))
+    .map((c) => `${c.heading}\n${c.text}`).join("\n");
+  const pdfText = await text(pdf.json.uuid);
+  assert.match(pdfText, /The survey covered three coastal regions during the spring season\./);
+  for (const row of ["Alpha | 12 | Red", "Beta | 7 | Green", "Gamma | 31 | Blue", "Delta | 45 | Yellow"]) {
+    assert.ok(pdfText.includes(row), `PDF table row ${row}`);
+  }
+  const docxText = await text(docx.json.uuid);
+  assert.match(docxText, /Project Handbook/);
+  assert.match(docxText, /First numbered step\./);
+  assert.match(docxText, /Epsilon \| 3 \| Purple/);
+  const results = await search(bot, "how many Gamma sites were counted?");
+  assert.equal(results[0].data_source_uuid, pdf.json.uuid);
+  assert.match(results[0].text, /Gamma \| 31 \| Blue/);
+});
+
 test("bad uploads get the contract's error and change nothing", async () => {
   const bot = await newChatbot();
   const ok = await upload(worker, key, bot.uuid, { name: "notes.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays."), type: "text/plain" });

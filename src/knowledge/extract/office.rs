@@ -71,9 +71,10 @@ impl Budget {
 }
 
 /// Inflates zlib-wrapped (`zlib == true`) or raw deflate data within the budget.
-/// Damaged streams still yield what decoded before the damage, because a
-/// partly readable page beats none.
-pub(crate) fn inflate(data: &[u8], zlib: bool, budget: &Budget) -> Option<Vec<u8>> {
+/// With `partial`, damaged streams still yield what decoded before the
+/// damage: PDF writers often leave slightly broken streams, and a partly
+/// readable page beats none.
+pub(crate) fn inflate(data: &[u8], zlib: bool, partial: bool, budget: &Budget) -> Option<Vec<u8>> {
     use miniz_oxide::inflate::{
         decompress_to_vec_with_limit, decompress_to_vec_zlib_with_limit, TINFLStatus,
     };
@@ -90,7 +91,7 @@ pub(crate) fn inflate(data: &[u8], zlib: bool, budget: &Budget) -> Option<Vec<u8
                 budget.take(usize::MAX);
                 return None;
             }
-            if e.output.is_empty() {
+            if e.output.is_empty() || !partial {
                 return None;
             }
             e.output
@@ -103,13 +104,14 @@ pub(crate) fn inflate(data: &[u8], zlib: bool, budget: &Budget) -> Option<Vec<u8
     }
 }
 
-/// Hasher for integer-keyed maps on hot paths (object numbers, character
-/// codes). SipHash's strength buys nothing there and costs time per glyph;
-/// the finalizer still spreads high bits into the low bits that pick buckets.
+/// Hasher for all maps here. Keys are object numbers, character codes and
+/// style names from one bounded document; SipHash's strength buys little
+/// there, costs time per glyph and code size in the bundle. The finalizer
+/// still spreads high bits into the low bits that pick buckets.
 #[derive(Default, Clone, Copy)]
-pub(crate) struct IntHasher(u64);
+pub(crate) struct FastHasher(u64);
 
-impl std::hash::Hasher for IntHasher {
+impl std::hash::Hasher for FastHasher {
     fn finish(&self) -> u64 {
         let mut x = self.0;
         x ^= x >> 33;
@@ -126,8 +128,11 @@ impl std::hash::Hasher for IntHasher {
     }
 }
 
-pub(crate) type IntMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
+pub(crate) type FastSet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
+
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// A structural piece of output; rendering is shared so PDF and DOCX text
 /// look the same to the chunker.

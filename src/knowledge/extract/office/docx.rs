@@ -1,10 +1,8 @@
 //! DOCX (WordprocessingML) to light markdown.
 
-use std::collections::HashMap;
-
 use super::xml::{attr, Ev, Reader};
 use super::zip::Zip;
-use super::{render, tidy, Block, Budget, ExtractError, Extracted, DECOMPRESS_BUDGET};
+use super::{render, tidy, Block, Budget, ExtractError, Extracted, FastMap, DECOMPRESS_BUDGET};
 
 /// What a paragraph style means for the output, after following `basedOn`.
 #[derive(Clone, Copy, Default)]
@@ -129,8 +127,8 @@ fn core_title(xml: &str) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-fn parse_styles(xml: &str) -> HashMap<String, StyleInfo> {
-    let mut raw: HashMap<String, Style> = HashMap::new();
+fn parse_styles(xml: &str) -> FastMap<String, StyleInfo> {
+    let mut raw: FastMap<String, Style> = FastMap::default();
     let mut cur: Option<(String, Style)> = None;
     for ev in Reader::new(xml) {
         match ev {
@@ -165,7 +163,7 @@ fn parse_styles(xml: &str) -> HashMap<String, StyleInfo> {
             _ => {}
         }
     }
-    let mut out = HashMap::new();
+    let mut out = FastMap::default();
     for id in raw.keys() {
         let mut info = StyleInfo::default();
         let (mut heading_known, mut list_known) = (false, false);
@@ -233,7 +231,7 @@ fn skipped(name: &str) -> bool {
     )
 }
 
-fn body_blocks(xml: &str, styles: &HashMap<String, StyleInfo>) -> Vec<Block> {
+fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut paras: Vec<Para> = Vec::new();
     let mut tables: Vec<Table> = Vec::new();
@@ -342,7 +340,7 @@ fn push_text(paras: &mut [Para], s: &str) {
 
 fn finish_para(
     p: Para,
-    styles: &HashMap<String, StyleInfo>,
+    styles: &FastMap<String, StyleInfo>,
     tables: &mut [Table],
     blocks: &mut Vec<Block>,
 ) {

@@ -6,10 +6,9 @@
 //! `N G obj` headers, the way viewers do.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::{inflate, Budget, IntMap};
+use super::{inflate, Budget, FastMap, FastSet};
 
 #[derive(Clone)]
 pub(crate) enum Obj {
@@ -113,11 +112,20 @@ pub(crate) struct Lexer<'a> {
     /// `N G R` references are only meaningful in the file body, and looking
     /// ahead for them in content streams would waste time on every number.
     pub(crate) refs: bool,
+    /// Set when a container runs into a file-structure keyword such as
+    /// `endobj`: the container was never closed, and reading on would parse
+    /// the rest of the file into it (once per broken object, in repair).
+    halted: bool,
 }
 
 impl<'a> Lexer<'a> {
     pub(crate) fn new(buf: &'a [u8], pos: usize, refs: bool) -> Self {
-        Lexer { buf, pos, refs }
+        Lexer {
+            buf,
+            pos,
+            refs,
+            halted: false,
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -197,6 +205,9 @@ impl<'a> Lexer<'a> {
                         Item::Kw(_) => {}
                         Item::Close | Item::Eof => break,
                     }
+                    if self.halted {
+                        break;
+                    }
                 }
                 Item::Obj(Obj::Array(Rc::new(v)))
             }
@@ -210,6 +221,12 @@ impl<'a> Lexer<'a> {
                     b"true" => Item::Obj(Obj::Bool),
                     b"false" => Item::Obj(Obj::Bool),
                     b"null" => Item::Obj(Obj::Null),
+                    b"endobj" | b"obj" | b"stream" | b"endstream" | b"xref" | b"trailer"
+                        if self.refs && depth > 0 =>
+                    {
+                        self.halted = true;
+                        Item::Kw(tok)
+                    }
                     _ => match parse_number(tok) {
                         Some(Obj::Int(n)) if self.refs && n >= 0 => Item::Obj(self.maybe_ref(n)),
                         Some(o) => Item::Obj(o),
@@ -222,7 +239,7 @@ impl<'a> Lexer<'a> {
 
     pub(crate) fn dict_body(&mut self, depth: u32) -> Dict {
         let mut d = Vec::new();
-        loop {
+        while !self.halted {
             match self.item(depth) {
                 Item::Obj(Obj::Name(k)) => match self.item(depth) {
                     Item::Obj(v) => d.push((k, v)),
@@ -259,6 +276,12 @@ impl<'a> Lexer<'a> {
 
     fn literal_string(&mut self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16);
+        self.literal_into(&mut out);
+        out
+    }
+
+    /// Reads a `(...)` string body (after the parenthesis) onto `out`.
+    fn literal_into(&mut self, out: &mut Vec<u8>) {
         let mut depth = 1u32;
         while let Some(c) = self.peek() {
             self.pos += 1;
@@ -309,13 +332,18 @@ impl<'a> Lexer<'a> {
                 _ => out.push(c),
             }
         }
-        out
     }
 
     fn hex_string(&mut self) -> Vec<u8> {
         let rest = self.buf.get(self.pos..).unwrap_or(&[]);
         let len = rest.iter().position(|&c| c == b'>').unwrap_or(rest.len());
         let mut out = Vec::with_capacity(len / 2 + 1);
+        self.hex_into(&mut out);
+        out
+    }
+
+    /// Reads a `<...>` string body (after the bracket) onto `out`.
+    fn hex_into(&mut self, out: &mut Vec<u8>) {
         let mut hi: Option<u8> = None;
         while let Some(c) = self.peek() {
             self.pos += 1;
@@ -331,8 +359,52 @@ impl<'a> Lexer<'a> {
         if let Some(h) = hi {
             out.push(h << 4);
         }
-        out
     }
+
+    /// Reads a `[...]` text array (after the bracket) into a reusable arena:
+    /// text arrays are by far the most common array in content streams, and
+    /// allocating every kerned fragment separately dominated the run time.
+    pub(crate) fn text_array(&mut self, arena: &mut Vec<u8>, items: &mut Vec<TextItem>) {
+        loop {
+            self.skip_ws();
+            let Some(c) = self.peek() else { return };
+            match c {
+                b']' => {
+                    self.pos += 1;
+                    return;
+                }
+                b'(' => {
+                    self.pos += 1;
+                    let start = arena.len();
+                    self.literal_into(arena);
+                    items.push(TextItem::Text(start, arena.len()));
+                }
+                b'<' if self.buf.get(self.pos + 1) != Some(&b'<') => {
+                    self.pos += 1;
+                    let start = arena.len();
+                    self.hex_into(arena);
+                    items.push(TextItem::Text(start, arena.len()));
+                }
+                _ => match self.item(1) {
+                    Item::Obj(o) => {
+                        if let Some(v) = o.as_f64() {
+                            items.push(TextItem::Adjust(v));
+                        }
+                    }
+                    Item::Eof => return,
+                    // A stray `>>` or keyword inside the array: skip it.
+                    Item::Close | Item::Kw(_) => {}
+                },
+            }
+        }
+    }
+}
+
+pub(crate) enum TextItem {
+    /// A string, as a range of the arena.
+    Text(usize, usize),
+    /// A kerning adjustment in thousandths of text space.
+    Adjust(f64),
 }
 
 pub(crate) fn hex_val(c: u8) -> Option<u8> {
@@ -448,12 +520,13 @@ const MAX_LOAD_DEPTH: u32 = 16;
 
 pub(crate) struct Doc<'a> {
     pub(crate) buf: &'a [u8],
-    xref: IntMap<u32, Loc>,
+    xref: FastMap<u32, Loc>,
     pub(crate) trailer: Dict,
-    cache: RefCell<IntMap<u32, Obj>>,
-    scanned: RefCell<Option<Rc<IntMap<u32, usize>>>>,
-    loading_objstm: RefCell<HashSet<u32>>,
+    cache: RefCell<FastMap<u32, Obj>>,
+    scanned: RefCell<Option<Rc<FastMap<u32, usize>>>>,
+    loading_objstm: RefCell<FastSet<u32>>,
     depth: Cell<u32>,
+    endstream_memo: Cell<(usize, Option<usize>)>,
     pub(crate) budget: &'a Budget,
     /// Set when the cross-reference data had to be rebuilt by scanning.
     pub(crate) repaired: bool,
@@ -463,12 +536,13 @@ impl<'a> Doc<'a> {
     pub(crate) fn open(buf: &'a [u8], budget: &'a Budget) -> Doc<'a> {
         let mut doc = Doc {
             buf,
-            xref: IntMap::default(),
+            xref: FastMap::default(),
             trailer: Dict::default(),
-            cache: RefCell::new(IntMap::default()),
+            cache: RefCell::new(FastMap::default()),
             scanned: RefCell::new(None),
-            loading_objstm: RefCell::new(HashSet::new()),
+            loading_objstm: RefCell::new(FastSet::default()),
             depth: Cell::new(0),
+            endstream_memo: Cell::new((usize::MAX, None)),
             budget,
             repaired: false,
         };
@@ -493,7 +567,7 @@ impl<'a> Doc<'a> {
             return;
         };
         let mut queue = vec![first];
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         let mut trailers: Vec<Dict> = Vec::new();
         while let Some(off) = queue.pop() {
             // Bounded: each section is visited once and chains are short.
@@ -638,11 +712,11 @@ impl<'a> Doc<'a> {
 
     /// Offsets of every `N G obj` in the file; later definitions win, as in
     /// an incremental update.
-    fn scan(&self) -> Rc<IntMap<u32, usize>> {
+    fn scan(&self) -> Rc<FastMap<u32, usize>> {
         if let Some(s) = self.scanned.borrow().as_ref() {
             return s.clone();
         }
-        let mut map = IntMap::default();
+        let mut map = FastMap::default();
         let buf = self.buf;
         let mut i = 0;
         while let Some(p) = find(buf, b"obj", i) {
@@ -708,12 +782,21 @@ impl<'a> Doc<'a> {
             }
         }
         let mut trailer: Vec<(Vec<u8>, Obj)> = Vec::new();
-        let mut from = 0;
-        while let Some(p) = find(self.buf, b"trailer", from) {
-            from = p + 7;
-            let mut lx = Lexer::new(self.buf, from, true);
+        // The newest trailer is the last one; looking at only a few from the
+        // end keeps a file stuffed with "trailer" keywords from taking
+        // quadratic time.
+        let mut end = self.buf.len();
+        for _ in 0..8 {
+            let Some(p) = rfind(&self.buf[..end], b"trailer") else {
+                break;
+            };
+            end = p;
+            let mut lx = Lexer::new(self.buf, p + 7, true);
             if let Item::Obj(Obj::Dict(d)) = lx.item(0) {
-                trailer = d.0.clone();
+                if d.get(b"Root").is_some() {
+                    trailer = d.0.clone();
+                    break;
+                }
             }
         }
         let has_root = |t: &Vec<(Vec<u8>, Obj)>| t.iter().any(|(k, _)| k == b"Root");
@@ -845,7 +928,7 @@ impl<'a> Doc<'a> {
             })
             .or_else(|| {
                 // The declared length is wrong or missing: trust the keyword.
-                let e = find(self.buf, b"endstream", start)?;
+                let e = self.next_endstream(start)?;
                 let mut end = e;
                 if end > start && self.buf[end - 1] == b'\n' {
                     end -= 1;
@@ -858,6 +941,20 @@ impl<'a> Doc<'a> {
             .unwrap_or(self.buf.len());
         let dict = Rc::try_unwrap(dict).unwrap_or_else(|d| Dict(d.0.clone()));
         Some(Obj::Stream(Rc::new(Stream { dict, start, end })))
+    }
+
+    /// The next `endstream` at or after `from`. The last answer is
+    /// remembered: repair parses objects in file order, and a hostile file
+    /// with many streams and no `endstream` would otherwise be rescanned to
+    /// its end once per stream.
+    fn next_endstream(&self, from: usize) -> Option<usize> {
+        let (memo_from, memo) = self.endstream_memo.get();
+        if from >= memo_from && memo.is_none_or(|m| m >= from) && memo_from != usize::MAX {
+            return memo;
+        }
+        let found = find(self.buf, b"endstream", from);
+        self.endstream_memo.set((from, found));
+        found
     }
 
     /// Object numbers and their indexes inside an object stream.
@@ -962,10 +1059,10 @@ impl<'a> Doc<'a> {
             let parm = parms.get(i).and_then(Obj::as_dict);
             let out = match f.as_name()? {
                 b"FlateDecode" | b"Fl" => {
-                    let out = inflate(input, true, self.budget).or_else(|| {
+                    let out = inflate(input, true, true, self.budget).or_else(|| {
                         // Some writers omit the zlib header.
                         (!self.budget.exhausted.get())
-                            .then(|| inflate(input, false, self.budget))
+                            .then(|| inflate(input, false, true, self.budget))
                             .flatten()
                     })?;
                     predict(out, parm)?

@@ -6,7 +6,7 @@
 //! instead of the full Adobe glyph list and every predefined CMap.
 
 use super::pdf::{Doc, Item, Lexer, Obj};
-use super::IntMap;
+use super::FastMap;
 
 enum Kind {
     Simple,
@@ -19,7 +19,7 @@ enum Widths {
         w: Vec<f64>,
     },
     Cid {
-        map: IntMap<u32, f64>,
+        map: FastMap<u32, f64>,
         ranges: Vec<(u32, u32, f64)>,
     },
 }
@@ -133,7 +133,7 @@ impl Font {
                 font.widths = cid_widths(doc, w.as_ref().and_then(Obj::as_array).unwrap_or(&[]));
             } else {
                 font.widths = Widths::Cid {
-                    map: IntMap::default(),
+                    map: FastMap::default(),
                     ranges: Vec::new(),
                 };
             }
@@ -209,6 +209,16 @@ impl Font {
             // Type 3 glyph spaces are arbitrary; half an em of *that* space.
             font.default_width = 0.5 / font.scale;
         }
+        // One-byte fonts get a single code table, so showing a glyph is one
+        // index instead of a map lookup plus a fallback.
+        if let Some(tu) = font.to_unicode.take() {
+            for (code, slot) in font.encoding.iter_mut().enumerate() {
+                let mut s = String::new();
+                if tu.lookup(code as u32, &mut s) {
+                    *slot = Some(s.into_boxed_str());
+                }
+            }
+        }
         font
     }
 
@@ -265,11 +275,12 @@ impl Font {
                 _ => false,
             },
             Kind::Composite if self.ucs2 => match char::from_u32(code) {
-                Some(c) if !c.is_control() => {
-                    out.push(c);
-                    true
+                Some(c) => {
+                    let before = out.len();
+                    clean(out, c.encode_utf8(&mut [0; 4]));
+                    out.len() > before
                 }
-                _ => false,
+                None => false,
             },
             Kind::Composite => false,
         }
@@ -345,7 +356,7 @@ fn is_bold(doc: &Doc, d: &super::pdf::Dict, base: &[u8]) -> bool {
 }
 
 fn cid_widths(doc: &Doc, w: &[Obj]) -> Widths {
-    let mut map = IntMap::default();
+    let mut map = FastMap::default();
     let mut ranges = Vec::new();
     let mut i = 0;
     while i < w.len() {
@@ -416,7 +427,7 @@ fn standard_widths(name: &[u8]) -> Option<&'static [u8; 95]> {
 /// fast lookups; big ones stay ranges so a forged `<0000> <FFFF>` costs nothing.
 #[derive(Default)]
 pub(crate) struct CMap {
-    map: IntMap<u32, Box<str>>,
+    map: FastMap<u32, Box<str>>,
     ranges: Vec<(u32, u32, Vec<u16>)>,
     codespace: Vec<(u32, u32, u8)>,
     cids: Vec<(u32, u32, u32)>,
@@ -488,7 +499,7 @@ impl CMap {
                         }
                         _ => String::new(),
                     };
-                    self.map.insert(c, dst.into_boxed_str());
+                    self.map.insert(c, cleaned(&dst));
                 }
             }
             b"bfrange" => {
@@ -506,7 +517,7 @@ impl CMap {
                                 .saturating_add(1),
                         ) {
                             if let Obj::Str(s) = d {
-                                self.map.insert(lo + i as u32, utf16(s).into_boxed_str());
+                                self.map.insert(lo + i as u32, cleaned(&utf16(s)));
                             }
                         }
                     }
@@ -544,13 +555,48 @@ impl CMap {
     fn lookup(&self, code: u32, out: &mut String) -> bool {
         let before = out.len();
         if let Some(s) = self.map.get(&code) {
-            out.extend(s.chars().filter(|c| *c != '\0'));
+            out.push_str(s);
         } else if let Some((lo, _, units)) = self.ranges.iter().find(|r| code >= r.0 && code <= r.1)
         {
-            out.push_str(&range_text(units, code - lo));
+            clean(out, &range_text(units, code - lo));
         }
         out.len() > before
     }
+}
+
+/// Appends glyph text as it should reach the index: symbol-font private-use
+/// codes (as Word's bullets come out) become real characters, control codes
+/// go, and ligatures are spelled out because "ﬁnd" would never match "find".
+/// Applied once when a font's tables are built, not per glyph.
+pub(crate) fn clean(out: &mut String, text: &str) {
+    for c in text.chars() {
+        let c = match u32::from(c) {
+            0xF0B7 | 0xF0A7 | 0xF06C | 0xF0FC | 0xF0D8 | 0xF076 | 0xF06E | 0xF0A8 => '\u{2022}',
+            v @ 0xF020..=0xF07E => char::from_u32(v - 0xF000).unwrap_or(' '),
+            0xF000..=0xF0FF | 0xFFFD => continue,
+            0xFB00..=0xFB06 => {
+                let spelled = ["ff", "fi", "fl", "ffi", "ffl", "st", "st"];
+                out.push_str(
+                    spelled
+                        .get((u32::from(c) - 0xFB00) as usize)
+                        .copied()
+                        .unwrap_or(""),
+                );
+                continue;
+            }
+            0x00AD | 0x2010 | 0x2011 => '-',
+            0 => continue,
+            _ if c.is_control() => ' ',
+            _ => c,
+        };
+        out.push(c);
+    }
+}
+
+fn cleaned(s: &str) -> Box<str> {
+    let mut out = String::with_capacity(s.len());
+    clean(&mut out, s);
+    out.into_boxed_str()
 }
 
 fn utf16_units(s: &[u8]) -> Vec<u16> {
@@ -584,7 +630,7 @@ fn base_encoding(name: &[u8]) -> Vec<Option<Box<str>>> {
                 b"StandardEncoding" => standard(c as u8),
                 _ => win_ansi(c as u8),
             };
-            ch.map(|c| c.to_string().into_boxed_str())
+            ch.map(|c| cleaned(c.encode_utf8(&mut [0; 4])))
         })
         .collect()
 }
@@ -597,7 +643,7 @@ fn apply_differences(enc: &mut [Option<Box<str>>], diffs: &[Obj]) {
             Obj::Name(n) => {
                 if let Some(slot) = usize::try_from(code).ok().and_then(|c| enc.get_mut(c)) {
                     let mut s = String::new();
-                    *slot = glyph_unicode(n, &mut s).then(|| s.into_boxed_str());
+                    *slot = glyph_unicode(n, &mut s).then(|| cleaned(&s));
                 }
                 code = code.saturating_add(1);
             }

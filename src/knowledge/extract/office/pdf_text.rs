@@ -2,12 +2,13 @@
 //! into lines, paragraphs, headings, list items and table rows.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::pdf::{find, is_ws, Dict, Doc, Item, Lexer, Obj};
+use super::pdf::{find, is_ws, Dict, Doc, Item, Lexer, Obj, TextItem};
 use super::pdf_font::{pdf_doc_char, Font};
-use super::{err, render, Block, Budget, ExtractError, Extracted, IntMap, DECOMPRESS_BUDGET};
+use super::{
+    err, render, Block, Budget, ExtractError, Extracted, FastMap, FastSet, DECOMPRESS_BUDGET,
+};
 
 type Matrix = [f64; 6];
 const IDENTITY: Matrix = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
@@ -153,7 +154,7 @@ struct Page {
 fn collect_pages(doc: &Doc, root: Option<&Obj>) -> Vec<Page> {
     let mut out = Vec::new();
     let Some(root) = root else { return out };
-    let mut seen = HashSet::new();
+    let mut seen = FastSet::default();
     let mut stack: Vec<(Obj, Option<Obj>, i64, Option<Obj>)> = vec![(root.clone(), None, 0, None)];
     while let Some((node, res, rot, mbox)) = stack.pop() {
         if out.len() >= MAX_PAGES || seen.len() > MAX_PAGES * 2 {
@@ -213,6 +214,8 @@ struct Span {
     text: String,
     frame: i32,
     bold: bool,
+    /// Where the last glyph started, to spot overprinted copies.
+    last_at: f64,
 }
 
 /// A stretch of a line without wide gaps: a table cell, or the whole line.
@@ -229,6 +232,9 @@ struct Line {
     x1: f64,
     segs: Vec<Seg>,
     bold: bool,
+    frame: i32,
+    /// Drawn after a bullet shape, so it starts a list item.
+    dot: bool,
 }
 
 impl Line {
@@ -249,10 +255,13 @@ struct PageLines {
 
 struct Extractor<'d, 'a> {
     doc: &'d Doc<'a>,
-    fonts: RefCell<IntMap<u32, Rc<Font>>>,
-    forms: IntMap<u32, Rc<Vec<u8>>>,
+    fonts: RefCell<FastMap<u32, Rc<Font>>>,
+    forms: FastMap<u32, Rc<Vec<u8>>>,
     fallback: Rc<Font>,
     spans: Vec<Span>,
+    /// Small filled shapes: browsers and some editors draw list bullets as
+    /// paths rather than text.
+    dots: Vec<(f64, f64, f64)>,
     ops: usize,
     glyphs: usize,
     mapped: usize,
@@ -263,10 +272,11 @@ impl<'d, 'a> Extractor<'d, 'a> {
     fn new(doc: &'d Doc<'a>) -> Self {
         Extractor {
             doc,
-            fonts: RefCell::new(IntMap::default()),
-            forms: IntMap::default(),
+            fonts: RefCell::new(FastMap::default()),
+            forms: FastMap::default(),
             fallback: Rc::new(Font::fallback()),
             spans: Vec::new(),
+            dots: Vec::new(),
             ops: 0,
             glyphs: 0,
             mapped: 0,
@@ -300,7 +310,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
             _ => IDENTITY,
         };
         let res = p.resources.as_ref().map(|r| doc.resolve(r));
-        let mut active = HashSet::new();
+        let mut active = FastSet::default();
         self.run(
             &data,
             res.as_ref().and_then(Obj::as_dict),
@@ -309,6 +319,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
             &mut active,
         );
         let spans = std::mem::take(&mut self.spans);
+        let dots = std::mem::take(&mut self.dots);
         let corners: Vec<f64> = p
             .media_box
             .as_ref()
@@ -323,10 +334,9 @@ impl<'d, 'a> Extractor<'d, 'a> {
                 .map(|(x, y)| x * ctm[0] + y * ctm[2]);
             (xs[0].min(xs[1]), xs[0].max(xs[1]))
         });
-        PageLines {
-            lines: layout(spans),
-            box_x,
-        }
+        let mut lines = layout(spans);
+        mark_bullets(&mut lines, &dots);
+        PageLines { lines, box_x }
     }
 
     fn font(&self, res: Option<&Dict>, name: &[u8]) -> Rc<Font> {
@@ -355,7 +365,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
         res: Option<&Dict>,
         ctm: Matrix,
         depth: u32,
-        active: &mut HashSet<u32>,
+        active: &mut FastSet<u32>,
     ) {
         let mut lx = Lexer::new(data, 0, false);
         let mut ops: Vec<Obj> = Vec::new();
@@ -372,7 +382,24 @@ impl<'d, 'a> Extractor<'d, 'a> {
         let mut stack: Vec<GState> = Vec::new();
         let mut tm = IDENTITY;
         let mut tlm = IDENTITY;
+        let mut arena: Vec<u8> = Vec::new();
+        let mut texts: Vec<TextItem> = Vec::new();
+        let mut path = PathBox::default();
         loop {
+            lx.skip_ws();
+            if lx.buf.get(lx.pos) == Some(&b'[') {
+                // Arrays only matter as TJ operands; read them without
+                // building objects. A placeholder keeps operand counts right.
+                lx.pos += 1;
+                arena.clear();
+                texts.clear();
+                lx.text_array(&mut arena, &mut texts);
+                if ops.len() >= 32 {
+                    ops.clear();
+                }
+                ops.push(Obj::Null);
+                continue;
+            }
             let op = match lx.item(0) {
                 Item::Eof => break,
                 Item::Obj(o) => {
@@ -448,16 +475,17 @@ impl<'d, 'a> Extractor<'d, 'a> {
                     }
                 }
                 b"TJ" => {
-                    if let Some(Obj::Array(a)) = ops.first() {
-                        for el in a.iter() {
-                            match el {
-                                Obj::Str(s) => self.show(&gs, &mut tm, s),
-                                other => {
-                                    let adj = other.as_f64().map_or(0.0, finite);
-                                    let tx = -adj / 1000.0 * gs.size * gs.hscale;
-                                    tm[4] += tx * tm[0];
-                                    tm[5] += tx * tm[1];
+                    for item in &texts {
+                        match *item {
+                            TextItem::Text(a, b) => {
+                                if let Some(s) = arena.get(a..b) {
+                                    self.show(&gs, &mut tm, s);
                                 }
+                            }
+                            TextItem::Adjust(adj) => {
+                                let tx = -finite(adj) / 1000.0 * gs.size * gs.hscale;
+                                tm[4] += tx * tm[0];
+                                tm[5] += tx * tm[1];
                             }
                         }
                     }
@@ -467,10 +495,36 @@ impl<'d, 'a> Extractor<'d, 'a> {
                         self.xobject(res, n, &gs.ctm, depth, active);
                     }
                 }
+                b"m" | b"l" if ops.len() >= 2 => path.add(&gs.ctm, num(0), num(1)),
+                b"c" if ops.len() >= 6 => {
+                    for i in [0, 2, 4] {
+                        path.add(&gs.ctm, num(i), num(i + 1));
+                    }
+                }
+                b"v" | b"y" if ops.len() >= 4 => {
+                    path.add(&gs.ctm, num(0), num(1));
+                    path.add(&gs.ctm, num(2), num(3));
+                }
+                b"re" if ops.len() >= 4 => {
+                    let (x, y, w, h) = (num(0), num(1), num(2), num(3));
+                    for (px, py) in [(x, y), (x + w, y), (x, y + h), (x + w, y + h)] {
+                        path.add(&gs.ctm, px, py);
+                    }
+                }
+                b"f" | b"F" | b"f*" | b"B" | b"B*" | b"b" | b"b*" => {
+                    if let Some(dot) = path.dot() {
+                        if self.dots.len() < 100_000 {
+                            self.dots.push(dot);
+                        }
+                    }
+                    path = PathBox::default();
+                }
+                b"S" | b"s" | b"n" => path = PathBox::default(),
                 b"BI" => skip_inline_image(&mut lx),
                 _ => {}
             }
             ops.clear();
+            texts.clear();
         }
     }
 
@@ -480,7 +534,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
         name: &[u8],
         ctm: &Matrix,
         depth: u32,
-        active: &mut HashSet<u32>,
+        active: &mut FastSet<u32>,
     ) {
         let doc = self.doc;
         if depth >= MAX_FORM_DEPTH {
@@ -543,7 +597,11 @@ impl<'d, 'a> Extractor<'d, 'a> {
             (1.0, 0.0)
         };
         let mirrored = m[0] * m[3] - m[1] * m[2] < 0.0;
-        let angle = finite(dy.atan2(dx).to_degrees()).round() as i32;
+        let angle = if dy == 0.0 && dx > 0.0 {
+            0
+        } else {
+            finite(dy.atan2(dx).to_degrees()).round() as i32
+        };
         let frame = match (angle, mirrored) {
             (0, false) => 0,
             (a, true) => a + 1000,
@@ -567,8 +625,14 @@ impl<'d, 'a> Extractor<'d, 'a> {
             }
             let is_space = !text.is_empty() && text.chars().all(char::is_whitespace);
             // Spaces reach to the next glyph so justified word gaps are not
-            // mistaken for column gaps.
-            let ext = if is_space { tx } else { w0 * size * gs.hscale };
+            // mistaken for column gaps; but a space stretched past a cell
+            // gap by word spacing is how some writers (Ghostscript) place
+            // table columns, so that one stays a gap.
+            let ext = match is_space {
+                true if (tx * len).abs() >= CELL_GAP * h => 0.0,
+                true => tx,
+                false => w0 * size * gs.hscale,
+            };
             let along = x * dx + y * dy;
             let g = Glyph {
                 along: finite(along),
@@ -598,6 +662,14 @@ impl<'d, 'a> Extractor<'d, 'a> {
                 && (g.across - sp.y).abs() < 0.35 * hh
                 && gap > -0.6 * hh
                 && gap < 0.8 * hh;
+            // Fake bold prints each glyph twice at a tiny offset: the copy
+            // starts where the previous glyph started and repeats its text.
+            let overprint = sp.frame == g.frame
+                && (g.along - sp.last_at).abs() < 0.15 * hh
+                && (g.across - sp.y).abs() < 0.15 * hh;
+            if overprint && !is_space && sp.text.ends_with(text) {
+                return;
+            }
             if joins {
                 if is_space {
                     if !sp.text.ends_with(' ') {
@@ -607,8 +679,9 @@ impl<'d, 'a> Extractor<'d, 'a> {
                     if gap > SPACE_GAP * hh && !sp.text.ends_with(' ') {
                         sp.text.push(' ');
                     }
-                    push_clean(&mut sp.text, text);
+                    sp.text.push_str(text);
                     sp.bold &= g.bold;
+                    sp.last_at = g.along;
                 }
                 sp.x1 = sp.x1.max(g.end);
                 return;
@@ -617,8 +690,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
         if is_space {
             return;
         }
-        let mut t = String::new();
-        push_clean(&mut t, text);
+        let t = text.to_string();
         self.spans.push(Span {
             x0: g.along,
             x1: g.end.max(g.along),
@@ -627,6 +699,58 @@ impl<'d, 'a> Extractor<'d, 'a> {
             text: t,
             frame: g.frame,
             bold: g.bold,
+            last_at: g.along,
+        });
+    }
+}
+
+/// Device-space bounding box of the path being built.
+#[derive(Default)]
+struct PathBox {
+    bbox: Option<(f64, f64, f64, f64)>,
+    points: usize,
+}
+
+impl PathBox {
+    fn add(&mut self, ctm: &Matrix, x: f64, y: f64) {
+        let (dx, dy) = (
+            x * ctm[0] + y * ctm[2] + ctm[4],
+            x * ctm[1] + y * ctm[3] + ctm[5],
+        );
+        self.points += 1;
+        self.bbox = Some(match self.bbox {
+            None => (dx, dy, dx, dy),
+            Some((a, b, c, d)) => (a.min(dx), b.min(dy), c.max(dx), d.max(dy)),
+        });
+    }
+
+    /// Centre and size of a filled shape small and square enough to be a bullet.
+    fn dot(&self) -> Option<(f64, f64, f64)> {
+        let (x0, y0, x1, y1) = self.bbox?;
+        let (w, h) = (x1 - x0, y1 - y0);
+        let size = w.max(h);
+        let square = w > 0.0 && h > 0.0 && w < 2.0 * h && h < 2.0 * w;
+        (square && size <= 10.0 && self.points <= 200).then_some((
+            (x0 + x1) / 2.0,
+            (y0 + y1) / 2.0,
+            size,
+        ))
+    }
+}
+
+/// Marks lines that start just right of a small dot drawn at their height.
+fn mark_bullets(lines: &mut [Line], dots: &[(f64, f64, f64)]) {
+    if dots.is_empty() {
+        return;
+    }
+    for l in lines.iter_mut().filter(|l| l.frame == 0) {
+        let h = l.h;
+        l.dot = dots.iter().any(|&(cx, cy, size)| {
+            size <= 0.8 * h
+                && cx < l.x0
+                && cx > l.x0 - 3.0 * h
+                && cy > l.y - 0.1 * h
+                && cy < l.y + 0.8 * h
         });
     }
 }
@@ -644,19 +768,6 @@ struct Glyph {
 
 /// Appends glyph text, turning symbol-font private-use codes (as Word's
 /// bullets come out) into real characters and dropping control codes.
-fn push_clean(out: &mut String, text: &str) {
-    for c in text.chars() {
-        let c = match u32::from(c) {
-            0xF0B7 | 0xF0A7 | 0xF06C | 0xF0FC | 0xF0D8 | 0xF076 | 0xF06E | 0xF0A8 => '\u{2022}',
-            v @ 0xF020..=0xF07E => char::from_u32(v - 0xF000).unwrap_or(' '),
-            0xF000..=0xF0FF | 0xFFFD => continue,
-            _ if c.is_control() => ' ',
-            _ => c,
-        };
-        out.push(c);
-    }
-}
-
 fn skip_inline_image(lx: &mut Lexer) {
     // Skip the parameter dictionary up to the ID keyword.
     loop {
@@ -708,25 +819,25 @@ fn bucket(h: f64) -> i64 {
 }
 
 fn layout(spans: Vec<Span>) -> Vec<Line> {
-    let mut frames: HashMap<i32, Vec<Span>> = HashMap::new();
+    let mut frames: FastMap<i32, Vec<Span>> = FastMap::default();
     for s in spans {
         frames.entry(s.frame).or_default().push(s);
     }
     // Upright text first; rotated text (stamps, axis labels, sideways
     // tables) follows as its own lines.
     let mut keys: Vec<i32> = frames.keys().copied().collect();
-    keys.sort_by_key(|&k| (k != 0, k));
+    keys.sort_unstable_by_key(|&k| (k != 0, k));
     let mut lines = Vec::new();
     for k in keys {
         if let Some(v) = frames.remove(&k) {
-            layout_frame(v, &mut lines);
+            layout_frame(v, k, &mut lines);
         }
     }
     lines
 }
 
-fn layout_frame(mut upright: Vec<Span>, lines: &mut Vec<Line>) {
-    upright.sort_by(|a, b| b.y.total_cmp(&a.y).then(a.x0.total_cmp(&b.x0)));
+fn layout_frame(mut upright: Vec<Span>, frame: i32, lines: &mut Vec<Line>) {
+    upright.sort_unstable_by(|a, b| b.y.total_cmp(&a.y).then(a.x0.total_cmp(&b.x0)));
     let mut groups: Vec<Vec<Span>> = Vec::new();
     let mut line_y = f64::NAN;
     let mut line_h: f64 = 0.0;
@@ -747,8 +858,8 @@ fn layout_frame(mut upright: Vec<Span>, lines: &mut Vec<Line>) {
         }
     }
     for mut g in groups {
-        g.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let mut chars_by_size: HashMap<i64, (usize, f64)> = HashMap::new();
+        g.sort_unstable_by(|a, b| a.x0.total_cmp(&b.x0));
+        let mut chars_by_size: FastMap<i64, (usize, f64)> = FastMap::default();
         for s in &g {
             let e = chars_by_size.entry(bucket(s.h)).or_insert((0, s.h));
             e.0 += s.text.chars().count();
@@ -822,6 +933,8 @@ fn layout_frame(mut upright: Vec<Span>, lines: &mut Vec<Line>) {
             x1,
             segs,
             bold,
+            frame,
+            dot: false,
         });
     }
 }
@@ -869,7 +982,7 @@ struct RowAcc {
 
 fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
     // Body size: the size carrying the most characters.
-    let mut weight: HashMap<i64, usize> = HashMap::new();
+    let mut weight: FastMap<i64, usize> = FastMap::default();
     for l in pages.iter().flat_map(|p| &p.lines) {
         *weight.entry(bucket(l.h)).or_default() +=
             l.segs.iter().map(|s| s.text.chars().count()).sum::<usize>();
@@ -988,7 +1101,7 @@ fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
                 continue;
             }
             last_heading = None;
-            if let Some((skip, _)) = list_marker(&text) {
+            if let Some((skip, _)) = list_marker(&text).or(l.dot.then_some((0, false))) {
                 flush(&mut cur, &mut blocks);
                 let rest = text[skip..].trim().to_string();
                 cur = Some(Acc {

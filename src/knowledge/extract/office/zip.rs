@@ -42,18 +42,20 @@ impl<'a> Zip<'a> {
                 "the file is a password-protected DOCX or an old binary Word (.doc) file, which cannot be read".into(),
             ));
         }
-        let entries = match central_directory(data) {
-            Some(e) if !e.is_empty() => e,
-            // A package cut short loses its directory, which sits at the end;
-            // the local headers at the front still describe whole parts.
-            _ => scan_local_headers(data),
-        };
-        if entries.is_empty() {
+        if !data.starts_with(b"PK") {
             return Err(ExtractError(
                 "the file is not a DOCX: it is not a ZIP package".into(),
             ));
         }
-        Ok(Zip { data, entries })
+        match central_directory(data) {
+            Some(entries) if !entries.is_empty() => Ok(Zip { data, entries }),
+            // The directory sits at the end, so a package without one was
+            // cut short; reading the parts before the cut would silently
+            // index part of a document.
+            _ => Err(ExtractError(
+                "the DOCX is truncated or damaged: its ZIP directory is missing".into(),
+            )),
+        }
     }
 
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
@@ -101,12 +103,7 @@ impl<'a> Zip<'a> {
         let clen = usize::try_from(e.csize)
             .unwrap_or(usize::MAX)
             .min(rest.len());
-        // With a data descriptor the size may be unknown (0); deflate ends itself.
-        let raw = if e.csize == 0 && e.flags & 8 != 0 {
-            rest
-        } else {
-            &rest[..clen]
-        };
+        let raw = &rest[..clen];
         match e.method {
             0 => {
                 if budget.take(raw.len()) {
@@ -115,7 +112,7 @@ impl<'a> Zip<'a> {
                     Err(too_big())
                 }
             }
-            8 => match inflate(raw, false, budget) {
+            8 => match inflate(raw, false, false, budget) {
                 Some(v) => Ok(Some(v)),
                 None if budget.exhausted.get() => Err(too_big()),
                 None => Err(damaged()),
@@ -204,40 +201,4 @@ fn zip64_extra(mut extra: &[u8], has_usize: bool, csize: &mut u64, local: &mut u
         }
         extra = extra.get(4 + len..).unwrap_or(&[]);
     }
-}
-
-fn scan_local_headers(data: &[u8]) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut p = 0;
-    while out.len() < MAX_ENTRIES {
-        let Some(rel) = data
-            .get(p..)
-            .and_then(|d| d.windows(4).position(|w| w == b"PK\x03\x04"))
-        else {
-            break;
-        };
-        let at = p + rel;
-        let (Some(flags), Some(method), Some(csize), Some(nlen), Some(elen)) = (
-            le(data, at + 6, 2),
-            le(data, at + 8, 2),
-            le(data, at + 18, 4),
-            le(data, at + 26, 2),
-            le(data, at + 28, 2),
-        ) else {
-            break;
-        };
-        let Some(name) = data.get(at + 30..at + 30 + nlen as usize) else {
-            break;
-        };
-        out.push(Entry {
-            name: String::from_utf8_lossy(name).into_owned(),
-            method: method as u16,
-            flags: flags as u16,
-            csize,
-            local: at as u64,
-        });
-        let skip = if flags & 8 != 0 { 0 } else { csize as usize };
-        p = at + 30 + (nlen + elen) as usize + skip;
-    }
-    out
 }
