@@ -139,6 +139,7 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
         })
         .collect();
     let total_weight: f64 = weights.values().sum();
+    let known: HashSet<String> = weights.keys().map(|t| (*t).clone()).collect();
     let mut scored: Vec<Ranked> = hits
         .into_iter()
         .zip(chunk_stems)
@@ -167,8 +168,11 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             } else {
                 0.0
             };
-            let question_match = if hit.source_type == "qa" {
-                dice(&query_set, &stems(&hit.heading))
+            // Words of the query that no source holds ("in person", "could") say nothing about
+            // which stored question it matches, so the comparison uses the others, as long as
+            // they are at least a third of the query.
+            let question_match = if hit.source_type == "qa" && known.len() * 3 >= query_set.len() {
+                dice(&known, &stems(&hit.heading))
             } else {
                 0.0
             };

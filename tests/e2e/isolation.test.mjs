@@ -31,12 +31,21 @@ const CASES = {
   "POST /api/v1/source-tag/{uuid}/update": { uuid: "tag", body: { name: "hijacked", data_source_uuids: [] } },
   "DELETE /api/v1/source-tag/{uuid}/delete": { uuid: "tag" },
   "POST /api/v1/chatbot/{uuid}/search": { uuid: "chatbot", body: { query: "secret" } },
+  "POST /api/v1/chatbot/{uuid}/session/create": { uuid: "chatbot", body: {} },
+  "GET /api/v1/chatbot/{uuid}/sessions": { uuid: "chatbot" },
+  "GET /api/v1/session/{uuid}": { uuid: "session" },
+  "POST /api/v1/session/{uuid}/delete": { uuid: "session" },
+  "GET /api/v1/session/{uuid}/messages": { uuid: "session" },
+  "POST /api/v1/session/{uuid}/message/stream": { uuid: "session", body: { query: "What is the secret?" } },
+  "POST /api/v1/session/{uuid}/message/non-stream": { uuid: "session", body: { query: "What is the secret?" } },
+  "POST /api/v1/message/{uuid}/delete": { uuid: "message" },
 };
 
 // Bulk endpoints take uuids in the body; the owner's uuids must read as missing too.
 const BULK = {
   "POST /api/v1/data-sources/delete": (f) => ({ uuids: [f.source] }),
   "POST /api/v1/data-sources/url/re-scrape": (f) => ({ uuids: [f.link] }),
+  "POST /api/v1/messages/delete": (f) => ({ uuids: [f.message] }),
 };
 
 async function routesWithUuid() {
@@ -52,6 +61,8 @@ async function snapshot() {
     sources: (await a.get(`/chatbot/${fixture.chatbot}/data-sources`)).json,
     tags: (await a.get(`/chatbot/${fixture.chatbot}/source-tags`)).json,
     objects: await worker.r2List(""),
+    sessions: (await a.get(`/chatbot/${fixture.chatbot}/sessions`)).json,
+    messages: (await a.get(`/session/${fixture.session}/messages`)).json,
     chatbot: (await a.get(`/chatbot/${fixture.chatbot}`)).json,
     agents: (await a.get(`/chatbot/${fixture.chatbot}/agents`)).json,
     keys: (await a.get("/api-keys")).json,
@@ -70,14 +81,16 @@ before(async () => {
   const link = (await a.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${worker.base}/health` } })).json;
   await settled(a, link.uuid);
   const tag = (await a.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Mine", color: "#123456", data_source_uuids: [source.uuid] } })).json;
-  fixture = { key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid };
+  const session = (await a.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { plan: "gold" } } })).json;
+  const message = (await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "What is the secret?" } })).json;
+  fixture = { key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
 });
 after(async () => { await worker?.dispose(); });
 
 test("the isolation table covers every route that takes a uuid", async () => {
   assert.deepEqual((await routesWithUuid()).sort(), Object.keys(CASES).sort());
   const source = await readFile(path.join(ROOT, "src/routes.rs"), "utf8");
-  const bulk = [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)].map(([, m, p]) => `${m} ${p}`).filter((r) => / \/api\/v1\/data-sources\//.test(r));
+  const bulk = [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)].map(([, m, p]) => `${m} ${p}`).filter((r) => / \/api\/v1\/(data-sources|messages)\//.test(r));
   assert.deepEqual(bulk.sort(), Object.keys(BULK).sort());
 });
 
