@@ -186,6 +186,23 @@ pub fn canonical_uuid(s: &str) -> Option<String> {
         .map(|u| u.hyphenated().to_string())
 }
 
+/// Uuids in canonical form, without repeats; any other value is a 400 naming `field`.
+pub fn canonical_uuid_list(field: &str, items: &[String]) -> ApiResult<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let uuid = canonical_uuid(item).ok_or_else(|| {
+            ApiError::invalid(
+                field,
+                format!("`{field}` holds a value that is not a uuid: {item:?}."),
+            )
+        })?;
+        if !out.contains(&uuid) {
+            out.push(uuid);
+        }
+    }
+    Ok(out)
+}
+
 /// `#rgb` or `#rrggbb`.
 pub fn is_hex_color(s: &str) -> bool {
     s.strip_prefix('#').is_some_and(|hex| {

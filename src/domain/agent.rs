@@ -4,7 +4,7 @@
 use crate::error::{ApiError, ApiResult};
 use crate::models;
 use crate::validate::{
-    canonical_uuid, check_len, is_hex_color, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS,
+    canonical_uuid_list, check_len, is_hex_color, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS,
     MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_PROMPT_CHARS,
 };
 use serde::{Deserialize, Serialize};
@@ -292,7 +292,7 @@ pub fn apply_update(body: &Map<String, Value>, current: AgentConfig) -> ApiResul
         c.enabled = enabled;
     }
     if let Some(uuids) = b.opt_string_array("data_source_uuids", MAX_LIST_ITEMS)? {
-        c.data_source_uuids = parse_uuid_list("data_source_uuids", &uuids)?;
+        c.data_source_uuids = canonical_uuid_list("data_source_uuids", &uuids)?;
     }
     if let Some(model) = b.opt_str("model", 100)? {
         if models::find(&model).is_none() {
@@ -323,22 +323,6 @@ pub fn apply_update(body: &Map<String, Value>, current: AgentConfig) -> ApiResul
         c.human_escalation_settings = Some(merge_escalation_settings(settings, base)?);
     }
     Ok(c)
-}
-
-fn parse_uuid_list(field: &str, items: &[String]) -> ApiResult<Vec<String>> {
-    let mut out: Vec<String> = Vec::with_capacity(items.len());
-    for item in items {
-        let uuid = canonical_uuid(item).ok_or_else(|| {
-            ApiError::invalid(
-                field,
-                format!("`{field}` holds a value that is not a uuid: {item:?}."),
-            )
-        })?;
-        if !out.contains(&uuid) {
-            out.push(uuid);
-        }
-    }
-    Ok(out)
 }
 
 fn parse_tag(value: &Value) -> ApiResult<Tag> {

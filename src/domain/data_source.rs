@@ -3,7 +3,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::validate::{
-    canonical_uuid, check_len, is_hex_color, Body, MAX_LIST_ITEMS, MAX_NAME_CHARS,
+    canonical_uuid_list, check_len, is_hex_color, Body, MAX_LIST_ITEMS, MAX_NAME_CHARS,
 };
 use serde_json::{json, Map, Value};
 
@@ -156,19 +156,7 @@ pub fn uuid_list(body: &Map<String, Value>, field: &str) -> ApiResult<Vec<String
             format!("`{field}` must not be empty."),
         ));
     }
-    let mut out: Vec<String> = Vec::with_capacity(items.len());
-    for item in &items {
-        let uuid = canonical_uuid(item).ok_or_else(|| {
-            ApiError::invalid(
-                field,
-                format!("`{field}` holds a value that is not a uuid: {item:?}."),
-            )
-        })?;
-        if !out.contains(&uuid) {
-            out.push(uuid);
-        }
-    }
-    Ok(out)
+    canonical_uuid_list(field, &items)
 }
 
 /// The optional `meta_json` form field of an upload: a JSON object whose one known key is
