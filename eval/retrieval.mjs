@@ -71,7 +71,7 @@ async function main() {
 
     const { key } = await worker.newAccount("evaluation");
     const api = client(worker, key);
-    const bot = await api.post("/chatbot/create", { body: { name: "Evaluation" } });
+    const bot = await api.post("/chatbot/create", { body: { name: "Evaluation", rate_limit: [100, 1] } });
     if (bot.status !== 200) throw new Error(`creating the chatbot failed: ${bot.status} ${bot.text}`);
     const chatbotUuid = bot.json.uuid;
 

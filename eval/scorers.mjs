@@ -3,9 +3,9 @@
 // three distinct ones. A scorer is `{name, describe, ask(question)}` where `ask` resolves to
 // `{documents: [file name, ...], first: {document, heading, score, text} | null}`.
 //
-// Only `search` exists today. A full-answer scorer belongs next to it: it would ask the chat
-// endpoint the question and give back the documents its citations name, in citation order,
-// so its top-1 is "the first citation is the right document".
+// `search` ranks what retrieval finds; `answer` asks the chat endpoint (a fresh session per
+// question, so no history leaks between questions) and gives back the documents the stored
+// answer cites, in citation order: its top-1 is "the first citation is the right document".
 
 /** The document a search result or citation comes from: its file name, else its title. */
 export const documentOf = (hit) => hit.file_name ?? hit.title ?? hit.data_source_uuid;
@@ -38,7 +38,29 @@ export function searchScorer({ api, chatbotUuid, limit = 20 }) {
   };
 }
 
+/** `POST /session/{uuid}/message/non-stream`: documents in the order the answer cites them. */
+export function answerScorer({ api, chatbotUuid }) {
+  return {
+    name: "answer",
+    describe: "POST /session/{uuid}/message/non-stream in a new session; documents in citation order",
+    async ask(question) {
+      const session = await api.post(`/chatbot/${chatbotUuid}/session/create`);
+      if (session.status !== 200) throw new Error(`session create failed: ${session.status} ${session.text}`);
+      const r = await api.post(`/session/${session.json.uuid}/message/non-stream`, { body: { query: question } });
+      if (r.status !== 200) throw new Error(`answer failed: ${r.status} ${r.text}`);
+      const citations = JSON.parse(r.json.cite_data_json);
+      const ordered = Object.keys(citations).sort((a, b) => Number(a) - Number(b)).map((k) => citations[k]);
+      const top = ordered[0];
+      return {
+        documents: distinct(ordered.map(documentOf)),
+        first: top ? { document: documentOf(top), heading: "", score: null, text: excerpt(r.json.response) } : null,
+      };
+    },
+  };
+}
+
 /** Every scorer by name; each factory takes `{api, chatbotUuid}`. */
 export const SCORERS = {
   search: searchScorer,
+  answer: answerScorer,
 };

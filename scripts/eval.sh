@@ -31,7 +31,13 @@ fi
 "$ROOT/scripts/setup.sh"
 build_worker
 
-say "Retrieval evaluation"
 cd "$ROOT"
 mkdir -p eval-output
-exec node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" "$@"
+if [ $# -gt 0 ]; then
+  exec node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" "$@"
+fi
+# By default both scorers: what search ranks first, and what a full answer cites first.
+say "Retrieval evaluation: search"
+node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" --scorer search
+say "Retrieval evaluation: full answers"
+node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" --scorer answer

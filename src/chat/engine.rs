@@ -14,6 +14,10 @@ pub const NO_ANSWER: &str = "I couldn't find an answer to that in the informatio
 pub const QA_MATCH: f64 = 0.5;
 /// Share of the question's content terms the best chunk must hold before it is used.
 pub const MIN_COVERAGE: f64 = 0.5;
+/// The other way to be answerable: a third of the question's words are in the sources and the
+/// best chunk holds most of their weight.
+pub const MIN_KNOWN_SHARE: f64 = 0.34;
+pub const MIN_WEIGHTED_COVERAGE: f64 = 0.6;
 /// Most sentences an answer quotes, and most chunks it draws them from.
 const MAX_SENTENCES: usize = 4;
 const MAX_CHUNKS: usize = 3;
@@ -122,7 +126,11 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         };
     }
     let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
-    if terms.is_empty() || best.coverage < needed {
+    // Answerable when the best chunk holds most of the question, or when it holds most of the
+    // question's words that the sources know at all, and those are a good part of it.
+    let answerable = best.coverage >= needed
+        || (best.known_share >= MIN_KNOWN_SHARE && best.weighted_coverage >= MIN_WEIGHTED_COVERAGE);
+    if terms.is_empty() || !answerable {
         return decline();
     }
 

@@ -213,6 +213,8 @@ mod tests {
             },
             score: 1.0,
             coverage: 1.0,
+            weighted_coverage: 1.0,
+            known_share: 1.0,
             question_match: 0.0,
         }
     }

@@ -30,6 +30,10 @@ pub struct Ranked {
     pub score: f64,
     /// 0..1: the share of the query's content terms the chunk holds.
     pub coverage: f64,
+    /// 0..1: the same, counting only terms some candidate holds, each weighed by its rarity.
+    pub weighted_coverage: f64,
+    /// 0..1: the share of the query's content terms that any candidate holds at all.
+    pub known_share: f64,
     /// 0..1 for Q&A chunks: how closely the stored question matches the query.
     pub question_match: f64,
 }
@@ -140,6 +144,11 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
         .collect();
     let total_weight: f64 = weights.values().sum();
     let known: HashSet<String> = weights.keys().map(|t| (*t).clone()).collect();
+    let known_share = if query_set.is_empty() {
+        0.0
+    } else {
+        known.len() as f64 / query_set.len() as f64
+    };
     let mut scored: Vec<Ranked> = hits
         .into_iter()
         .zip(chunk_stems)
@@ -184,6 +193,8 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
                 hit,
                 score: score.min(1.0),
                 coverage,
+                weighted_coverage,
+                known_share,
                 question_match,
             }
         })
