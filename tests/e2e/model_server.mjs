@@ -1,7 +1,8 @@
 // A local server that speaks the OpenAI Chat Completions streaming format, so the Worker's
 // provider path is tested against real HTTP. What it does is steered by the last user
 // message: "[cut]" stops midway and drops the connection, "[500]" fails before answering,
-// "[slow]" waits before the first token, "[long]" streams many tokens slowly; anything else
+// "[slow]" waits before the first token, "[long]" streams many tokens slowly, "[bench:N]"
+// streams N tokens at the server's pace; anything else
 // is answered with a short reply that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
@@ -33,7 +34,9 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     res.write(chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
     if (last.includes("[slow]")) await sleep(1500);
     let tokens;
-    if (last.includes("[long]")) tokens = Array.from({ length: 200 }, (_, i) => `word${i} `);
+    const bench = last.match(/\[bench:(\d+)\]/);
+    if (bench) tokens = Array.from({ length: Number(bench[1]) }, (_, i) => `w${i} `);
+    else if (last.includes("[long]")) tokens = Array.from({ length: 200 }, (_, i) => `word${i} `);
     else tokens = ["You", " asked", ":", ` ${last.replace(/\s+/g, " ").slice(0, 80)}`, "."];
     for (let i = 0; i < tokens.length; i++) {
       if (res.destroyed) return;
