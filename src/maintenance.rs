@@ -9,8 +9,9 @@ use crate::time;
 use chrono::{Duration, Utc};
 use worker::Env;
 
-/// An object younger than this may belong to an upload whose record is still being written.
-const ORPHAN_GRACE_SECS: i64 = 60 * 60;
+/// An object younger than this may belong to an upload whose record is still being written;
+/// the var `ORPHAN_GRACE_SECONDS` overrides it.
+const DEFAULT_ORPHAN_GRACE_SECS: i64 = 60 * 60;
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -26,7 +27,12 @@ pub async fn run(env: &Env) -> ApiResult<Report> {
         .fail_stale_sources(&cutoff, &time::format(now))
         .await?;
 
-    let grace_cutoff_ms = (now - Duration::seconds(ORPHAN_GRACE_SECS)).timestamp_millis();
+    let grace = env
+        .var("ORPHAN_GRACE_SECONDS")
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<i64>().ok())
+        .unwrap_or(DEFAULT_ORPHAN_GRACE_SECS);
+    let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
     let objects = files::list_with_age(env, "chatbots/").await?;
     let candidates: Vec<String> = objects
         .into_iter()

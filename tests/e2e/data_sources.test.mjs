@@ -2,7 +2,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, startServer, client, expectError, settled, upload, ROOT, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
+import { startWorker, startServer, client, expectError, settled, upload, sleep, ROOT, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
 
 const fixture = (...p) => readFile(path.join(ROOT, "tests/fixtures", ...p));
 
@@ -32,7 +32,7 @@ before(async () => {
     res.writeHead(404, { "Content-Type": "text/html" });
     res.end("<h1>Not found</h1>");
   });
-  worker = await startWorker({ vars: { MAX_UPLOAD_BYTES: "300000" } });
+  worker = await startWorker({ vars: { MAX_UPLOAD_BYTES: "300000", ORPHAN_GRACE_SECONDS: "0" }, testScheduled: true });
   key = (await worker.newAccount()).key;
   api = client(worker, key);
 });
@@ -150,6 +150,9 @@ test("uploads of each supported type are stored in R2 and their text indexed", a
   assert.ok(done.tokens > 0);
   const [object] = await worker.r2List(`chatbots/${bot.uuid}/`);
   assert.equal(object, `chatbots/${bot.uuid}/sources/${csv.json.uuid}`);
+  const csvText = (await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${csv.json.uuid}' ORDER BY position`)).map((c) => c.text).join("\n");
+  assert.ok(csvText.includes('Name: Ada Lovelace; Born: 1815; Known for: Notes on the Analytical Engine; Notes: First published algorithm, "Note G"'), csvText);
+  assert.ok(csvText.includes("Name: Alan Turing; Born: 1912; Known for: Turing machine; Notes: Codebreaking at Bletchley Park"), csvText);
   const md = await upload(worker, key, bot.uuid, { name: "README.md", bytes: await fixture("markup", "README.md"), type: "text/markdown" });
   assert.equal((await settled(api, md.json.uuid)).status, "success");
   const json = await upload(worker, key, bot.uuid, { name: "shop.json", bytes: await fixture("markup", "shop.json"), type: "application/json" });
@@ -315,4 +318,41 @@ test("deleting a chatbot removes its sources, chunks, index rows, tags and files
   );
   assert.deepEqual(rows[0], { sources: 0, chunks: 0, tags: 0, links: 0, index_drift: 0 });
   assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), []);
+});
+
+test("private and loopback addresses are refused without ALLOW_PRIVATE_URLS, and nothing is stored", async () => {
+  const strict = await startWorker({ vars: { ALLOW_PRIVATE_URLS: "false" } });
+  try {
+    const acct = await strict.newAccount();
+    const a = client(strict, acct.key);
+    const bot = (await a.post("/chatbot/create", { body: { name: "Strict" } })).json;
+    const requestsBefore = site.requests.length;
+    for (const url of [`${site.base}/shipping`, "http://localhost:8080/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.5/", "http://[::1]/"]) {
+      const r = await a.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url } });
+      const err = expectError(assert, r, 400, "invalid_request", "url");
+      assert.match(err.message, /private|loopback|link-local/, url);
+    }
+    assert.deepEqual((await a.get(`/chatbot/${bot.uuid}/data-sources`)).json, []);
+    await sleep(200);
+    assert.equal(site.requests.length, requestsBefore, "the refused page was never fetched");
+  } finally {
+    await strict.dispose();
+  }
+});
+
+test("the scheduled handler fails sources whose reader was cut off and removes orphan files", async () => {
+  const bot = await newChatbot();
+  const stuck = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Stuck?", answer: "Maybe." } })).json;
+  await worker.sql(`UPDATE data_sources SET status = 'running', modified_at = '2020-01-01T00:00:00Z' WHERE uuid = '${stuck.uuid}'`);
+  const kept = (await upload(worker, key, bot.uuid, { name: "kept.txt", bytes: Buffer.from("This file keeps its record."), type: "text/plain" })).json;
+  const orphan = (await upload(worker, key, bot.uuid, { name: "orphan.txt", bytes: Buffer.from("This file loses its record."), type: "text/plain" })).json;
+  await settled(api, kept.uuid);
+  await settled(api, orphan.uuid);
+  // A delete cut off between D1 and R2 leaves the object without its row.
+  await worker.sql(`DELETE FROM data_sources WHERE uuid = '${orphan.uuid}'`);
+  await worker.runScheduled();
+  const s = (await api.get(`/data-source/${stuck.uuid}`)).json;
+  assert.equal(s.status, "error");
+  assert.match(JSON.parse(s.meta_json).error, /interrupted/);
+  assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), [`chatbots/${bot.uuid}/sources/${kept.uuid}`]);
 });

@@ -51,13 +51,14 @@ async function migratedStateDir() {
 /**
  * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN is random unless given.
  */
-export async function startWorker({ vars = {} } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false } = {}) {
   const stateDir = await migratedStateDir();
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
     ALLOW_PRIVATE_URLS: "true",
     ...vars,
   });
+  worker.testScheduled = testScheduled;
   await worker.start();
   return worker;
 }
@@ -79,6 +80,8 @@ class Worker {
       "--persist-to", this.stateDir, "--show-interactive-dev-session=false",
     ];
     for (const [k, v] of Object.entries(this.vars)) args.push("--var", `${k}:${v}`);
+    // Exposes /__scheduled, through which tests run the cron handler.
+    if (this.testScheduled) args.push("--test-scheduled");
     // Its own process group, so stopping it ends node, esbuild and workerd together.
     this.child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const keep = (d) => { this.log = (this.log + d).slice(-20000); };
@@ -129,6 +132,12 @@ class Worker {
     let json;
     try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
     return { status: res.status, headers: res.headers, text, json };
+  }
+
+  /** Runs the scheduled (cron) handler once; needs `startWorker({testScheduled: true})`. */
+  async runScheduled() {
+    const r = await fetch(`${this.base}/__scheduled?cron=${encodeURIComponent("*/10 * * * *")}`);
+    if (r.status !== 200) throw new Error(`scheduled run failed: ${r.status} ${await r.text()}`);
   }
 
   /** Runs SQL against the Worker's local D1 database and returns the rows. */
