@@ -188,5 +188,9 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::MessageDelete => messages::delete(call).await,
         Endpoint::MessageDeleteMany => messages::delete_many(call).await,
         Endpoint::ModelList => messages::models(call).await,
+        Endpoint::ToolFunctionCreate => tool_functions::create(call).await,
+        Endpoint::ToolFunctionList => tool_functions::list(call).await,
+        Endpoint::ToolFunctionUpdate => tool_functions::update(call).await,
+        Endpoint::ToolFunctionDelete => tool_functions::delete(call).await,
     }
 }

@@ -51,6 +51,10 @@ pub enum Endpoint {
     MessageDelete,
     MessageDeleteMany,
     ModelList,
+    ToolFunctionCreate,
+    ToolFunctionList,
+    ToolFunctionUpdate,
+    ToolFunctionDelete,
 }
 
 pub struct Route {
@@ -127,6 +131,11 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/message/{uuid}/delete",             MessageDelete,    Account),
     route("POST",   "/api/v1/messages/delete",                   MessageDeleteMany, Account),
     route("GET",    "/api/v1/agent/models",                      ModelList,        Account),
+
+    route("POST",   "/api/v1/agent/{uuid}/tool-function/create", ToolFunctionCreate, Account),
+    route("GET",    "/api/v1/agent/{uuid}/tool-functions",       ToolFunctionList,   Account),
+    route("POST",   "/api/v1/tool-function/{uuid}/update",       ToolFunctionUpdate, Account),
+    route("DELETE", "/api/v1/tool-function/{uuid}/delete",       ToolFunctionDelete, Account),
 ];
 
 #[derive(Debug, PartialEq, Eq)]

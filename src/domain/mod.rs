@@ -6,3 +6,4 @@ pub mod api_key;
 pub mod chatbot;
 pub mod data_source;
 pub mod session;
+pub mod tool_function;

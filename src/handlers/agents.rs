@@ -2,6 +2,7 @@ use super::source_tags::check_sources_of_chatbot;
 use super::{new_uuid, owned_chatbot};
 use crate::app::Call;
 use crate::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
+use crate::domain::tool_function::ToolFunction;
 use crate::error::{ApiError, ApiResult};
 use crate::http::{json_response, success_response};
 use crate::time;
@@ -16,18 +17,30 @@ async fn owned_agent(call: &Call) -> ApiResult<Agent> {
         .ok_or_else(|| ApiError::not_found("agent"))
 }
 
-/// Tool functions arrive with their own endpoints; until an agent has some, the list is empty.
-fn tool_functions(_agent: &Agent) -> Vec<Value> {
-    Vec::new()
+async fn tool_functions(call: &Call, agent: &Agent) -> ApiResult<Vec<Value>> {
+    Ok(call
+        .store
+        .list_tool_functions(&agent.uuid)
+        .await?
+        .iter()
+        .map(ToolFunction::to_json)
+        .collect())
 }
 
 pub async fn list(call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let agents = call.store.list_agents(&chatbot_uuid).await?;
+    let mut functions = call.store.tool_functions_of_chatbot(&chatbot_uuid).await?;
     let records = agents
         .iter()
-        .map(|a| a.to_json(EnabledAs::Integer, tool_functions(a)))
+        .map(|a| {
+            let tools = functions.remove(&a.uuid).unwrap_or_default();
+            a.to_json(
+                EnabledAs::Integer,
+                tools.iter().map(ToolFunction::to_json).collect(),
+            )
+        })
         .collect();
     json_response(&Value::Array(records))
 }
@@ -53,7 +66,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         config,
     };
     call.store.insert_agent(&agent).await?;
-    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&agent)))
+    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&call, &agent).await?))
 }
 
 pub async fn update(mut call: Call) -> ApiResult<Response> {
@@ -71,7 +84,7 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
     }
     agent.modified_at = time::now();
     call.store.update_agent(&agent).await?;
-    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&agent)))
+    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&call, &agent).await?))
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

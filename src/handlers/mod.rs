@@ -9,6 +9,7 @@ pub mod messages;
 pub mod search;
 pub mod sessions;
 pub mod source_tags;
+pub mod tool_functions;
 
 use crate::domain::chatbot::Chatbot;
 use crate::error::ApiError;

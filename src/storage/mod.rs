@@ -7,6 +7,7 @@ mod chatbots;
 mod data_sources;
 mod sessions;
 mod source_tags;
+mod tool_functions;
 
 use crate::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

@@ -39,6 +39,10 @@ const CASES = {
   "POST /api/v1/session/{uuid}/message/stream": { uuid: "session", body: { query: "What is the secret?" } },
   "POST /api/v1/session/{uuid}/message/non-stream": { uuid: "session", body: { query: "What is the secret?" } },
   "POST /api/v1/message/{uuid}/delete": { uuid: "message" },
+  "POST /api/v1/agent/{uuid}/tool-function/create": { uuid: "agent", body: { name: "implant", external_url: "https://example.com/" } },
+  "GET /api/v1/agent/{uuid}/tool-functions": { uuid: "agent" },
+  "POST /api/v1/tool-function/{uuid}/update": { uuid: "tool", body: { name: "hijacked" } },
+  "DELETE /api/v1/tool-function/{uuid}/delete": { uuid: "tool" },
 };
 
 // Bulk endpoints take uuids in the body; the owner's uuids must read as missing too.
@@ -62,6 +66,7 @@ async function snapshot() {
     tags: (await a.get(`/chatbot/${fixture.chatbot}/source-tags`)).json,
     objects: await worker.r2List(""),
     sessions: (await a.get(`/chatbot/${fixture.chatbot}/sessions`)).json,
+    tools: (await a.get(`/agent/${fixture.agent}/tool-functions`)).json,
     messages: (await a.get(`/session/${fixture.session}/messages`)).json,
     chatbot: (await a.get(`/chatbot/${fixture.chatbot}`)).json,
     agents: (await a.get(`/chatbot/${fixture.chatbot}/agents`)).json,
@@ -83,7 +88,8 @@ before(async () => {
   const tag = (await a.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Mine", color: "#123456", data_source_uuids: [source.uuid] } })).json;
   const session = (await a.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { plan: "gold" } } })).json;
   const message = (await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "What is the secret?" } })).json;
-  fixture = { key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
+  const tool = (await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "lookup", external_url: "https://example.com/api" } })).json;
+  fixture = { tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
 });
 after(async () => { await worker?.dispose(); });
 

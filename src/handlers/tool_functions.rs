@@ -1,0 +1,77 @@
+use super::new_uuid;
+use crate::app::Call;
+use crate::domain::agent::AgentType;
+use crate::domain::tool_function::{apply, ToolFunction, MAX_TOOL_FUNCTIONS_PER_AGENT};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{json_response, success_response};
+use crate::time;
+use serde_json::Value;
+use worker::Response;
+
+async fn owned_tool(call: &Call) -> ApiResult<ToolFunction> {
+    let uuid = call.uuid_param(0, "tool function")?;
+    call.store
+        .get_tool_function(call.account()?, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tool function"))
+}
+
+pub async fn create(mut call: Call) -> ApiResult<Response> {
+    let agent_uuid = call.uuid_param(0, "agent")?;
+    let agent = call
+        .store
+        .get_agent(call.account()?, &agent_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("agent"))?;
+    // Functions are called while answering, which only user-facing agents do.
+    if agent.config.agent_type != AgentType::UserFacing {
+        return Err(ApiError::invalid_request(format!(
+            "Tool functions belong to user-facing agents; this agent is {}.",
+            agent.config.agent_type.as_str()
+        )));
+    }
+    let body = call.json_body().await?;
+    let function = apply(&body, None, new_uuid(), agent.uuid.clone(), time::now())?;
+    if call.store.list_tool_functions(&agent.uuid).await?.len() >= MAX_TOOL_FUNCTIONS_PER_AGENT {
+        return Err(ApiError::Conflict(format!(
+            "An agent may have at most {MAX_TOOL_FUNCTIONS_PER_AGENT} tool functions."
+        )));
+    }
+    call.store.insert_tool_function(&function).await?;
+    json_response(&function.to_json())
+}
+
+pub async fn list(call: Call) -> ApiResult<Response> {
+    let agent_uuid = call.uuid_param(0, "agent")?;
+    let agent = call
+        .store
+        .get_agent(call.account()?, &agent_uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("agent"))?;
+    let functions = call.store.list_tool_functions(&agent.uuid).await?;
+    json_response(&Value::Array(
+        functions.iter().map(ToolFunction::to_json).collect(),
+    ))
+}
+
+pub async fn update(mut call: Call) -> ApiResult<Response> {
+    let current = owned_tool(&call).await?;
+    let body = call.json_body().await?;
+    let function = apply(
+        &body,
+        Some(current),
+        String::new(),
+        String::new(),
+        time::now(),
+    )?;
+    call.store.update_tool_function(&function).await?;
+    json_response(&function.to_json())
+}
+
+pub async fn delete(call: Call) -> ApiResult<Response> {
+    let function = owned_tool(&call).await?;
+    if !call.store.delete_tool_function(&function.uuid).await? {
+        return Err(ApiError::not_found("tool function"));
+    }
+    success_response()
+}

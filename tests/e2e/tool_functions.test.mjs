@@ -1,0 +1,90 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker, client, expectError, UUID_RE } from "./harness.mjs";
+
+let worker, api;
+before(async () => {
+  worker = await startWorker();
+  api = client(worker, (await worker.newAccount()).key);
+});
+after(async () => { await worker?.dispose(); });
+
+const ORDER_LOOKUP = {
+  name: "lookup_order",
+  description: "Finds an order by its number",
+  external_url: "https://api.example.com/orders",
+  method: "POST",
+  headers: { "X-Api-Key": "secret-value" },
+  parameters: { type: "object", properties: { order_id: { description: "The order number", type: "string" } }, required: ["order_id"] },
+};
+
+async function agentOf() {
+  const bot = (await api.post("/chatbot/create", { body: { name: "Tools" } })).json;
+  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  return { bot, agent };
+}
+
+test("tool functions are created, listed, updated and deleted, and show on their agent", async () => {
+  const { bot, agent } = await agentOf();
+  const r = await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: ORDER_LOOKUP });
+  assert.equal(r.status, 200, r.text);
+  const f = r.json;
+  assert.match(f.uuid, UUID_RE);
+  assert.deepEqual(
+    { name: f.name, enabled: f.enabled, method: f.method, headers: f.headers, parameters: f.parameters, external_url: f.external_url },
+    { name: "lookup_order", enabled: 1, method: "POST", headers: ORDER_LOOKUP.headers, parameters: ORDER_LOOKUP.parameters, external_url: ORDER_LOOKUP.external_url },
+  );
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, [f]);
+  const listed = (await api.get(`/chatbot/${bot.uuid}/agents`)).json[0];
+  assert.deepEqual(listed.tool_functions, [f]);
+  const updatedAgent = (await api.post(`/agent/${agent.uuid}/update`, { body: { temperature: 0.1 } })).json;
+  assert.deepEqual(updatedAgent.tool_functions, [f]);
+
+  const u = await api.post(`/tool-function/${f.uuid}/update`, { body: { enabled: false, method: "get" } });
+  assert.equal(u.status, 200, u.text);
+  assert.equal(u.json.enabled, 0);
+  assert.equal(u.json.method, "GET");
+  assert.equal(u.json.name, "lookup_order");
+  assert.deepEqual(u.json.headers, ORDER_LOOKUP.headers);
+
+  expectError(assert, await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: ORDER_LOOKUP }), 409, "conflict");
+  assert.deepEqual((await api.del(`/tool-function/${f.uuid}/delete`)).json, { success: true });
+  expectError(assert, await api.del(`/tool-function/${f.uuid}/delete`), 404, "not_found");
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, []);
+});
+
+test("bad tool functions are refused naming the field, and nothing is stored", async () => {
+  const { agent } = await agentOf();
+  const cases = [
+    [{ ...ORDER_LOOKUP, name: undefined }, "name"],
+    [{ ...ORDER_LOOKUP, name: "two words" }, "name"],
+    [{ ...ORDER_LOOKUP, external_url: undefined }, "external_url"],
+    [{ ...ORDER_LOOKUP, external_url: "file:///etc/passwd" }, "external_url"],
+    [{ ...ORDER_LOOKUP, method: "TRACE" }, "method"],
+    [{ ...ORDER_LOOKUP, headers: { "X-Key": 42 } }, "headers"],
+    [{ ...ORDER_LOOKUP, headers: "X-Key: 1" }, "headers"],
+    [{ ...ORDER_LOOKUP, parameters: { type: "string" } }, "parameters"],
+    [{ ...ORDER_LOOKUP, parameters: { type: "object", properties: { a: { type: "date" } } } }, "parameters"],
+    [{ ...ORDER_LOOKUP, parameters: { type: "object", properties: {}, required: ["missing"] } }, "parameters"],
+    [{ ...ORDER_LOOKUP, enabled: "yes" }, "enabled"],
+  ];
+  for (const [body, field] of cases) {
+    expectError(assert, await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: JSON.parse(JSON.stringify(body)) }), 400, "invalid_request", field);
+  }
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, []);
+  const f = (await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: ORDER_LOOKUP })).json;
+  expectError(assert, await api.post(`/tool-function/${f.uuid}/update`, { body: { external_url: "gopher://x" } }), 400, "invalid_request", "external_url");
+  assert.equal((await api.get(`/agent/${agent.uuid}/tool-functions`)).json[0].external_url, ORDER_LOOKUP.external_url);
+});
+
+test("only user-facing agents take tool functions; deleting an agent removes its functions", async () => {
+  const { bot, agent } = await agentOf();
+  const bg = (await api.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "Tagger", type: "background" } })).json;
+  expectError(assert, await api.post(`/agent/${bg.uuid}/tool-function/create`, { body: ORDER_LOOKUP }), 400, "invalid_request");
+  const second = (await api.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "Second", type: "user-facing" } })).json;
+  await api.post(`/agent/${second.uuid}/tool-function/create`, { body: ORDER_LOOKUP });
+  assert.equal((await api.del(`/agent/${second.uuid}/delete`)).status, 200);
+  const rows = await worker.sql(`SELECT COUNT(*) AS n FROM tool_functions WHERE agent_uuid = '${second.uuid}'`);
+  assert.equal(rows[0].n, 0);
+  assert.ok(agent.uuid);
+});
