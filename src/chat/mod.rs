@@ -3,5 +3,6 @@
 
 pub mod engine;
 pub mod prompt;
+pub mod routing;
 pub mod sse;
 pub mod wire;

@@ -1,0 +1,187 @@
+//! Which agent handles a message, by text similarity: the user-facing agent whose description
+//! fits the question best (shifted by its `bias`, with some stickiness to the agent that
+//! answered the previous turn), whether the user is asking for a person (the human-escalation
+//! agent), and which of a background agent's tags a conversation matches.
+
+use crate::knowledge::query::{is_stop_word, words};
+use crate::knowledge::retrieve::stem;
+use std::collections::HashSet;
+
+/// How much the agent that answered the previous turn is favoured: a follow-up ("and in
+/// blue?") rarely names its topic again.
+pub const STICKINESS: f64 = 0.15;
+
+fn stems(text: &str) -> HashSet<String> {
+    words(text).iter().filter(|w| !is_stop_word(w)).map(|w| stem(w)).collect()
+}
+
+/// Share of `query`'s content words that `text` holds (0..1).
+pub fn overlap(query: &HashSet<String>, text: &HashSet<String>) -> f64 {
+    if query.is_empty() {
+        return 0.0;
+    }
+    query.iter().filter(|w| text.contains(*w)).count() as f64 / query.len() as f64
+}
+
+pub struct AgentProfile<'a> {
+    pub uuid: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    pub bias: f64,
+}
+
+/// The index of the agent that should answer `query`. Ties, and a question that fits no
+/// description, go to the previous turn's agent if it is a candidate, else to the first.
+pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>) -> Option<usize> {
+    if agents.is_empty() {
+        return None;
+    }
+    let q = stems(query);
+    let scores: Vec<f64> = agents
+        .iter()
+        .map(|a| {
+            let fit = overlap(&q, &stems(&format!("{} {}", a.name, a.description)));
+            let sticky = if Some(a.uuid) == previous { STICKINESS } else { 0.0 };
+            fit + a.bias + sticky
+        })
+        .collect();
+    let default = previous
+        .and_then(|p| agents.iter().position(|a| a.uuid == p))
+        .unwrap_or(0);
+    let mut best = default;
+    for (i, s) in scores.iter().enumerate() {
+        if *s > scores[best] + 1e-9 {
+            best = i;
+        }
+    }
+    Some(best)
+}
+
+/// Ways people ask for a person. Whole phrases count fully; a lone word such as "human" or
+/// "agent" counts less, since it also appears in ordinary questions.
+const PERSON_PHRASES: &[&str] = &[
+    "talk to a human",
+    "talk to a person",
+    "talk to someone",
+    "talk to a real person",
+    "speak to a human",
+    "speak to a person",
+    "speak to someone",
+    "speak with a human",
+    "speak with a person",
+    "speak with someone",
+    "speak to an agent",
+    "talk to an agent",
+    "real person",
+    "real human",
+    "human agent",
+    "live agent",
+    "live person",
+    "customer service",
+    "customer support",
+    "a representative",
+    "an operator",
+    "connect me to",
+    "put me through",
+    "transfer me",
+];
+const PERSON_WORDS: &[&str] = &["human", "person", "representative", "operator", "agent", "someone", "staff"];
+
+/// Escalation needs a score of at least this, after the agent's bias is added.
+pub const ESCALATION_THRESHOLD: f64 = 0.6;
+
+/// 0..1: how clearly `query` asks for a person. `extra_phrases` are the escalation agent's own
+/// `monitored_messages`.
+pub fn person_request_score(query: &str, extra_phrases: &[String]) -> f64 {
+    let normalised = words(query).join(" ");
+    let phrase_hit = PERSON_PHRASES
+        .iter()
+        .map(|p| p.to_string())
+        .chain(extra_phrases.iter().map(|p| words(p).join(" ")))
+        .filter(|p| !p.is_empty())
+        .any(|p| format!(" {normalised} ").contains(&format!(" {p} ")));
+    if phrase_hit {
+        return 1.0;
+    }
+    let query_words: HashSet<String> = words(query).into_iter().collect();
+    if PERSON_WORDS.iter().any(|w| query_words.contains(*w)) {
+        0.4
+    } else {
+        0.0
+    }
+}
+
+pub fn wants_person(query: &str, extra_phrases: &[String], bias: f64) -> bool {
+    person_request_score(query, extra_phrases) + bias >= ESCALATION_THRESHOLD
+}
+
+/// A tag matches when the conversation holds at least this share of its criteria's words.
+pub const TAG_THRESHOLD: f64 = 0.5;
+
+/// 0..1: how well a conversation (the user's message and the answer) meets a tag's criteria.
+/// A tag describes what the user did or wanted, so the user's own words must carry it; the
+/// answer only adds a little.
+pub fn criteria_score(criteria: &str, user_message: &str, answer: &str) -> f64 {
+    let wanted = stems(criteria);
+    let from_user = overlap(&wanted, &stems(user_message));
+    if from_user == 0.0 {
+        return 0.0;
+    }
+    (from_user + 0.25 * overlap(&wanted, &stems(answer))).min(1.0)
+}
+
+pub fn matches_criteria(criteria: &str, user_message: &str, answer: &str) -> bool {
+    criteria_score(criteria, user_message, answer) >= TAG_THRESHOLD
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profiles() -> Vec<AgentProfile<'static>> {
+        vec![
+            AgentProfile { uuid: "general", name: "General Q&A", description: "Answers general questions.", bias: 0.0 },
+            AgentProfile { uuid: "billing", name: "Billing", description: "Invoices, payments, refunds and subscription charges.", bias: 0.0 },
+            AgentProfile { uuid: "tech", name: "Technical support", description: "Installation problems, error messages, crashes and configuration.", bias: 0.0 },
+        ]
+    }
+
+    #[test]
+    fn the_best_described_agent_answers() {
+        let a = profiles();
+        assert_eq!(choose_agent("Why was my card charged twice on the last invoice?", &a, None), Some(1));
+        assert_eq!(choose_agent("The installer crashes with an error message", &a, None), Some(2));
+        assert_eq!(choose_agent("Hello!", &a, None), Some(0));
+    }
+
+    #[test]
+    fn bias_shifts_and_the_previous_agent_sticks() {
+        let mut a = profiles();
+        assert_eq!(choose_agent("ok, and what then?", &a, Some("tech")), Some(2));
+        assert_eq!(choose_agent("refund my payment", &a, Some("tech")), Some(1), "a clear topic wins over stickiness");
+        a[1].bias = -1.0;
+        assert_eq!(choose_agent("refund my payment", &a, None), Some(0));
+        assert_eq!(choose_agent("anything", &[], None), None);
+    }
+
+    #[test]
+    fn asking_for_a_person_is_recognised() {
+        for q in ["Can I talk to a human please?", "I want to speak with someone", "Get me a REAL PERSON", "transfer me to customer service"] {
+            assert!(wants_person(q, &[], 0.0), "{q}");
+        }
+        for q in ["How do I reset my password?", "Is a person allowed two accounts?"] {
+            assert!(!wants_person(q, &[], 0.0), "{q}");
+        }
+        assert!(wants_person("Is a person allowed two accounts?", &[], 0.3), "a positive bias escalates more readily");
+        assert!(!wants_person("talk to a human", &[], -0.5), "a negative bias escalates less readily");
+        assert!(wants_person("I need a manager now", &["need a manager".into()], 0.0));
+    }
+
+    #[test]
+    fn tags_match_their_criteria() {
+        assert!(matches_criteria("asks about pricing", "What is the price of the pro plan?", "It costs 10."));
+        assert!(matches_criteria("wants a refund", "I want my money back, please refund me", "Refunds take 5 days."));
+        assert!(!matches_criteria("wants a refund", "What are your opening hours?", "We open at 9."));
+        assert!(!matches_criteria("asks about pricing", "Hello", "Our pricing page lists plans."), "the answer alone is not enough");
+    }
+}
