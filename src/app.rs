@@ -192,5 +192,8 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::ToolFunctionList => tool_functions::list(call).await,
         Endpoint::ToolFunctionUpdate => tool_functions::update(call).await,
         Endpoint::ToolFunctionDelete => tool_functions::delete(call).await,
+        Endpoint::LiveChatStart => live_chat::start(call).await,
+        Endpoint::LiveChatMessage => live_chat::operator_message(call).await,
+        Endpoint::LiveChatEnd => live_chat::end(call).await,
     }
 }

@@ -4,11 +4,12 @@
 
 use crate::chat::engine::{compose, Composed};
 use crate::chat::prompt::{assemble, Prompt, PromptInput, Turn};
+use crate::chat::routing::{choose_agent, matches_criteria, wants_person, AgentProfile};
 use crate::chat::sse::{CompletionEvent, Usage};
 use crate::chat::wire::{cite_data, WireFormat};
-use crate::domain::agent::{Agent, AgentType};
+use crate::domain::agent::{Agent, AgentType, Tag};
 use crate::domain::chatbot::Chatbot;
-use crate::domain::session::{FinishReason, Message, Session};
+use crate::domain::session::{FinishReason, Message, MessageKind, Session};
 use crate::error::{ApiError, ApiResult};
 use crate::handlers::search::retrieve;
 use crate::knowledge::retrieve::Ranked;
@@ -38,42 +39,113 @@ pub struct Exchange {
     pub model: &'static ModelInfo,
     pub provider: Provider,
     pub prompt: Prompt,
+    /// Set when the user asked for a person: the escalation agent's reply, sent as it is.
+    pub escalation_reply: Option<String>,
 }
 
-/// The chatbot's answering agent: its first enabled user-facing agent.
-pub fn answering_agent(agents: &[Agent]) -> ApiResult<Agent> {
-    agents
+/// Who handles a message: the human-escalation agent when the user asks for a person (and
+/// that agent is enabled), else the enabled user-facing agent whose description fits best.
+pub fn pick_agent(
+    query: &str,
+    agents: &[Agent],
+    previous: Option<&str>,
+) -> ApiResult<(Agent, bool)> {
+    if let Some(escalation) = agents
         .iter()
-        .find(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
-        .cloned()
-        .ok_or_else(|| {
-            ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
+        .find(|a| a.config.agent_type == AgentType::HumanEscalation && a.config.enabled)
+    {
+        let monitored = escalation
+            .config
+            .human_escalation_settings
+            .as_ref()
+            .map(|s| s.monitored_messages.clone())
+            .unwrap_or_default();
+        if wants_person(
+            query,
+            &monitored,
+            escalation.config.meta.bias.unwrap_or(0.0),
+        ) {
+            return Ok((escalation.clone(), true));
+        }
+    }
+    let answering: Vec<&Agent> = agents
+        .iter()
+        .filter(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
+        .collect();
+    let profiles: Vec<AgentProfile> = answering
+        .iter()
+        .map(|a| AgentProfile {
+            uuid: &a.uuid,
+            name: &a.config.name,
+            description: &a.config.description,
+            bias: a.config.meta.bias.unwrap_or(0.0),
+        })
+        .collect();
+    let chosen = choose_agent(query, &profiles, previous).ok_or_else(|| {
+        ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
+    })?;
+    Ok((answering[chosen].clone(), false))
+}
+
+/// The agent that answered the last exchange of `history`.
+pub fn previous_agent(history: &[Message]) -> Option<String> {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Answer)
+        .and_then(|m| {
+            m.meta
+                .get("agent")?
+                .get("uuid")?
+                .as_str()
+                .map(str::to_string)
         })
 }
 
-pub async fn prepare(
-    env: &Env,
-    store: &Store,
-    chatbot: Chatbot,
-    session: Session,
-    agent: Agent,
-    query: String,
-) -> ApiResult<Exchange> {
+pub struct Request {
+    pub chatbot: Chatbot,
+    pub session: Session,
+    pub agent: Agent,
+    pub escalating: bool,
+    pub query: String,
+    /// The session's recent messages, oldest first.
+    pub history: Vec<Message>,
+}
+
+pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchange> {
+    let Request {
+        chatbot,
+        session,
+        agent,
+        escalating,
+        query,
+        history,
+    } = req;
     let started_ms = time::now_ms();
     let created_at = time::now();
-    let ranked = retrieve(
-        store,
-        &chatbot.uuid,
-        Some(&agent),
-        &query,
-        SOURCES_PER_ANSWER,
-    )
-    .await?;
-    let history: Vec<Turn> = store
-        .recent_messages(&session.uuid, HISTORY_TURNS)
+    let escalation_reply = escalating.then(|| {
+        agent
+            .config
+            .human_escalation_settings
+            .clone()
+            .unwrap_or_default()
+            .human_requested_message
+    });
+    let ranked = if escalating {
+        Vec::new()
+    } else {
+        retrieve(
+            store,
+            &chatbot.uuid,
+            Some(&agent),
+            &query,
+            SOURCES_PER_ANSWER,
+        )
         .await?
+    };
+    let turns: Vec<Turn> = history
         .into_iter()
-        .filter(|m| !m.response.is_empty())
+        .filter(|m| m.kind == MessageKind::Answer && !m.response.is_empty())
         .map(|m| Turn {
             query: m.query,
             response: m.response,
@@ -88,13 +160,17 @@ pub async fn prepare(
     let model = models::find(&model_name)
         .or_else(|| models::find(models::DEFAULT_MODEL))
         .ok_or_else(|| ApiError::internal("no default model"))?;
-    let provider = providers::provider_for(env, model);
+    let provider = if escalating {
+        Provider::Builtin
+    } else {
+        providers::provider_for(env, model)
+    };
     let prompt = assemble(&PromptInput {
         agent_prompt: &agent.config.prompt,
         variables: &agent.config.variables,
         session_variables: session.initial_variables.as_ref(),
         sources: &ranked,
-        history: &history,
+        history: &turns,
         query: &query,
         context_tokens: model.context_tokens as usize,
         show_citations: chatbot.settings.show_citations,
@@ -111,6 +187,7 @@ pub async fn prepare(
         model,
         provider,
         prompt,
+        escalation_reply,
     })
 }
 
@@ -122,6 +199,13 @@ pub enum AnswerSource {
 
 /// Opens the answer. A provider failure before any output is an `Upstream` error (502).
 pub async fn open_answer(env: &Env, ex: &Exchange) -> ApiResult<AnswerSource> {
+    if let Some(reply) = &ex.escalation_reply {
+        return Ok(AnswerSource::Composed(Composed {
+            pieces: vec![reply.clone()],
+            cited: Vec::new(),
+            answered: true,
+        }));
+    }
     match ex.provider {
         Provider::Builtin => Ok(AnswerSource::Composed(compose(
             &ex.query,
@@ -299,6 +383,7 @@ pub async fn deliver(
     let now = time::now();
     let message = Message {
         uuid: ex.message_uuid.clone(),
+        kind: MessageKind::Answer,
         session_uuid: ex.session.uuid.clone(),
         chatbot_uuid: ex.chatbot.uuid.clone(),
         started_ms: ex.started_ms,
@@ -317,5 +402,145 @@ pub async fn deliver(
         modified_at: now,
     };
     store.insert_message(&message).await?;
+    if ex.escalation_reply.is_some() {
+        let request = json!({
+            "requested": true,
+            "requested_at": message.created_at,
+            "message_uuid": message.uuid,
+            "agent_uuid": ex.agent.uuid,
+        });
+        store
+            .set_session_meta(
+                &ex.session.uuid,
+                "human_escalation",
+                &request,
+                &message.modified_at,
+            )
+            .await?;
+    }
     Ok(message)
+}
+
+/// What a model is asked when it judges tags: one call per background agent.
+fn judging_messages(tags: &[Tag], user_message: &str, answer: &str) -> Vec<Value> {
+    let list: String = tags
+        .iter()
+        .map(|t| format!("- {}: {}\n", t.name, t.criteria))
+        .collect();
+    vec![
+        json!({"role": "system", "content": "You label support conversations. Reply with JSON only: {\"tags\": [names]}, listing the tags whose criteria the conversation meets, or an empty list."}),
+        json!({"role": "user", "content": format!("Tags and their criteria:\n{list}\nConversation:\nUser: {user_message}\nAssistant: {answer}")}),
+    ]
+}
+
+/// Tag names out of a model's reply, which should be `{"tags": [...]}` but may be wrapped in
+/// prose or a code fence.
+pub fn parse_judged_tags(reply: &str) -> Option<Vec<String>> {
+    let start = reply.find('{')?;
+    let end = reply.rfind('}')?;
+    let value: Value = serde_json::from_str(reply.get(start..=end)?).ok()?;
+    Some(
+        value
+            .get("tags")?
+            .as_array()?
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+    )
+}
+
+async fn judge_with_model(
+    env: &Env,
+    provider: &Provider,
+    model: &'static ModelInfo,
+    tags: &[Tag],
+    message: &Message,
+) -> Option<Vec<String>> {
+    let prompt = Prompt {
+        system: String::new(),
+        history: Vec::new(),
+        query: String::new(),
+        sources_used: 0,
+        prompt_tokens: 0,
+        answer_tokens: 200,
+    };
+    let call = ModelCall {
+        prompt: &prompt,
+        model,
+        temperature: 0.0,
+        extra: None,
+        messages: Some(judging_messages(tags, &message.query, &message.response)),
+    };
+    let mut answer = providers::open(env, provider, call).await.ok()?;
+    let mut text = String::new();
+    while let Some(Ok(event)) = answer.next(IDLE_TIMEOUT).await {
+        match event {
+            CompletionEvent::Text(t) => text.push_str(&t),
+            CompletionEvent::Done => break,
+            _ => {}
+        }
+    }
+    parse_judged_tags(&text)
+}
+
+/// After an answer: every enabled background agent judges the exchange against its tags and
+/// the matches are recorded on the session (`meta.tags`, each with the message that earned it).
+pub async fn tag_session(
+    env: &Env,
+    store: &Store,
+    agents: &[Agent],
+    message: &Message,
+) -> ApiResult<usize> {
+    let mut added = 0;
+    for agent in agents
+        .iter()
+        .filter(|a| a.config.agent_type == AgentType::Background && a.config.enabled)
+    {
+        let tags = agent.config.meta.tags.clone().unwrap_or_default();
+        if tags.is_empty() {
+            continue;
+        }
+        let model_name = agent
+            .config
+            .meta
+            .model
+            .clone()
+            .unwrap_or_else(|| models::DEFAULT_MODEL.to_string());
+        let model = models::find(&model_name).or_else(|| models::find(models::DEFAULT_MODEL));
+        let provider = model
+            .map(|m| providers::provider_for(env, m))
+            .unwrap_or(Provider::Builtin);
+        let judged = match (&provider, model) {
+            (Provider::Builtin, _) | (_, None) => None,
+            (p, Some(m)) => judge_with_model(env, p, m, &tags, message).await,
+        };
+        // Without a provider, or when its reply cannot be read, text similarity decides.
+        let matched: Vec<&Tag> = match judged {
+            Some(names) => tags
+                .iter()
+                .filter(|t| names.iter().any(|n| n.eq_ignore_ascii_case(&t.name)))
+                .collect(),
+            None => tags
+                .iter()
+                .filter(|t| matches_criteria(&t.criteria, &message.query, &message.response))
+                .collect(),
+        };
+        for tag in matched {
+            let now = time::now();
+            let record = json!({
+                "name": tag.name,
+                "color": tag.color,
+                "agent_uuid": agent.uuid,
+                "message_uuid": message.uuid,
+                "tagged_at": now,
+            });
+            if store
+                .add_session_tag(&message.session_uuid, &record, &now)
+                .await?
+            {
+                added += 1;
+            }
+        }
+    }
+    Ok(added)
 }

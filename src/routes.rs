@@ -55,6 +55,9 @@ pub enum Endpoint {
     ToolFunctionList,
     ToolFunctionUpdate,
     ToolFunctionDelete,
+    LiveChatStart,
+    LiveChatMessage,
+    LiveChatEnd,
 }
 
 pub struct Route {
@@ -136,6 +139,10 @@ pub const ROUTES: &[Route] = &[
     route("GET",    "/api/v1/agent/{uuid}/tool-functions",       ToolFunctionList,   Account),
     route("POST",   "/api/v1/tool-function/{uuid}/update",       ToolFunctionUpdate, Account),
     route("DELETE", "/api/v1/tool-function/{uuid}/delete",       ToolFunctionDelete, Account),
+
+    route("POST",   "/api/v1/session/{uuid}/live-chat/start",    LiveChatStart,    Account),
+    route("POST",   "/api/v1/session/{uuid}/live-chat/message",  LiveChatMessage,  Account),
+    route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Account),
 ];
 
 #[derive(Debug, PartialEq, Eq)]

@@ -12,7 +12,11 @@ use std::collections::HashSet;
 pub const STICKINESS: f64 = 0.15;
 
 fn stems(text: &str) -> HashSet<String> {
-    words(text).iter().filter(|w| !is_stop_word(w)).map(|w| stem(w)).collect()
+    words(text)
+        .iter()
+        .filter(|w| !is_stop_word(w))
+        .map(|w| stem(w))
+        .collect()
 }
 
 /// Share of `query`'s content words that `text` holds (0..1).
@@ -41,7 +45,11 @@ pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>
         .iter()
         .map(|a| {
             let fit = overlap(&q, &stems(&format!("{} {}", a.name, a.description)));
-            let sticky = if Some(a.uuid) == previous { STICKINESS } else { 0.0 };
+            let sticky = if Some(a.uuid) == previous {
+                STICKINESS
+            } else {
+                0.0
+            };
             fit + a.bias + sticky
         })
         .collect();
@@ -85,7 +93,15 @@ const PERSON_PHRASES: &[&str] = &[
     "put me through",
     "transfer me",
 ];
-const PERSON_WORDS: &[&str] = &["human", "person", "representative", "operator", "agent", "someone", "staff"];
+const PERSON_WORDS: &[&str] = &[
+    "human",
+    "person",
+    "representative",
+    "operator",
+    "agent",
+    "someone",
+    "staff",
+];
 
 /// Escalation needs a score of at least this, after the agent's bias is added.
 pub const ESCALATION_THRESHOLD: f64 = 0.6;
@@ -115,14 +131,24 @@ pub fn wants_person(query: &str, extra_phrases: &[String], bias: f64) -> bool {
     person_request_score(query, extra_phrases) + bias >= ESCALATION_THRESHOLD
 }
 
-/// A tag matches when the conversation holds at least this share of its criteria's words.
-pub const TAG_THRESHOLD: f64 = 0.5;
+/// A tag matches when the user's words hold at least this share of its criteria's words.
+pub const TAG_THRESHOLD: f64 = 0.3;
+
+/// Words criteria are phrased with ("the user asks about ...") that say nothing of the topic,
+/// as stems.
+const CRITERIA_FILLER: &[&str] = &[
+    "ask", "want", "need", "question", "user", "custom", "someth", "anyth", "mention", "talk",
+    "say", "request", "inquir", "interest",
+];
 
 /// 0..1: how well a conversation (the user's message and the answer) meets a tag's criteria.
 /// A tag describes what the user did or wanted, so the user's own words must carry it; the
 /// answer only adds a little.
 pub fn criteria_score(criteria: &str, user_message: &str, answer: &str) -> f64 {
-    let wanted = stems(criteria);
+    let wanted: HashSet<String> = stems(criteria)
+        .into_iter()
+        .filter(|w| !CRITERIA_FILLER.contains(&w.as_str()))
+        .collect();
     let from_user = overlap(&wanted, &stems(user_message));
     if from_user == 0.0 {
         return 0.0;
@@ -140,25 +166,57 @@ mod tests {
 
     fn profiles() -> Vec<AgentProfile<'static>> {
         vec![
-            AgentProfile { uuid: "general", name: "General Q&A", description: "Answers general questions.", bias: 0.0 },
-            AgentProfile { uuid: "billing", name: "Billing", description: "Invoices, payments, refunds and subscription charges.", bias: 0.0 },
-            AgentProfile { uuid: "tech", name: "Technical support", description: "Installation problems, error messages, crashes and configuration.", bias: 0.0 },
+            AgentProfile {
+                uuid: "general",
+                name: "General Q&A",
+                description: "Answers general questions.",
+                bias: 0.0,
+            },
+            AgentProfile {
+                uuid: "billing",
+                name: "Billing",
+                description: "Invoices, payments, refunds and subscription charges.",
+                bias: 0.0,
+            },
+            AgentProfile {
+                uuid: "tech",
+                name: "Technical support",
+                description: "Installation problems, error messages, crashes and configuration.",
+                bias: 0.0,
+            },
         ]
     }
 
     #[test]
     fn the_best_described_agent_answers() {
         let a = profiles();
-        assert_eq!(choose_agent("Why was my card charged twice on the last invoice?", &a, None), Some(1));
-        assert_eq!(choose_agent("The installer crashes with an error message", &a, None), Some(2));
+        assert_eq!(
+            choose_agent(
+                "Why was my card charged twice on the last invoice?",
+                &a,
+                None
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            choose_agent("The installer crashes with an error message", &a, None),
+            Some(2)
+        );
         assert_eq!(choose_agent("Hello!", &a, None), Some(0));
     }
 
     #[test]
     fn bias_shifts_and_the_previous_agent_sticks() {
         let mut a = profiles();
-        assert_eq!(choose_agent("ok, and what then?", &a, Some("tech")), Some(2));
-        assert_eq!(choose_agent("refund my payment", &a, Some("tech")), Some(1), "a clear topic wins over stickiness");
+        assert_eq!(
+            choose_agent("ok, and what then?", &a, Some("tech")),
+            Some(2)
+        );
+        assert_eq!(
+            choose_agent("refund my payment", &a, Some("tech")),
+            Some(1),
+            "a clear topic wins over stickiness"
+        );
         a[1].bias = -1.0;
         assert_eq!(choose_agent("refund my payment", &a, None), Some(0));
         assert_eq!(choose_agent("anything", &[], None), None);
@@ -166,22 +224,74 @@ mod tests {
 
     #[test]
     fn asking_for_a_person_is_recognised() {
-        for q in ["Can I talk to a human please?", "I want to speak with someone", "Get me a REAL PERSON", "transfer me to customer service"] {
+        for q in [
+            "Can I talk to a human please?",
+            "I want to speak with someone",
+            "Get me a REAL PERSON",
+            "transfer me to customer service",
+        ] {
             assert!(wants_person(q, &[], 0.0), "{q}");
         }
-        for q in ["How do I reset my password?", "Is a person allowed two accounts?"] {
+        for q in [
+            "How do I reset my password?",
+            "Is a person allowed two accounts?",
+        ] {
             assert!(!wants_person(q, &[], 0.0), "{q}");
         }
-        assert!(wants_person("Is a person allowed two accounts?", &[], 0.3), "a positive bias escalates more readily");
-        assert!(!wants_person("talk to a human", &[], -0.5), "a negative bias escalates less readily");
-        assert!(wants_person("I need a manager now", &["need a manager".into()], 0.0));
+        assert!(
+            wants_person("Is a person allowed two accounts?", &[], 0.3),
+            "a positive bias escalates more readily"
+        );
+        assert!(
+            !wants_person("talk to a human", &[], -0.5),
+            "a negative bias escalates less readily"
+        );
+        assert!(wants_person(
+            "I need a manager now",
+            &["need a manager".into()],
+            0.0
+        ));
     }
 
     #[test]
     fn tags_match_their_criteria() {
-        assert!(matches_criteria("asks about pricing", "What is the price of the pro plan?", "It costs 10."));
-        assert!(matches_criteria("wants a refund", "I want my money back, please refund me", "Refunds take 5 days."));
-        assert!(!matches_criteria("wants a refund", "What are your opening hours?", "We open at 9."));
-        assert!(!matches_criteria("asks about pricing", "Hello", "Our pricing page lists plans."), "the answer alone is not enough");
+        assert!(matches_criteria(
+            "asks about pricing",
+            "What is the price of the pro plan?",
+            "It costs 10."
+        ));
+        assert!(matches_criteria(
+            "wants a refund",
+            "I want my money back, please refund me",
+            "Refunds take 5 days."
+        ));
+        assert!(!matches_criteria(
+            "wants a refund",
+            "What are your opening hours?",
+            "We open at 9."
+        ));
+        assert!(
+            !matches_criteria(
+                "asks about pricing",
+                "Hello",
+                "Our pricing page lists plans."
+            ),
+            "the answer alone is not enough"
+        );
+        let price = "The user asks about the price or cost of something";
+        assert!(matches_criteria(
+            price,
+            "What does express delivery cost?",
+            ""
+        ));
+        assert!(!matches_criteria(
+            "wants a refund or their money back",
+            "What does express delivery cost?",
+            ""
+        ));
+        assert!(
+            !matches_criteria(price, "Can I ask you something?", ""),
+            "filler words alone match nothing"
+        );
     }
 }

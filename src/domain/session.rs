@@ -104,9 +104,43 @@ impl FinishReason {
     }
 }
 
+/// What a message is: an exchange with an agent, or live-chat traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageKind {
+    Answer,
+    /// The user wrote while a person was answering; `query` holds it, `response` is empty.
+    User,
+    /// A person answered; `response` holds it.
+    Operator,
+    /// Live chat started or ended; `response` holds the announcement.
+    Announcement,
+}
+
+impl MessageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::Answer => "answer",
+            MessageKind::User => "user",
+            MessageKind::Operator => "operator",
+            MessageKind::Announcement => "announcement",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "answer" => Some(MessageKind::Answer),
+            "user" => Some(MessageKind::User),
+            "operator" => Some(MessageKind::Operator),
+            "announcement" => Some(MessageKind::Announcement),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
     pub uuid: String,
+    pub kind: MessageKind,
     pub session_uuid: String,
     pub chatbot_uuid: String,
     pub started_ms: i64,
@@ -124,6 +158,7 @@ impl Message {
         json!({
             "uuid": self.uuid,
             "session_uuid": self.session_uuid,
+            "kind": self.kind.as_str(),
             "created_at": self.created_at,
             "modified_at": self.modified_at,
             "query": self.query,
@@ -194,6 +229,7 @@ mod tests {
     fn records_encode_json_fields_as_strings() {
         let m = Message {
             uuid: "m".into(),
+            kind: MessageKind::Answer,
             session_uuid: "s".into(),
             chatbot_uuid: "c".into(),
             started_ms: 1,

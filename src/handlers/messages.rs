@@ -1,19 +1,31 @@
 use super::sessions::owned_session;
 use crate::app::Call;
 use crate::chat::wire::WireFormat;
-use crate::conversation::{self, Exchange, Output};
+use crate::conversation::{self, Exchange, Output, Request};
+use crate::domain::agent::Agent;
 use crate::domain::data_source::uuid_list;
-use crate::domain::session::query_from_body;
+use crate::domain::session::{query_from_body, Message};
 use crate::error::{ApiError, ApiResult};
+use crate::handlers::live_chat;
 use crate::http::{json_response, success_response};
 use crate::providers;
 use crate::ratelimit::{admit_message, Decision, Limit};
+use crate::storage::Store;
 use crate::stream::StreamSink;
 use serde_json::json;
-use worker::{Headers, Response};
+use worker::{Env, Headers, Response};
 
-/// Everything up to the model call: session, question, rate limit, agent, prompt.
-async fn begin(call: &mut Call) -> ApiResult<Exchange> {
+/// What happens to a message.
+enum Plan {
+    /// An agent answers.
+    Answer(Box<Exchange>, Vec<Agent>),
+    /// A person is answering in live chat: the user's message is stored as it is.
+    LiveChat(Message),
+}
+
+/// Everything up to the model call: session, question, rate limit, then either the live-chat
+/// path or the agent and its prompt.
+async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session = owned_session(call).await?;
     let account = call.account()?.to_string();
     let body = call.json_body().await?;
@@ -31,9 +43,68 @@ async fn begin(call: &mut Call) -> ApiResult<Exchange> {
             retry_after_secs,
         });
     }
+    if live_chat::is_active(&session) {
+        let message = live_chat::store_user_message(&call.store, &session, &query).await?;
+        return Ok(Plan::LiveChat(message));
+    }
     let agents = call.store.list_agents(&chatbot.uuid).await?;
-    let agent = conversation::answering_agent(&agents)?;
-    conversation::prepare(&call.env, &call.store, chatbot, session, agent, query).await
+    let history = call
+        .store
+        .recent_messages(&session.uuid, conversation::HISTORY_TURNS)
+        .await?;
+    let previous = conversation::previous_agent(&history);
+    let (agent, escalating) = conversation::pick_agent(&query, &agents, previous.as_deref())?;
+    let exchange = conversation::prepare(
+        &call.env,
+        &call.store,
+        Request {
+            chatbot,
+            session,
+            agent,
+            escalating,
+            query,
+            history,
+        },
+    )
+    .await?;
+    Ok(Plan::Answer(Box::new(exchange), agents))
+}
+
+/// Background agents judge the exchange after the answer; failures are logged, not raised.
+async fn after_answer(env: Env, agents: Vec<Agent>, message: Message) {
+    let result = async {
+        let store = Store::new(&env)?;
+        conversation::tag_session(&env, &store, &agents, &message).await
+    }
+    .await;
+    if let Err(err) = result {
+        worker::console_error!("tagging a session failed: {err:?}");
+    }
+}
+
+/// While a person answers, a message gets `202 Accepted` at once: no answer follows in this
+/// response (the operator's reply appears in the session's messages). Plain mode has an empty
+/// body; event-stream mode sends `start` and `end` with `live_chat: true`.
+fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Response> {
+    let body = match format {
+        WireFormat::Plain => String::new(),
+        WireFormat::EventStream => [
+            format.event("start", &json!({"message_uuid": message.uuid, "session_uuid": message.session_uuid, "agent_uuid": null, "live_chat": true})),
+            format.event("end", &json!({"message_uuid": message.uuid, "finish_reason": "stop", "live_chat": true})),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    };
+    let headers = Headers::new();
+    headers.set("Content-Type", format.content_type())?;
+    headers.set("Cache-Control", "no-cache")?;
+    headers.set("X-Message-Uuid", &message.uuid)?;
+    headers.set("X-Live-Chat", "active")?;
+    Ok(Response::builder()
+        .with_status(202)
+        .with_headers(headers)
+        .fixed(body.into_bytes()))
 }
 
 /// A rate-limited stream call answers in the stream's own format: the chatbot's message as
@@ -61,8 +132,9 @@ fn rate_limited(format: WireFormat, message: &str, retry_after_secs: u64) -> Api
 /// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
 pub async fn stream(mut call: Call) -> ApiResult<Response> {
     let format = WireFormat::from_accept(call.req.headers().get("Accept")?.as_deref());
-    let exchange = match begin(&mut call).await {
-        Ok(ex) => ex,
+    let (exchange, agents) = match begin(&mut call).await {
+        Ok(Plan::Answer(ex, agents)) => (*ex, agents),
+        Ok(Plan::LiveChat(message)) => return live_chat_accepted(format, &message),
         Err(ApiError::RateLimited {
             message,
             retry_after_secs,
@@ -79,14 +151,15 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
     headers.set("X-Message-Uuid", &exchange.message_uuid)?;
-    let store = crate::storage::Store::new(&call.env)?;
+    let store = Store::new(&call.env)?;
+    let env = call.env.clone();
     // The producer runs past the response: it must finish (and store the message) even when
-    // the client leaves midway.
+    // the client leaves midway; background agents judge only after the stream has closed.
     call.ctx.wait_until(async move {
-        if let Err(err) =
-            conversation::deliver(&store, exchange, source, Output::Stream { sink, format }).await
+        match conversation::deliver(&store, exchange, source, Output::Stream { sink, format }).await
         {
-            worker::console_error!("storing a streamed message failed: {err:?}");
+            Ok(message) => after_answer(env, agents, message).await,
+            Err(err) => worker::console_error!("storing a streamed message failed: {err:?}"),
         }
     });
     Ok(Response::builder()
@@ -95,11 +168,17 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         .stream(readable))
 }
 
-/// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete.
+/// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete
+/// (during live chat, the stored user message, with status 202).
 pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
-    let exchange = begin(&mut call).await?;
+    let (exchange, agents) = match begin(&mut call).await? {
+        Plan::Answer(ex, agents) => (*ex, agents),
+        Plan::LiveChat(message) => return Ok(json_response(&message.to_json())?.with_status(202)),
+    };
     let source = conversation::open_answer(&call.env, &exchange).await?;
     let message = conversation::deliver(&call.store, exchange, source, Output::Collect).await?;
+    call.ctx
+        .wait_until(after_answer(call.env.clone(), agents, message.clone()));
     json_response(&message.to_json())
 }
 

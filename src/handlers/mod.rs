@@ -5,6 +5,7 @@ pub mod api_keys;
 pub mod chatbots;
 pub mod data_sources;
 pub mod health;
+pub mod live_chat;
 pub mod messages;
 pub mod search;
 pub mod sessions;

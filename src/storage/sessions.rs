@@ -1,5 +1,5 @@
 use super::{Arg, Store};
-use crate::domain::session::{FinishReason, Message, Session};
+use crate::domain::session::{FinishReason, Message, MessageKind, Session};
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -43,6 +43,7 @@ impl TryFrom<SessionRow> for Session {
 #[derive(Deserialize)]
 struct MessageRow {
     uuid: String,
+    kind: String,
     session_uuid: String,
     chatbot_uuid: String,
     started_ms: i64,
@@ -71,7 +72,10 @@ impl TryFrom<MessageRow> for Message {
                 )))
             }
         };
+        let kind = MessageKind::parse(&r.kind)
+            .ok_or_else(|| ApiError::internal(format!("message {} has kind {}", r.uuid, r.kind)))?;
         Ok(Message {
+            kind,
             cite_data: serde_json::from_str(&r.cite_data_json)?,
             meta: serde_json::from_str(&r.meta_json)?,
             uuid: r.uuid,
@@ -90,7 +94,7 @@ impl TryFrom<MessageRow> for Message {
 const SESSION_COLUMNS: &str =
     "s.uuid, s.chatbot_uuid, s.initial_variables_json, s.meta_json, s.created_at, s.modified_at";
 const MESSAGE_COLUMNS: &str =
-    "m.uuid, m.session_uuid, m.chatbot_uuid, m.started_ms, m.query, m.response, \
+    "m.uuid, m.kind, m.session_uuid, m.chatbot_uuid, m.started_ms, m.query, m.response, \
      m.finish_reason, m.cite_data_json, m.meta_json, m.created_at, m.modified_at";
 
 impl Store {
@@ -168,7 +172,7 @@ impl Store {
         let meta = m.meta.to_string();
         let insert = self.statement(
             "INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, \
-             cite_data_json, meta_json, created_at, modified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             cite_data_json, meta_json, created_at, modified_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             &[
                 Arg::Text(&m.uuid),
                 Arg::Text(&m.session_uuid),
@@ -181,6 +185,7 @@ impl Store {
                 Arg::Text(&meta),
                 Arg::Text(&m.created_at),
                 Arg::Text(&m.modified_at),
+                Arg::Text(m.kind.as_str()),
             ],
         )?;
         let touch = self.statement(
@@ -240,6 +245,44 @@ impl Store {
             )
             .await?;
         rows.into_iter().map(Message::try_from).collect()
+    }
+
+    /// Sets one top-level key of a session's meta, leaving the others as they are.
+    pub async fn set_session_meta(
+        &self,
+        session_uuid: &str,
+        key: &str,
+        value: &Value,
+        now: &str,
+    ) -> ApiResult<()> {
+        self.execute(
+            "UPDATE sessions SET meta_json = json_set(meta_json, '$.' || ?2, json(?3)), modified_at = ?4 WHERE uuid = ?1",
+            &[Arg::Text(session_uuid), Arg::Text(key), Arg::Text(&value.to_string()), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Appends a tag to a session's `meta.tags` unless one of that name is there already;
+    /// false when it was.
+    pub async fn add_session_tag(
+        &self,
+        session_uuid: &str,
+        tag: &Value,
+        now: &str,
+    ) -> ApiResult<bool> {
+        let name = tag.get("name").and_then(Value::as_str).unwrap_or_default();
+        let changed = self
+            .execute(
+                "UPDATE sessions SET meta_json = json_insert(\
+                   CASE WHEN json_type(meta_json, '$.tags') = 'array' THEN meta_json ELSE json_set(meta_json, '$.tags', json('[]')) END, \
+                   '$.tags[#]', json(?2)), modified_at = ?4 \
+                 WHERE uuid = ?1 AND NOT EXISTS (SELECT 1 FROM json_each(sessions.meta_json, '$.tags') t \
+                   WHERE json_extract(t.value, '$.name') = ?3)",
+                &[Arg::Text(session_uuid), Arg::Text(&tag.to_string()), Arg::Text(name), Arg::Text(now)],
+            )
+            .await?;
+        Ok(changed > 0)
     }
 
     pub async fn delete_messages(&self, uuids: &[String]) -> ApiResult<usize> {

@@ -1,0 +1,134 @@
+//! Live chat: a person takes over a session. While it is on, the AI does not answer; the
+//! user's messages are stored as they come, and the operator writes through the API. Starting
+//! and ending adds the escalation agent's announcements to the conversation.
+
+use super::new_uuid;
+use super::sessions::owned_session;
+use crate::app::Call;
+use crate::domain::agent::{AgentType, HumanEscalationSettings};
+use crate::domain::session::{FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS};
+use crate::error::{ApiError, ApiResult};
+use crate::http::json_response;
+use crate::storage::Store;
+use crate::time;
+use crate::validate::Body;
+use serde_json::{json, Value};
+use worker::Response;
+
+pub fn is_active(session: &Session) -> bool {
+    session
+        .meta
+        .get("live_chat")
+        .and_then(|l| l.get("active"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn live_message(session: &Session, kind: MessageKind, query: &str, response: &str) -> Message {
+    let now = time::now();
+    Message {
+        uuid: new_uuid(),
+        kind,
+        session_uuid: session.uuid.clone(),
+        chatbot_uuid: session.chatbot_uuid.clone(),
+        started_ms: time::now_ms(),
+        query: query.to_string(),
+        response: response.to_string(),
+        finish_reason: FinishReason::Stop,
+        cite_data: json!({}),
+        meta: json!({"live_chat": true}),
+        created_at: now.clone(),
+        modified_at: now,
+    }
+}
+
+pub async fn store_user_message(
+    store: &Store,
+    session: &Session,
+    text: &str,
+) -> ApiResult<Message> {
+    let message = live_message(session, MessageKind::User, text, "");
+    store.insert_message(&message).await?;
+    Ok(message)
+}
+
+/// The chatbot's escalation settings (announcements), or the defaults when it has no
+/// human-escalation agent.
+async fn escalation_settings(
+    store: &Store,
+    chatbot_uuid: &str,
+) -> ApiResult<HumanEscalationSettings> {
+    let agents = store.list_agents(chatbot_uuid).await?;
+    Ok(agents
+        .into_iter()
+        .find(|a| a.config.agent_type == AgentType::HumanEscalation)
+        .and_then(|a| a.config.human_escalation_settings)
+        .unwrap_or_default())
+}
+
+async fn switch(call: Call, on: bool) -> ApiResult<Response> {
+    let mut session = owned_session(&call).await?;
+    if is_active(&session) == on {
+        return Err(ApiError::Conflict(if on {
+            "Live chat is already on in this session.".into()
+        } else {
+            "Live chat is not on in this session.".into()
+        }));
+    }
+    let settings = escalation_settings(&call.store, &session.chatbot_uuid).await?;
+    let text = if on {
+        settings.live_chat_start_announcement
+    } else {
+        settings.live_chat_end_announcement
+    };
+    let announcement = live_message(&session, MessageKind::Announcement, "", &text);
+    call.store.insert_message(&announcement).await?;
+    let mut state = session
+        .meta
+        .get("live_chat")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(obj) = state.as_object_mut() {
+        obj.insert("active".into(), json!(on));
+        obj.insert(
+            if on { "started_at" } else { "ended_at" }.into(),
+            json!(announcement.created_at),
+        );
+    }
+    call.store
+        .set_session_meta(
+            &session.uuid,
+            "live_chat",
+            &state,
+            &announcement.modified_at,
+        )
+        .await?;
+    session.meta.insert("live_chat".into(), state);
+    session.modified_at = announcement.modified_at.clone();
+    json_response(&json!({"session": session.to_json(), "message": announcement.to_json()}))
+}
+
+/// `POST /session/{uuid}/live-chat/start`
+pub async fn start(call: Call) -> ApiResult<Response> {
+    switch(call, true).await
+}
+
+/// `POST /session/{uuid}/live-chat/end`
+pub async fn end(call: Call) -> ApiResult<Response> {
+    switch(call, false).await
+}
+
+/// `POST /session/{uuid}/live-chat/message {text}`: the operator writes.
+pub async fn operator_message(mut call: Call) -> ApiResult<Response> {
+    let session = owned_session(&call).await?;
+    let body = call.json_body().await?;
+    let text = Body(&body).req_str("text", MAX_QUERY_CHARS)?;
+    if !is_active(&session) {
+        return Err(ApiError::Conflict(
+            "Live chat is not on in this session; start it first.".into(),
+        ));
+    }
+    let message = live_message(&session, MessageKind::Operator, "", text.trim());
+    call.store.insert_message(&message).await?;
+    json_response(&message.to_json())
+}
