@@ -1,7 +1,7 @@
 # Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
 # Both install what they need first.
 
-.PHONY: dev test build setup eval
+.PHONY: dev test build setup eval bench-knowledge
 
 dev:
 	@scripts/dev.sh
@@ -18,3 +18,7 @@ setup:
 # Retrieval quality on a fixed corpus; see Evaluation in README.md.
 eval:
 	@scripts/eval.sh
+
+# Search latency at 1k/10k/100k chunks and ingestion MB/s; writes bench-output/knowledge.json.
+bench-knowledge:
+	@scripts/bench-knowledge.sh
