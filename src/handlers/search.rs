@@ -3,7 +3,7 @@ use crate::app::Call;
 use crate::domain::agent::{Agent, AgentType};
 use crate::error::{ApiError, ApiResult};
 use crate::http::json_response;
-use crate::knowledge::query::fts_expression;
+use crate::knowledge::query::{gated_expression, phrases, CANDIDATE_BUDGET};
 use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
 use crate::storage::Store;
 use crate::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
@@ -28,13 +28,19 @@ pub async fn retrieve(
     query: &str,
     limit: usize,
 ) -> ApiResult<Vec<Ranked>> {
-    let Some(expression) = fts_expression(query) else {
-        return Ok(Vec::new());
-    };
+    let phrases = phrases(query);
     let allowed = agent.and_then(allowed_sources);
-    if allowed.as_ref().is_some_and(Vec::is_empty) {
+    if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
+    let frequencies = if phrases.len() > 1 {
+        store.phrase_frequencies(&phrases).await?
+    } else {
+        Vec::new()
+    };
+    let Some(expression) = gated_expression(&phrases, &frequencies, CANDIDATE_BUDGET) else {
+        return Ok(Vec::new());
+    };
     let hits = store
         .search_chunks(chatbot_uuid, &expression, allowed.as_deref(), CANDIDATES)
         .await?;

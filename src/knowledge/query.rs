@@ -203,20 +203,61 @@ pub fn content_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// The query's content terms as FTS5 phrases. Tokens are alphanumeric only, so quoting cannot
+/// be broken out of.
+pub fn phrases(query: &str) -> Vec<String> {
+    content_terms(query)
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect()
+}
+
 /// An FTS5 MATCH expression for `query`, or `None` when it holds no searchable word.
 pub fn fts_expression(query: &str) -> Option<String> {
-    let terms = content_terms(query);
-    if terms.is_empty() {
+    let phrases = phrases(query);
+    (!phrases.is_empty()).then(|| phrases.join(" OR "))
+}
+
+/// About how many chunks one search may score. FTS5 computes bm25 for every chunk an
+/// expression matches, so an OR of common words ("file", "name", "user") would score most of a
+/// large index; past this many, only chunks holding one of the query's rarer terms are scored.
+pub const CANDIDATE_BUDGET: i64 = 5_000;
+
+/// The MATCH expression for `phrases`, given how many chunks each matches (`frequencies`, in
+/// the same order). When they all fit the budget it is the plain OR. Otherwise the rarest
+/// phrases, as many as fit the budget together (at least one), gate which chunks are read:
+/// `(rare OR ...) AND (every OR ...)`. Every phrase still counts towards bm25; the gate
+/// phrases count twice, which only sharpens the preference bm25 already has for rare terms.
+/// `None` when there is no phrase.
+pub fn gated_expression(phrases: &[String], frequencies: &[i64], budget: i64) -> Option<String> {
+    if phrases.is_empty() {
         return None;
     }
-    // Tokens are alphanumeric only, so quoting cannot be broken out of.
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{t}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    let every = phrases.join(" OR ");
+    if phrases.len() == 1
+        || frequencies.len() != phrases.len()
+        || frequencies.iter().sum::<i64>() <= budget
+    {
+        return Some(every);
+    }
+    let mut order: Vec<usize> = (0..phrases.len()).collect();
+    order.sort_by_key(|&i| (frequencies[i], i));
+    let mut gate = vec![false; phrases.len()];
+    let mut total = 0;
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 && total + frequencies[i] > budget {
+            break;
+        }
+        gate[i] = true;
+        total += frequencies[i];
+    }
+    let rare: Vec<&str> = phrases
+        .iter()
+        .zip(&gate)
+        .filter(|(_, &g)| g)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    Some(format!("({}) AND ({every})", rare.join(" OR ")))
 }
 
 #[cfg(test)]
@@ -262,6 +303,40 @@ mod tests {
             vec!["dont", "use", "müllers", "café", "crème"]
         );
         assert_eq!(content_terms("naïve NAÏVE naïve"), vec!["naïve"]);
+    }
+
+    #[test]
+    fn common_terms_are_scored_but_do_not_gate() {
+        let p = phrases("refund policy for damaged parcels");
+        assert_eq!(
+            p,
+            ["\"refund\"", "\"policy\"", "\"damaged\"", "\"parcels\""]
+        );
+        // Within the budget: the plain OR.
+        assert_eq!(
+            gated_expression(&p, &[10, 20, 5, 1], 100).unwrap(),
+            "\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\""
+        );
+        // Over it: the rarest that fit gate, in query order; all still score.
+        assert_eq!(
+            gated_expression(&p, &[300, 9000, 40, 600], 1000).unwrap(),
+            "(\"refund\" OR \"damaged\" OR \"parcels\") AND (\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\")"
+        );
+        // Even when the rarest alone is over the budget, it gates.
+        assert_eq!(
+            gated_expression(&p, &[3000, 9000, 4000, 7000], 1000).unwrap(),
+            "(\"refund\") AND (\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\")"
+        );
+        // One phrase, or frequencies that do not line up: nothing to gate.
+        assert_eq!(
+            gated_expression(&p[..1], &[50_000], 10).unwrap(),
+            "\"refund\""
+        );
+        assert_eq!(
+            gated_expression(&p, &[], 10).unwrap(),
+            fts_expression("refund policy for damaged parcels").unwrap()
+        );
+        assert!(gated_expression(&[], &[], 10).is_none());
     }
 
     #[test]

@@ -362,8 +362,27 @@ impl Store {
         Ok(out)
     }
 
+    /// How many chunks, in every chatbot, match each FTS5 phrase, in order. Counting reads
+    /// only the index's document lists, which is cheap next to scoring.
+    pub async fn phrase_frequencies(&self, phrases: &[String]) -> ApiResult<Vec<i64>> {
+        #[derive(Deserialize)]
+        struct Frequency {
+            n: i64,
+        }
+        let list = serde_json::to_string(phrases)?;
+        let rows: Vec<Frequency> = self
+            .rows(
+                "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n \
+                 FROM json_each(?1) p ORDER BY p.key",
+                &[Arg::Text(&list)],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| r.n).collect())
+    }
+
     /// The chunks that best match an FTS5 expression in one chatbot, best first, optionally
-    /// only from `allowed_sources`.
+    /// only from `allowed_sources`. The best `limit` are chosen from the index and the
+    /// `chunks_by_id_chatbot` index alone; only those rows are then read in full.
     pub async fn search_chunks(
         &self,
         chatbot_uuid: &str,
@@ -374,10 +393,13 @@ impl Store {
         let source_filter = allowed_sources.map(serde_json::to_string).transpose()?;
         let sql = format!(
             "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
-             s.type AS source_type, s.title, s.file_name, s.meta_json, bm25(chunks_fts, 3.0, 1.0) AS rank \
-             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN data_sources s ON s.uuid = c.data_source_uuid \
-             WHERE chunks_fts MATCH ?1 AND c.chatbot_uuid = ?2 {} ORDER BY rank LIMIT ?3",
-            if source_filter.is_some() { "AND c.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
+             s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
+             FROM (SELECT chunks_fts.rowid AS id, bm25(chunks_fts, 3.0, 1.0) AS rank \
+                   FROM chunks_fts JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = chunks_fts.rowid \
+                   WHERE chunks_fts MATCH ?1 AND k.chatbot_uuid = ?2 {} ORDER BY rank LIMIT ?3) best \
+             JOIN chunks c ON c.id = best.id JOIN data_sources s ON s.uuid = c.data_source_uuid \
+             ORDER BY best.rank",
+            if source_filter.is_some() { "AND k.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
         );
         let limit = limit as i64;
         let mut args = vec![
