@@ -6,10 +6,12 @@ use crate::chat::engine::{compose, Composed};
 use crate::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use crate::chat::routing::{choose_agent, matches_criteria, wants_person, AgentProfile};
 use crate::chat::sse::{CompletionEvent, Usage};
+use crate::chat::tools::{follow_up_messages, ToolCallCollector};
 use crate::chat::wire::{cite_data, WireFormat};
 use crate::domain::agent::{Agent, AgentType, Tag};
 use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{FinishReason, Message, MessageKind, Session};
+use crate::domain::tool_function::ToolFunction;
 use crate::error::{ApiError, ApiResult};
 use crate::handlers::search::retrieve;
 use crate::knowledge::retrieve::Ranked;
@@ -19,6 +21,7 @@ use crate::providers::{self, ModelCall, Provider, UpstreamAnswer, IDLE_TIMEOUT};
 use crate::storage::Store;
 use crate::stream::StreamSink;
 use crate::time;
+use crate::tools;
 use serde_json::{json, Value};
 use worker::Env;
 
@@ -41,6 +44,8 @@ pub struct Exchange {
     pub prompt: Prompt,
     /// Set when the user asked for a person: the escalation agent's reply, sent as it is.
     pub escalation_reply: Option<String>,
+    /// The agent's enabled tool functions, offered to a model provider.
+    pub tools: Vec<ToolFunction>,
 }
 
 /// Who handles a message: the human-escalation agent when the user asks for a person (and
@@ -165,6 +170,17 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
     } else {
         providers::provider_for(env, model)
     };
+    // Only a model can call functions; the built-in engine never does.
+    let tools = if provider == Provider::Builtin {
+        Vec::new()
+    } else {
+        store
+            .list_tool_functions(&agent.uuid)
+            .await?
+            .into_iter()
+            .filter(|f| f.enabled)
+            .collect()
+    };
     let prompt = assemble(&PromptInput {
         agent_prompt: &agent.config.prompt,
         variables: &agent.config.variables,
@@ -188,6 +204,7 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
         provider,
         prompt,
         escalation_reply,
+        tools,
     })
 }
 
@@ -217,7 +234,7 @@ pub async fn open_answer(env: &Env, ex: &Exchange) -> ApiResult<AnswerSource> {
                 prompt: &ex.prompt,
                 model: ex.model,
                 temperature: ex.agent.config.meta.temperature.unwrap_or(0.2),
-                extra: None,
+                extra: tools_offer(&ex.tools),
                 messages: None,
             };
             Ok(AnswerSource::Upstream(
@@ -275,6 +292,20 @@ struct Outcome {
     usage: Option<Usage>,
     error: Option<String>,
     cited: Vec<usize>,
+    functions_called: Vec<Value>,
+}
+
+/// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
+pub const MAX_TOOL_ROUNDS: usize = 3;
+
+/// The `tools` offer for a Chat Completions request, when the agent has any.
+fn tools_offer(tools: &[ToolFunction]) -> Option<Value> {
+    (!tools.is_empty()).then(|| {
+        json!({
+            "tools": tools.iter().map(ToolFunction::tool_definition).collect::<Vec<_>>(),
+            "tool_choice": "auto",
+        })
+    })
 }
 
 async fn relay_composed(composed: Composed, out: &Output) -> Outcome {
@@ -293,49 +324,100 @@ async fn relay_composed(composed: Composed, out: &Output) -> Outcome {
         usage: None,
         error: None,
         cited: composed.cited,
+        functions_called: Vec::new(),
     }
 }
 
-async fn relay_upstream(mut answer: UpstreamAnswer, out: &Output, sources_used: usize) -> Outcome {
+async fn relay_upstream(env: &Env, ex: &Exchange, first: UpstreamAnswer, out: &Output) -> Outcome {
     let mut text = String::new();
     let mut finish = None;
-    let mut usage = None;
+    let mut usage: Option<Usage> = None;
     let mut error = None;
-    while let Some(event) = answer.next(IDLE_TIMEOUT).await {
-        match event {
-            Ok(CompletionEvent::Text(piece)) => {
-                text.push_str(&piece);
-                if !out.delta(&piece).await {
-                    finish = Some(FinishReason::Aborted);
+    let mut functions_called = Vec::new();
+    let mut messages = ex.prompt.messages();
+    let mut answer = first;
+    for round in 0..=MAX_TOOL_ROUNDS {
+        let mut calls = ToolCallCollector::default();
+        let mut round_text = String::new();
+        while let Some(event) = answer.next(IDLE_TIMEOUT).await {
+            match event {
+                Ok(CompletionEvent::Text(piece)) => {
+                    text.push_str(&piece);
+                    round_text.push_str(&piece);
+                    if !out.delta(&piece).await {
+                        finish = Some(FinishReason::Aborted);
+                        break;
+                    }
+                }
+                Ok(CompletionEvent::Finish(reason)) => {
+                    finish = Some(FinishReason::from_provider(&reason))
+                }
+                Ok(CompletionEvent::Usage(u)) => {
+                    let total = usage.get_or_insert_with(Usage::default);
+                    total.prompt_tokens += u.prompt_tokens;
+                    total.completion_tokens += u.completion_tokens;
+                    total.total_tokens += u.total_tokens;
+                }
+                Ok(CompletionEvent::Done) => break,
+                Ok(CompletionEvent::ToolCall(delta)) => calls.add(delta),
+                Ok(CompletionEvent::Error(e)) | Err(e) => {
+                    error = Some(e);
+                    finish = Some(FinishReason::Error);
                     break;
                 }
             }
-            Ok(CompletionEvent::Finish(reason)) => {
-                finish = Some(FinishReason::from_provider(&reason))
-            }
-            Ok(CompletionEvent::Usage(u)) => usage = Some(u),
-            Ok(CompletionEvent::Done) => break,
-            Ok(CompletionEvent::ToolCall(_)) => {}
-            Ok(CompletionEvent::Error(e)) | Err(e) => {
-                error = Some(e);
+        }
+        drop(answer);
+        if calls.is_empty() || matches!(finish, Some(FinishReason::Aborted | FinishReason::Error)) {
+            break;
+        }
+        let calls = calls.take();
+        if round == MAX_TOOL_ROUNDS {
+            error = Some(format!(
+                "the model asked for tools more than {MAX_TOOL_ROUNDS} times"
+            ));
+            finish = Some(FinishReason::Error);
+            break;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for call in &calls {
+            let result = tools::run(env, &ex.tools, call).await;
+            functions_called
+                .push(json!({"name": call.name, "arguments": call.arguments, "content": result}));
+            results.push(result);
+        }
+        messages.extend(follow_up_messages(&round_text, &calls, &results));
+        let call = ModelCall {
+            prompt: &ex.prompt,
+            model: ex.model,
+            temperature: ex.agent.config.meta.temperature.unwrap_or(0.2),
+            extra: tools_offer(&ex.tools),
+            messages: Some(messages.clone()),
+        };
+        finish = None;
+        answer = match providers::open(env, &ex.provider, call).await {
+            Ok(next) => next,
+            Err(err) => {
+                error = Some(err.to_string());
                 finish = Some(FinishReason::Error);
                 break;
             }
-        }
+        };
     }
-    drop(answer);
     Outcome {
         text,
         finish: finish.unwrap_or(FinishReason::Stop),
         usage,
         error,
-        cited: (0..sources_used).collect(),
+        cited: (0..ex.prompt.sources_used).collect(),
+        functions_called,
     }
 }
 
 /// Streams the answer to `out`, then stores the message. Returns the stored message.
 pub async fn deliver(
     store: &Store,
+    env: &Env,
     ex: Exchange,
     source: AnswerSource,
     out: Output,
@@ -348,7 +430,7 @@ pub async fn deliver(
     .await;
     let outcome = match source {
         AnswerSource::Composed(c) => relay_composed(c, &out).await,
-        AnswerSource::Upstream(u) => relay_upstream(u, &out, ex.prompt.sources_used).await,
+        AnswerSource::Upstream(u) => relay_upstream(env, &ex, u, &out).await,
     };
     let cite = cite_data(&ex.ranked, &outcome.cited);
     let usage = outcome.usage.unwrap_or_else(|| {
@@ -395,7 +477,7 @@ pub async fn deliver(
             "agent": {"uuid": ex.agent.uuid, "name": ex.agent.config.name},
             "model": ex.model.name,
             "provider": ex.provider.name(),
-            "functions_called": [],
+            "functions_called": outcome.functions_called,
             "usage": usage,
         }),
         created_at: ex.created_at.clone(),

@@ -23,6 +23,7 @@ pub mod routes;
 pub mod storage;
 pub mod stream;
 pub mod time;
+pub mod tools;
 pub mod validate;
 
 #[cfg(feature = "entry")]

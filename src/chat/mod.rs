@@ -5,4 +5,5 @@ pub mod engine;
 pub mod prompt;
 pub mod routing;
 pub mod sse;
+pub mod tools;
 pub mod wire;

@@ -156,7 +156,14 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
     // The producer runs past the response: it must finish (and store the message) even when
     // the client leaves midway; background agents judge only after the stream has closed.
     call.ctx.wait_until(async move {
-        match conversation::deliver(&store, exchange, source, Output::Stream { sink, format }).await
+        match conversation::deliver(
+            &store,
+            &env,
+            exchange,
+            source,
+            Output::Stream { sink, format },
+        )
+        .await
         {
             Ok(message) => after_answer(env, agents, message).await,
             Err(err) => worker::console_error!("storing a streamed message failed: {err:?}"),
@@ -176,7 +183,8 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
         Plan::LiveChat(message) => return Ok(json_response(&message.to_json())?.with_status(202)),
     };
     let source = conversation::open_answer(&call.env, &exchange).await?;
-    let message = conversation::deliver(&call.store, exchange, source, Output::Collect).await?;
+    let message =
+        conversation::deliver(&call.store, &call.env, exchange, source, Output::Collect).await?;
     call.ctx
         .wait_until(after_answer(call.env.clone(), agents, message.clone()));
     json_response(&message.to_json())

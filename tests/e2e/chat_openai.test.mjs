@@ -3,7 +3,7 @@
 // a slow first token and a client that leaves midway.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, streamMessage, parseEvents, eventually } from "./harness.mjs";
+import { startWorker, startServer, client, expectError, streamMessage, parseEvents, eventually } from "./harness.mjs";
 import { startModelServer, FAKE_KEY } from "./model_server.mjs";
 
 let worker, model, api, key;
@@ -130,4 +130,90 @@ test("the model list says which provider serves each name", async () => {
   assert.deepEqual(byName["gpt-4o-mini-16k"], { name: "gpt-4o-mini-16k", context_tokens: 16384, provider: "openai", upstream_model: "gpt-4o-mini" });
   assert.equal(byName["gpt-4o-mini-4k"].context_tokens, 4096);
   assert.equal(byName["@cf/meta/llama-3.1-8b-instruct"].provider, "builtin", "no AI binding configured");
+});
+
+test("agent variables fill the prompt from the session, and a static default is kept", async () => {
+  const bot = (await api.post("/chatbot/create", { body: { name: "Vars" } })).json;
+  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const upd = await api.post(`/agent/${agent.uuid}/update`, {
+    body: {
+      prompt: "You help {{name}} on the {{plan}} plan at {{company}}. Region: {{ region }}.",
+      variables: [
+        { name: "company", description: "our name", type: "string", default_value: { content: "Northwind", static: 1 } },
+        { name: "plan", description: "their plan", type: "string", default_value: { content: "free", static: 0 } },
+        { name: "region", description: "", type: "string", default_value: { content: "EU", static: 0 } },
+        { name: "name", description: "", type: "string", default_value: { content: "there", static: 0 } },
+      ],
+    },
+  });
+  assert.equal(upd.status, 200, upd.text);
+  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { name: "Ada", plan: "pro", company: "Evil Corp" } } })).json;
+  const before = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "hi");
+  const [sent] = completionRequests().slice(before);
+  assert.match(sent.messages[0].content, /^You help Ada on the pro plan at Northwind\. Region: EU\./);
+});
+
+test("tool functions: the Worker calls them for the model and records each call", async () => {
+  const tool = await startServer(async (req, res, body) => {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname === "/hang") return; // never answers
+    if (url.pathname === "/fail") { res.writeHead(500); return res.end("database down"); }
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ status: "shipped", method: req.method, got: body || url.search }));
+  });
+  try {
+    const bot = (await api.post("/chatbot/create", { body: { name: "Tools", rate_limit: [100, 60] } })).json;
+    const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+    const define = (name, path, method = "POST") => api.post(`/agent/${agent.uuid}/tool-function/create`, {
+      body: {
+        name, description: "Looks up an order", external_url: `${tool.base}${path}`, method, headers: { "X-Api-Key": "k-123" },
+        parameters: { type: "object", properties: { order_id: { type: "string", description: "order number" } }, required: ["order_id"] },
+      },
+    });
+    for (const [n, p, m] of [["lookup_order", "/ok"], ["lookup_get", "/ok", "GET"], ["broken", "/fail"], ["slow", "/hang"]]) {
+      assert.equal((await define(n, p, m)).status, 200);
+    }
+    const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+
+    const ok = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Where is my order? [tool:lookup_order]" } });
+    assert.equal(ok.status, 200, ok.text);
+    assert.match(ok.json.response, /^Tool said: \{"status":"shipped","method":"POST","got":"\{\\"order_id\\":\\"A1\\"\}"\}/);
+    const okMeta = JSON.parse(ok.json.meta_json);
+    assert.equal(okMeta.functions_called.length, 1);
+    assert.equal(okMeta.functions_called[0].name, "lookup_order");
+    assert.match(okMeta.functions_called[0].content, /shipped/);
+    const hit = tool.requests.find((r) => r.url === "/ok" && r.method === "POST");
+    assert.equal(hit.headers["x-api-key"], "k-123");
+    assert.deepEqual(JSON.parse(hit.body), { order_id: "A1" });
+    const sent = completionRequests().at(-1);
+    assert.equal(sent.tools.length, 4);
+    assert.equal(sent.messages.at(-1).role, "tool");
+
+    const get = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again [tool:lookup_get]" } });
+    assert.match(get.json.response, /"method":"GET","got":"\?order_id=A1"/);
+
+    const failed = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "try [tool:broken]" } });
+    assert.equal(failed.status, 200);
+    assert.equal(failed.json.finish_reason, "stop");
+    assert.match(failed.json.response, /Tool said: Error: the tool answered HTTP 500/);
+
+    const started = Date.now();
+    const hung = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "try [tool:slow]" } });
+    assert.equal(hung.status, 200);
+    assert.match(hung.json.response, /did not answer within 10 seconds/);
+    assert.ok(Date.now() - started < 30_000);
+  } finally {
+    await tool.close();
+  }
+});
+
+test("with tools disabled or absent, the model is offered none", async () => {
+  const { agent, session } = await setup();
+  const f = (await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "off", external_url: "https://example.com/" } })).json;
+  await api.post(`/tool-function/${f.uuid}/update`, { body: { enabled: false } });
+  const before = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "hello [tool:off]");
+  const [sent] = completionRequests().slice(before);
+  assert.equal(sent.tools, undefined);
 });

@@ -43,6 +43,9 @@ const CASES = {
   "GET /api/v1/agent/{uuid}/tool-functions": { uuid: "agent" },
   "POST /api/v1/tool-function/{uuid}/update": { uuid: "tool", body: { name: "hijacked" } },
   "DELETE /api/v1/tool-function/{uuid}/delete": { uuid: "tool" },
+  "POST /api/v1/session/{uuid}/live-chat/start": { uuid: "session" },
+  "POST /api/v1/session/{uuid}/live-chat/message": { uuid: "session", body: { text: "hijacked" } },
+  "POST /api/v1/session/{uuid}/live-chat/end": { uuid: "session" },
 };
 
 // Bulk endpoints take uuids in the body; the owner's uuids must read as missing too.

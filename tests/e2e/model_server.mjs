@@ -24,6 +24,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     }
     const request = JSON.parse(body);
     const last = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    const final = request.messages.at(-1);
     if (last.includes("[500]")) {
       res.writeHead(500, { "Content-Type": "application/json" });
       return res.end(JSON.stringify({ error: { message: "model exploded" } }));
@@ -34,8 +35,20 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     res.write(chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
     if (last.includes("[slow]")) await sleep(1500);
     let tokens;
+    const toolAsked = last.match(/\[tool:([\w-]+)\]/);
+    if (final.role === "tool") {
+      // Second round: answer from what the tool returned.
+      tokens = ["Tool said: ", String(final.content).slice(0, 120)];
+    } else if (toolAsked && request.tools?.some((t) => t.function.name === toolAsked[1])) {
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: toolAsked[1], arguments: "" } }] } }] }));
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"order_id": "A1"}' } }] } }] }));
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }));
+      res.write("data: [DONE]\n\n");
+      return res.end();
+    }
     const bench = last.match(/\[bench:(\d+)\]/);
-    if (bench) tokens = Array.from({ length: Number(bench[1]) }, (_, i) => `w${i} `);
+    if (tokens) { /* answered from a tool result */ }
+    else if (bench) tokens = Array.from({ length: Number(bench[1]) }, (_, i) => `w${i} `);
     else if (last.includes("[long]")) tokens = Array.from({ length: 200 }, (_, i) => `word${i} `);
     else tokens = ["You", " asked", ":", ` ${last.replace(/\s+/g, " ").slice(0, 80)}`, "."];
     for (let i = 0; i < tokens.length; i++) {
