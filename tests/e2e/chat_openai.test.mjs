@@ -217,3 +217,21 @@ test("with tools disabled or absent, the model is offered none", async () => {
   const [sent] = completionRequests().slice(before);
   assert.equal(sent.tools, undefined);
 });
+
+test("with a model provider, a background agent judges its tags in one structured call", async () => {
+  const bot = (await api.post("/chatbot/create", { body: { name: "Judged" } })).json;
+  await api.post(`/chatbot/${bot.uuid}/agent/create`, {
+    body: { name: "Tagger", type: "background", enabled: true, tags: [
+      { name: "shipping", color: "#00f", criteria: "asks about delivery" },
+      { name: "warranty", color: "#f00", criteria: "asks about repairs" },
+    ] },
+  });
+  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const before = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "How long does shipping take?");
+  const tagged = await eventually(async () => { const s = (await api.get(`/session/${session.uuid}`)).json; return s.meta.tags?.length ? s : null; });
+  assert.deepEqual(tagged.meta.tags.map((t) => t.name), ["shipping"]);
+  const judging = completionRequests().slice(before).filter((r) => String(r.messages[0].content).startsWith("You label support conversations"));
+  assert.equal(judging.length, 1, "one call for the one background agent");
+  assert.equal(judging[0].temperature, 0);
+});

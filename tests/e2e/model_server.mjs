@@ -35,8 +35,14 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     res.write(chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
     if (last.includes("[slow]")) await sleep(1500);
     let tokens;
+    if (String(request.messages[0]?.content).startsWith("You label support conversations")) {
+      // A background agent judging tags: answer with the tags whose name the conversation says.
+      const convo = String(request.messages.at(-1).content).split("Conversation:")[1] ?? "";
+      const names = [...String(request.messages.at(-1).content).matchAll(/^- ([^:]+):/gm)].map((m) => m[1]);
+      tokens = [`Here you go: {"tags": ${JSON.stringify(names.filter((n) => convo.toLowerCase().includes(n.toLowerCase())))}}`];
+    }
     const toolAsked = last.match(/\[tool:([\w-]+)\]/);
-    if (final.role === "tool") {
+    if (tokens) { /* judged */ } else if (final.role === "tool") {
       // Second round: answer from what the tool returned.
       tokens = ["Tool said: ", String(final.content).slice(0, 120)];
     } else if (toolAsked && request.tools?.some((t) => t.function.name === toolAsked[1])) {
