@@ -92,6 +92,17 @@ pub fn pick_agent(
     Ok((answering[chosen].clone(), false))
 }
 
+/// The agent's model, or the default when it names none (or one no longer offered).
+fn agent_model(agent: &Agent) -> &'static ModelInfo {
+    agent
+        .config
+        .meta
+        .model
+        .as_deref()
+        .and_then(models::find)
+        .unwrap_or_else(models::default_model)
+}
+
 /// The agent that answered the last exchange of `history`.
 pub fn previous_agent(history: &[Message]) -> Option<String> {
     history
@@ -156,15 +167,7 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
             response: m.response,
         })
         .collect();
-    let model_name = agent
-        .config
-        .meta
-        .model
-        .clone()
-        .unwrap_or_else(|| models::DEFAULT_MODEL.to_string());
-    let model = models::find(&model_name)
-        .or_else(|| models::find(models::DEFAULT_MODEL))
-        .ok_or_else(|| ApiError::internal("no default model"))?;
+    let model = agent_model(&agent);
     let provider = if escalating {
         Provider::Builtin
     } else {
@@ -582,19 +585,11 @@ pub async fn tag_session(
         if tags.is_empty() {
             continue;
         }
-        let model_name = agent
-            .config
-            .meta
-            .model
-            .clone()
-            .unwrap_or_else(|| models::DEFAULT_MODEL.to_string());
-        let model = models::find(&model_name).or_else(|| models::find(models::DEFAULT_MODEL));
-        let provider = model
-            .map(|m| providers::provider_for(env, m))
-            .unwrap_or(Provider::Builtin);
-        let judged = match (&provider, model) {
-            (Provider::Builtin, _) | (_, None) => None,
-            (p, Some(m)) => judge_with_model(env, p, m, &tags, message).await,
+        let model = agent_model(agent);
+        let provider = providers::provider_for(env, model);
+        let judged = match &provider {
+            Provider::Builtin => None,
+            p => judge_with_model(env, p, model, &tags, message).await,
         };
         // Without a provider, or when its reply cannot be read, text similarity decides.
         let matched: Vec<&Tag> = match judged {

@@ -57,6 +57,11 @@ pub fn find(name: &str) -> Option<&'static ModelInfo> {
     MODELS.iter().find(|m| m.name == name)
 }
 
+/// The model an agent uses when it names none; the test below keeps it in the catalogue.
+pub fn default_model() -> &'static ModelInfo {
+    find(DEFAULT_MODEL).unwrap_or(&MODELS[0])
+}
+
 pub fn names() -> Vec<&'static str> {
     MODELS.iter().map(|m| m.name).collect()
 }
@@ -84,6 +89,7 @@ mod tests {
             Some("gpt-4o-mini")
         );
         assert!(find(DEFAULT_MODEL).is_some());
+        assert_eq!(default_model().name, DEFAULT_MODEL);
         assert!(find("gpt-5-ultra").is_none());
     }
 

@@ -1,5 +1,5 @@
 use super::source_tags::check_sources_of_chatbot;
-use super::{new_uuid, owned_chatbot};
+use super::{new_uuid, owned_agent, owned_chatbot};
 use crate::app::Call;
 use crate::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
 use crate::domain::tool_function::ToolFunction;
@@ -8,14 +8,6 @@ use crate::http::{json_response, success_response};
 use crate::time;
 use serde_json::Value;
 use worker::Response;
-
-async fn owned_agent(call: &Call) -> ApiResult<Agent> {
-    let uuid = call.uuid_param(0, "agent")?;
-    call.store
-        .get_agent(call.account()?, &uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("agent"))
-}
 
 async fn tool_functions(call: &Call, agent: &Agent) -> ApiResult<Vec<Value>> {
     Ok(call

@@ -20,7 +20,7 @@ enum Plan {
     /// An agent answers.
     Answer(Box<Exchange>, Vec<Agent>),
     /// A person is answering in live chat: the user's message is stored as it is.
-    LiveChat(Message),
+    LiveChat(Box<Message>),
 }
 
 /// Everything up to the model call: session, question, rate limit, then either the live-chat
@@ -45,7 +45,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     }
     if live_chat::is_active(&session) {
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
-        return Ok(Plan::LiveChat(message));
+        return Ok(Plan::LiveChat(Box::new(message)));
     }
     let agents = call.store.list_agents(&chatbot.uuid).await?;
     let history = call

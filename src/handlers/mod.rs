@@ -25,6 +25,15 @@ pub async fn owned_chatbot(store: &Store, account_uuid: &str, uuid: &str) -> Api
         .ok_or_else(|| ApiError::not_found("chatbot"))
 }
 
+/// The agent named by the path's uuid, if its chatbot is the caller's; else 404.
+pub async fn owned_agent(call: &crate::app::Call) -> ApiResult<crate::domain::agent::Agent> {
+    let uuid = call.uuid_param(0, "agent")?;
+    call.store
+        .get_agent(call.account()?, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("agent"))
+}
+
 pub fn new_uuid() -> String {
     uuid::Uuid::new_v4().hyphenated().to_string()
 }

@@ -1,4 +1,4 @@
-use super::new_uuid;
+use super::{new_uuid, owned_agent};
 use crate::app::Call;
 use crate::domain::agent::AgentType;
 use crate::domain::tool_function::{apply, ToolFunction, MAX_TOOL_FUNCTIONS_PER_AGENT};
@@ -17,12 +17,7 @@ async fn owned_tool(call: &Call) -> ApiResult<ToolFunction> {
 }
 
 pub async fn create(mut call: Call) -> ApiResult<Response> {
-    let agent_uuid = call.uuid_param(0, "agent")?;
-    let agent = call
-        .store
-        .get_agent(call.account()?, &agent_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("agent"))?;
+    let agent = owned_agent(&call).await?;
     // Functions are called while answering, which only user-facing agents do.
     if agent.config.agent_type != AgentType::UserFacing {
         return Err(ApiError::invalid_request(format!(
@@ -42,12 +37,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
 }
 
 pub async fn list(call: Call) -> ApiResult<Response> {
-    let agent_uuid = call.uuid_param(0, "agent")?;
-    let agent = call
-        .store
-        .get_agent(call.account()?, &agent_uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("agent"))?;
+    let agent = owned_agent(&call).await?;
     let functions = call.store.list_tool_functions(&agent.uuid).await?;
     json_response(&Value::Array(
         functions.iter().map(ToolFunction::to_json).collect(),

@@ -100,6 +100,14 @@ fn changes(result: &D1Result) -> usize {
         .unwrap_or(0)
 }
 
+/// A JSON object stored as text.
+fn json_object(text: &str) -> ApiResult<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_str(text)? {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(ApiError::internal("stored JSON is not an object")),
+    }
+}
+
 /// SQLite stores booleans as 0/1.
 fn flag(b: bool) -> i64 {
     i64::from(b)

@@ -1,8 +1,8 @@
-use super::{Arg, Store};
+use super::{json_object as object, Arg, Store};
 use crate::domain::session::{FinishReason, Message, MessageKind, Session};
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 #[derive(Deserialize)]
 struct SessionRow {
@@ -12,13 +12,6 @@ struct SessionRow {
     meta_json: String,
     created_at: String,
     modified_at: String,
-}
-
-fn object(text: &str) -> ApiResult<Map<String, Value>> {
-    match serde_json::from_str(text)? {
-        Value::Object(m) => Ok(m),
-        _ => Err(ApiError::internal("stored JSON is not an object")),
-    }
 }
 
 impl TryFrom<SessionRow> for Session {

@@ -1,8 +1,8 @@
-use super::{flag, Arg, Store};
+use super::{flag, json_object as object, Arg, Store};
 use crate::domain::tool_function::ToolFunction;
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 
 #[derive(Deserialize)]
@@ -19,13 +19,6 @@ struct ToolRow {
     parameters_json: String,
     created_at: String,
     modified_at: String,
-}
-
-fn object(text: &str) -> ApiResult<Map<String, Value>> {
-    match serde_json::from_str(text)? {
-        Value::Object(m) => Ok(m),
-        _ => Err(ApiError::internal("stored JSON is not an object")),
-    }
 }
 
 impl TryFrom<ToolRow> for ToolFunction {
