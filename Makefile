@@ -1,7 +1,7 @@
 # Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
 # Both install what they need first.
 
-.PHONY: dev test build setup eval bench-knowledge
+.PHONY: dev test build setup eval bench-knowledge bench-stream
 
 dev:
 	@scripts/dev.sh
@@ -22,3 +22,7 @@ eval:
 # Search latency at 1k/10k/100k chunks and ingestion MB/s; writes bench-output/knowledge.json.
 bench-knowledge:
 	@scripts/bench-knowledge.sh
+
+# Time to first byte and token rate through the Worker next to the model server read directly.
+bench-stream:
+	@scripts/bench-stream.sh
