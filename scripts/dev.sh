@@ -33,7 +33,8 @@ cd "$ROOT"
 setsid wrangler dev --ip 127.0.0.1 --port "$PORT" --inspector-port "$(free_port)" \
   --persist-to "$STATE_DIR" --show-interactive-dev-session=false "${vars[@]}" &
 worker_pid=$!
-trap 'kill -TERM -- "-$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true' EXIT INT TERM
+# workerd can outlive wrangler's node process, so the whole group is killed once it has exited.
+trap 'kill -TERM -- "-$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true; kill -KILL -- "-$worker_pid" 2>/dev/null || true' EXIT INT TERM
 
 base="http://127.0.0.1:$PORT"
 for _ in $(seq 1 600); do

@@ -106,6 +106,8 @@ class Worker {
     const timer = setTimeout(() => { try { process.kill(-this.child.pid, "SIGKILL"); } catch {} }, 5000);
     await this.exited;
     clearTimeout(timer);
+    // workerd can outlive wrangler's node process; nothing of this group may stay behind.
+    try { process.kill(-this.child.pid, "SIGKILL"); } catch { /* the group is gone */ }
   }
 
   async restart() {
