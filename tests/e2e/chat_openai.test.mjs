@@ -235,3 +235,23 @@ test("with a model provider, a background agent judges its tags in one structure
   assert.equal(judging.length, 1, "one call for the one background agent");
   assert.equal(judging[0].temperature, 0);
 });
+
+test("a tool on a private address is refused without ALLOW_PRIVATE_URLS, and the model is told", async () => {
+  const tool = await startServer(async (req, res) => { res.writeHead(200); res.end("secret internal data"); });
+  const strict = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base, ALLOW_PRIVATE_URLS: "false" } });
+  try {
+    const k = (await strict.newAccount()).key;
+    const a = client(strict, k);
+    const bot = (await a.post("/chatbot/create", { body: { name: "Strict tools" } })).json;
+    const [agent] = (await a.get(`/chatbot/${bot.uuid}/agents`)).json;
+    assert.equal((await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "internal", external_url: `${tool.base}/data` } })).status, 200);
+    const session = (await a.post(`/chatbot/${bot.uuid}/session/create`)).json;
+    const r = await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "fetch it [tool:internal]" } });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.json.response, /Tool said: Error: the tool could not be called\. The URL points to a private/);
+    assert.equal(tool.requests.length, 0, "the private address was never called");
+  } finally {
+    await strict.dispose();
+    await tool.close();
+  }
+});

@@ -1,0 +1,77 @@
+// Load: many requests at once, mixing writes and streamed answers across 20 sessions. Every
+// answered message is stored exactly once, a session's messages keep their order, and rate
+// limits hold exactly.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker, client, streamMessage, eventually } from "./harness.mjs";
+
+let worker, api, key;
+before(async () => {
+  worker = await startWorker();
+  key = (await worker.newAccount()).key;
+  api = client(worker, key);
+});
+after(async () => { await worker?.dispose(); });
+
+async function chatbotWithSessions(name, limit, sessions) {
+  const bot = (await api.post("/chatbot/create", { body: { name, rate_limit: limit } })).json;
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What are the opening hours?", answer: "Nine to five." } });
+  const list = [];
+  for (let i = 0; i < sessions; i++) list.push((await api.post(`/chatbot/${bot.uuid}/session/create`)).json);
+  return { bot, sessions: list };
+}
+
+test("200 concurrent requests: answers stored exactly once, writes all land, limits exact", async () => {
+  const a = await chatbotWithSessions("Load A", [100, 360], 10);
+  const b = await chatbotWithSessions("Load B", [40, 360], 10);
+  const requests = [];
+  for (let i = 0; i < 100; i++) {
+    const s = a.sessions[i % 10];
+    requests.push(streamMessage(worker, key, s.uuid, `a-${i} opening hours?`).then((r) => ({ kind: "a", i, s, r })));
+  }
+  for (let i = 0; i < 60; i++) {
+    const s = b.sessions[i % 10];
+    requests.push(streamMessage(worker, key, s.uuid, `b-${i} opening hours?`, { accept: "text/event-stream" }).then((r) => ({ kind: "b", i, s, r })));
+  }
+  for (let i = 0; i < 40; i++) {
+    const bot = i % 2 ? a.bot : b.bot;
+    requests.push(api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: `Load question ${i}?`, answer: `Answer ${i}.` } }).then((r) => ({ kind: "write", i, r })));
+  }
+  const results = await Promise.all(requests);
+
+  const byKind = (k) => results.filter((x) => x.kind === k);
+  assert.equal(byKind("a").filter((x) => x.r.status === 200).length, 100, "chatbot A: all 100 within its limit");
+  assert.equal(byKind("b").filter((x) => x.r.status === 200).length, 40, "chatbot B: exactly its limit of 40");
+  assert.equal(byKind("b").filter((x) => x.r.status === 429).length, 20);
+  assert.ok(byKind("write").every((x) => x.r.status === 200), "every write landed");
+
+  const answered = results.filter((x) => x.kind !== "write" && x.r.status === 200);
+  const stored = await eventually(async () => {
+    const rows = await worker.sql(`SELECT uuid, query, session_uuid FROM messages WHERE chatbot_uuid IN ('${a.bot.uuid}', '${b.bot.uuid}')`);
+    return rows.length >= answered.length ? rows : null;
+  }, 20_000);
+  assert.equal(stored.length, answered.length, "no message stored twice, none lost");
+  assert.equal(new Set(stored.map((m) => m.query)).size, stored.length);
+  for (const x of answered) {
+    const m = stored.find((row) => row.query === `${x.kind}-${x.i} opening hours?`);
+    assert.ok(m, `${x.kind}-${x.i} stored`);
+    assert.equal(m.session_uuid, x.s.uuid);
+    assert.equal(m.uuid, x.r.headers.get("x-message-uuid"));
+  }
+  const sources = await worker.sql(`SELECT COUNT(*) AS n FROM data_sources WHERE title LIKE 'Load question %'`);
+  assert.equal(sources[0].n, 40);
+});
+
+test("each session's messages stay in the order they were sent, with all sessions busy at once", async () => {
+  const { sessions } = await chatbotWithSessions("Order", [100, 360], 20);
+  await Promise.all(sessions.map(async (s, n) => {
+    for (let i = 0; i < 5; i++) {
+      const r = await streamMessage(worker, key, s.uuid, `s${n} turn ${i}`);
+      assert.equal(r.status, 200);
+    }
+  }));
+  for (const [n, s] of sessions.entries()) {
+    const list = await eventually(async () => { const l = (await api.get(`/session/${s.uuid}/messages`)).json; return l.length === 5 ? l : null; });
+    assert.deepEqual(list.map((m) => m.query), [0, 1, 2, 3, 4].map((i) => `s${n} turn ${i}`));
+  }
+});
