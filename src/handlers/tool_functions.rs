@@ -32,7 +32,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             "An agent may have at most {MAX_TOOL_FUNCTIONS_PER_AGENT} tool functions."
         )));
     }
-    call.store.insert_tool_function(&function).await?;
+    call.store.save_tool_function(&function).await?;
     json_response(&function.to_json())
 }
 
@@ -54,7 +54,7 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
         String::new(),
         time::now(),
     )?;
-    call.store.update_tool_function(&function).await?;
+    call.store.save_tool_function(&function).await?;
     json_response(&function.to_json())
 }
 

@@ -51,11 +51,17 @@ fn name_taken() -> ApiError {
 }
 
 impl Store {
-    pub async fn insert_tool_function(&self, f: &ToolFunction) -> ApiResult<()> {
+    /// Stores a new tool function or replaces an existing one (same uuid); a name the agent
+    /// already uses for another function is a conflict.
+    pub async fn save_tool_function(&self, f: &ToolFunction) -> ApiResult<()> {
         let statement = self.statement(
             "INSERT INTO tool_functions (uuid, agent_uuid, name, description, enabled, external_url, method, \
              headers_json, meta_json, parameters_json, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+             ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, description = excluded.description, \
+             enabled = excluded.enabled, external_url = excluded.external_url, method = excluded.method, \
+             headers_json = excluded.headers_json, meta_json = excluded.meta_json, \
+             parameters_json = excluded.parameters_json, modified_at = excluded.modified_at",
             &[
                 Arg::Text(&f.uuid),
                 Arg::Text(&f.agent_uuid),
@@ -68,26 +74,6 @@ impl Store {
                 Arg::Text(&Value::Object(f.meta.clone()).to_string()),
                 Arg::Text(&f.parameters.to_string()),
                 Arg::Text(&f.created_at),
-                Arg::Text(&f.modified_at),
-            ],
-        )?;
-        self.batch(vec![statement], name_taken).await.map(|_| ())
-    }
-
-    pub async fn update_tool_function(&self, f: &ToolFunction) -> ApiResult<()> {
-        let statement = self.statement(
-            "UPDATE tool_functions SET name = ?2, description = ?3, enabled = ?4, external_url = ?5, method = ?6, \
-             headers_json = ?7, meta_json = ?8, parameters_json = ?9, modified_at = ?10 WHERE uuid = ?1",
-            &[
-                Arg::Text(&f.uuid),
-                Arg::Text(&f.name),
-                Arg::Text(&f.description),
-                Arg::Int(flag(f.enabled)),
-                Arg::Text(&f.external_url),
-                Arg::Text(&f.method),
-                Arg::Text(&Value::Object(f.headers.clone()).to_string()),
-                Arg::Text(&Value::Object(f.meta.clone()).to_string()),
-                Arg::Text(&f.parameters.to_string()),
                 Arg::Text(&f.modified_at),
             ],
         )?;
