@@ -19,6 +19,7 @@ pub mod models;
 pub mod outbound;
 pub mod providers;
 pub mod ratelimit;
+pub mod retrieval;
 pub mod routes;
 pub mod storage;
 pub mod stream;

@@ -195,6 +195,16 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// The sources the agent may draw on: `None` for all of the chatbot's.
+    pub fn allowed_sources(&self) -> Option<Vec<String>> {
+        match self.config.meta.use_all_sources {
+            Some(true) => None,
+            _ => Some(self.config.data_source_uuids.clone()),
+        }
+    }
+}
+
 impl AgentConfig {
     /// A new agent of `agent_type` with every setting at its default.
     pub fn defaults(agent_type: AgentType, name: String) -> Self {

@@ -1,51 +1,15 @@
 use super::owned_chatbot;
 use crate::app::Call;
-use crate::domain::agent::{Agent, AgentType};
+use crate::domain::agent::AgentType;
 use crate::error::{ApiError, ApiResult};
 use crate::http::json_response;
-use crate::knowledge::query::{gated_expression, phrases, CANDIDATE_BUDGET};
-use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
-use crate::storage::Store;
+use crate::knowledge::retrieve::Ranked;
+use crate::retrieval::retrieve;
 use crate::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
 use serde_json::{json, Value};
 use worker::Response;
 
 pub const MAX_SEARCH_RESULTS: usize = 20;
-
-/// The sources an agent may draw on: `None` for all of the chatbot's.
-pub fn allowed_sources(agent: &Agent) -> Option<Vec<String>> {
-    match agent.config.meta.use_all_sources {
-        Some(true) => None,
-        _ => Some(agent.config.data_source_uuids.clone()),
-    }
-}
-
-/// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
-pub async fn retrieve(
-    store: &Store,
-    chatbot_uuid: &str,
-    agent: Option<&Agent>,
-    query: &str,
-    limit: usize,
-) -> ApiResult<Vec<Ranked>> {
-    let phrases = phrases(query);
-    let allowed = agent.and_then(allowed_sources);
-    if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
-        return Ok(Vec::new());
-    }
-    let frequencies = if phrases.len() > 1 {
-        store.phrase_frequencies(&phrases).await?
-    } else {
-        Vec::new()
-    };
-    let Some(expression) = gated_expression(&phrases, &frequencies, CANDIDATE_BUDGET) else {
-        return Ok(Vec::new());
-    };
-    let hits = store
-        .search_chunks(chatbot_uuid, &expression, allowed.as_deref(), CANDIDATES)
-        .await?;
-    Ok(rank(query, hits, limit))
-}
 
 pub fn ranked_json(r: &Ranked) -> Value {
     json!({

@@ -1,0 +1,35 @@
+//! Retrieval as the Worker runs it: the query's phrases, their frequencies when the candidate
+//! set must be bounded, one ranked FTS5 query, then the re-ranking in `knowledge::retrieve`.
+
+use crate::domain::agent::Agent;
+use crate::error::ApiResult;
+use crate::knowledge::query::{gated_expression, phrases, CANDIDATE_BUDGET};
+use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
+use crate::storage::Store;
+
+/// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
+pub async fn retrieve(
+    store: &Store,
+    chatbot_uuid: &str,
+    agent: Option<&Agent>,
+    query: &str,
+    limit: usize,
+) -> ApiResult<Vec<Ranked>> {
+    let phrases = phrases(query);
+    let allowed = agent.and_then(Agent::allowed_sources);
+    if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let frequencies = if phrases.len() > 1 {
+        store.phrase_frequencies(&phrases).await?
+    } else {
+        Vec::new()
+    };
+    let Some(expression) = gated_expression(&phrases, &frequencies, CANDIDATE_BUDGET) else {
+        return Ok(Vec::new());
+    };
+    let hits = store
+        .search_chunks(chatbot_uuid, &expression, allowed.as_deref(), CANDIDATES)
+        .await?;
+    Ok(rank(query, hits, limit))
+}
