@@ -152,6 +152,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
     use handlers::*;
     match endpoint {
         Endpoint::Health => health::get(call).await,
+        Endpoint::OpenApi => openapi::get(call).await,
         Endpoint::ApiKeyCreate => api_keys::create(call).await,
         Endpoint::ApiKeyList => api_keys::list(call).await,
         Endpoint::ApiKeyDelete => api_keys::delete(call).await,

@@ -4,7 +4,7 @@
 /// Who may call an endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
-    /// No credentials (readiness checks).
+    /// No credentials (readiness checks, the API description).
     Public,
     /// The operator's `ADMIN_TOKEN` or an account key (key management only).
     AdminOrAccount,
@@ -15,6 +15,7 @@ pub enum Access {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Health,
+    OpenApi,
     ApiKeyCreate,
     ApiKeyList,
     ApiKeyDelete,
@@ -91,6 +92,7 @@ pub const API_PREFIX: &str = "/api/v1";
 pub const ROUTES: &[Route] = &[
     route("GET",    "/health",                          Health,        Public),
     route("GET",    "/api/v1/health",                   Health,        Public),
+    route("GET",    "/api/v1/openapi.json",             OpenApi,       Public),
 
     route("POST",   "/api/v1/api-key/create",           ApiKeyCreate,  AdminOrAccount),
     route("GET",    "/api/v1/api-keys",                 ApiKeyList,    AdminOrAccount),
@@ -291,14 +293,73 @@ mod tests {
     }
 
     #[test]
-    fn only_health_is_public() {
+    fn only_health_and_the_api_description_are_public() {
         for route in ROUTES {
             assert_eq!(
                 route.access == Public,
-                route.endpoint == Health,
+                matches!(route.endpoint, Health | OpenApi),
                 "{}",
                 route.path
             );
+        }
+    }
+
+    /// The OpenAPI document and the route table list exactly the same operations.
+    #[test]
+    fn openapi_document_matches_the_route_table() {
+        use std::collections::BTreeSet;
+        let doc: serde_json::Value =
+            serde_json::from_str(crate::handlers::openapi::DOCUMENT).expect("openapi.json parses");
+        assert_eq!(doc["openapi"], "3.1.0");
+        let paths = doc["paths"].as_object().expect("paths is an object");
+        const METHODS: &[&str] = &[
+            "get", "put", "post", "delete", "options", "head", "patch", "trace",
+        ];
+        let documented: BTreeSet<(String, String)> = paths
+            .iter()
+            .flat_map(|(path, item)| {
+                let item = item.as_object().expect("a path item is an object");
+                item.keys()
+                    .filter(|k| METHODS.contains(&k.as_str()))
+                    .map(|m| (m.to_ascii_uppercase(), path.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let routed: BTreeSet<(String, String)> = ROUTES
+            .iter()
+            .map(|r| (r.method.to_string(), r.path.to_string()))
+            .collect();
+        assert_eq!(
+            routed.len(),
+            ROUTES.len(),
+            "the route table repeats a route"
+        );
+        let missing: Vec<_> = routed.difference(&documented).collect();
+        let extra: Vec<_> = documented.difference(&routed).collect();
+        assert!(
+            missing.is_empty(),
+            "routes missing from openapi.json: {missing:?}"
+        );
+        assert!(
+            extra.is_empty(),
+            "openapi.json documents unknown routes: {extra:?}"
+        );
+        for (path, item) in paths {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                if !METHODS.contains(&method.as_str()) {
+                    continue;
+                }
+                assert!(
+                    operation["operationId"].is_string(),
+                    "{method} {path} has no operationId"
+                );
+                let public = operation["security"].as_array().is_some_and(Vec::is_empty);
+                let access = ROUTES
+                    .iter()
+                    .find(|r| r.path == path && r.method.eq_ignore_ascii_case(method))
+                    .map(|r| r.access);
+                assert_eq!(public, access == Some(Public), "{method} {path}: security");
+            }
         }
     }
 }
