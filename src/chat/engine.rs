@@ -3,8 +3,8 @@
 //! the sentences that best cover the question, in a readable order; and when nothing retrieved
 //! covers the question, it says so instead of echoing unrelated text.
 
-use crate::knowledge::query::{content_terms, is_stop_word, words};
-use crate::knowledge::retrieve::{stem, Ranked};
+use crate::knowledge::query::content_terms;
+use crate::knowledge::retrieve::{stem, stems, Ranked};
 use std::collections::HashSet;
 
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
@@ -36,14 +36,6 @@ impl Composed {
     pub fn text(&self) -> String {
         self.pieces.concat()
     }
-}
-
-fn stems_of(text: &str) -> HashSet<String> {
-    words(text)
-        .iter()
-        .filter(|w| !is_stop_word(w))
-        .map(|w| stem(w))
-        .collect()
 }
 
 /// Splits chunk text into units a reader can take alone: table rows and list items by line,
@@ -147,9 +139,9 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if r.coverage < needed / 2.0 {
             continue;
         }
-        let heading_stems = stems_of(&r.hit.heading);
+        let heading_stems = stems(&r.hit.heading);
         for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
-            let own = stems_of(&sentence);
+            let own = stems(&sentence);
             let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
             let heading_hits = terms
                 .iter()

@@ -3,21 +3,13 @@
 //! answered the previous turn), whether the user is asking for a person (the human-escalation
 //! agent), and which of a background agent's tags a conversation matches.
 
-use crate::knowledge::query::{is_stop_word, words};
-use crate::knowledge::retrieve::stem;
+use crate::knowledge::query::words;
+use crate::knowledge::retrieve::stems;
 use std::collections::HashSet;
 
 /// How much the agent that answered the previous turn is favoured: a follow-up ("and in
 /// blue?") rarely names its topic again.
 pub const STICKINESS: f64 = 0.15;
-
-fn stems(text: &str) -> HashSet<String> {
-    words(text)
-        .iter()
-        .filter(|w| !is_stop_word(w))
-        .map(|w| stem(w))
-        .collect()
-}
 
 /// Share of `query`'s content words that `text` holds (0..1).
 pub fn overlap(query: &HashSet<String>, text: &HashSet<String>) -> f64 {

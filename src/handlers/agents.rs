@@ -58,7 +58,8 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         config,
     };
     call.store.insert_agent(&agent).await?;
-    json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&call, &agent).await?))
+    // A new agent has no tool functions yet.
+    json_response(&agent.to_json(EnabledAs::Boolean, Vec::new()))
 }
 
 pub async fn update(mut call: Call) -> ApiResult<Response> {

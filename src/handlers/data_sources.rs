@@ -90,7 +90,8 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     source.tokens = estimate_tokens(&format!("{}\n{}", qa.question, qa.answer)) as i64;
     source.status = Status::Success;
     call.store.insert_source(&source, None, &chunks).await?;
-    source_json(&call, &source).await
+    // A new source has no tags yet.
+    json_response(&source.to_json(&[]))
 }
 
 pub async fn create_url(mut call: Call) -> ApiResult<Response> {
@@ -106,7 +107,8 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     call.store.insert_source(&source, None, &[]).await?;
     call.ctx
         .wait_until(ingestion::read_link(call.env.clone(), source.clone()));
-    source_json(&call, &source).await
+    // A new source has no tags yet.
+    json_response(&source.to_json(&[]))
 }
 
 fn max_upload_bytes(call: &Call) -> usize {
@@ -211,7 +213,8 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         kind,
         bytes,
     ));
-    source_json(&call, &source).await
+    // A new source has no tags yet.
+    json_response(&source.to_json(&[]))
 }
 
 pub async fn get(call: Call) -> ApiResult<Response> {

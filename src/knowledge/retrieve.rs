@@ -101,7 +101,8 @@ pub fn stem(word: &str) -> String {
     stemmed
 }
 
-fn stems(text: &str) -> HashSet<String> {
+/// The stemmed content words of `text`: what every comparison of question and text counts.
+pub fn stems(text: &str) -> HashSet<String> {
     words(text)
         .iter()
         .filter(|w| !is_stop_word(w))

@@ -962,12 +962,7 @@ impl<'a> Doc<'a> {
         let Some(data) = self.decode_stream(s) else {
             return Vec::new();
         };
-        let n = s
-            .dict
-            .get(b"N")
-            .and_then(Obj::as_i64)
-            .unwrap_or(0)
-            .clamp(0, 1_000_000);
+        let n = objstm_count(s);
         let mut lx = Lexer::new(&data, 0, false);
         let mut out = Vec::new();
         for i in 0..n {
@@ -991,12 +986,7 @@ impl<'a> Doc<'a> {
                 return None;
             };
             let data = self.decode_stream(&s)?;
-            let n = s
-                .dict
-                .get(b"N")
-                .and_then(Obj::as_i64)
-                .unwrap_or(0)
-                .clamp(0, 1_000_000);
+            let n = objstm_count(&s);
             let first = usize::try_from(s.dict.get(b"First").and_then(Obj::as_i64)?).ok()?;
             let mut lx = Lexer::new(&data, 0, false);
             let mut offsets = Vec::new();
@@ -1291,6 +1281,15 @@ fn lzw(input: &[u8], early: bool, budget: &Budget) -> Option<Vec<u8>> {
         }
     }
     budget.take(out.len()).then_some(out)
+}
+
+/// How many objects an object stream says it holds, within a sane bound.
+fn objstm_count(s: &Stream) -> i64 {
+    s.dict
+        .get(b"N")
+        .and_then(Obj::as_i64)
+        .unwrap_or(0)
+        .clamp(0, 1_000_000)
 }
 
 #[cfg(test)]
