@@ -126,9 +126,36 @@ pub struct Request {
     pub query: String,
     /// The session's recent messages, oldest first.
     pub history: Vec<Message>,
+    /// What retrieval found for the query (nothing when escalating).
+    pub ranked: Vec<Ranked>,
+    /// The agent's tool functions, enabled or not.
+    pub tools: Vec<ToolFunction>,
 }
 
-pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchange> {
+/// The sources an agent answers `query` from; none when the message goes to a person.
+pub async fn sources_for(
+    store: &Store,
+    chatbot_uuid: &str,
+    agent: &Agent,
+    escalating: bool,
+    query: &str,
+    phrase_frequencies: &[i64],
+) -> ApiResult<Vec<Ranked>> {
+    if escalating {
+        return Ok(Vec::new());
+    }
+    retrieve(
+        store,
+        chatbot_uuid,
+        Some(agent),
+        query,
+        SOURCES_PER_ANSWER,
+        Some(phrase_frequencies),
+    )
+    .await
+}
+
+pub fn prepare(env: &Env, req: Request) -> Exchange {
     let Request {
         chatbot,
         session,
@@ -136,6 +163,8 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
         escalating,
         query,
         history,
+        ranked,
+        tools,
     } = req;
     let started_ms = time::now_ms();
     let created_at = time::now();
@@ -147,18 +176,6 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
             .unwrap_or_default()
             .human_requested_message
     });
-    let ranked = if escalating {
-        Vec::new()
-    } else {
-        retrieve(
-            store,
-            &chatbot.uuid,
-            Some(&agent),
-            &query,
-            SOURCES_PER_ANSWER,
-        )
-        .await?
-    };
     let turns: Vec<Turn> = history
         .into_iter()
         .filter(|m| m.kind == MessageKind::Answer && !m.response.is_empty())
@@ -177,12 +194,7 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
     let tools = if provider == Provider::Builtin {
         Vec::new()
     } else {
-        store
-            .list_tool_functions(&agent.uuid)
-            .await?
-            .into_iter()
-            .filter(|f| f.enabled)
-            .collect()
+        tools.into_iter().filter(|f| f.enabled).collect()
     };
     let prompt = assemble(&PromptInput {
         agent_prompt: &agent.config.prompt,
@@ -194,7 +206,7 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
         context_tokens: model.context_tokens as usize,
         show_citations: chatbot.settings.show_citations,
     });
-    Ok(Exchange {
+    Exchange {
         chatbot,
         session,
         agent,
@@ -208,7 +220,7 @@ pub async fn prepare(env: &Env, store: &Store, req: Request) -> ApiResult<Exchan
         prompt,
         escalation_reply,
         tools,
-    })
+    }
 }
 
 /// Where the answer comes from, opened and ready to read.

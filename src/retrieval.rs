@@ -8,22 +8,25 @@ use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
 use crate::storage::Store;
 
 /// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
+/// `known_frequencies` are the phrases' index-wide counts when the caller has already read
+/// them (see `Store::turn_context`); otherwise they are read here when they matter.
 pub async fn retrieve(
     store: &Store,
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
     limit: usize,
+    known_frequencies: Option<&[i64]>,
 ) -> ApiResult<Vec<Ranked>> {
     let phrases = phrases(query);
     let allowed = agent.and_then(Agent::allowed_sources);
     if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let frequencies = if phrases.len() > 1 {
-        store.phrase_frequencies(&phrases).await?
-    } else {
-        Vec::new()
+    let frequencies = match known_frequencies {
+        Some(known) => known.to_vec(),
+        None if phrases.len() > 1 => store.phrase_frequencies(&phrases).await?,
+        None => Vec::new(),
     };
     let Some(expression) = gated_expression(&phrases, &frequencies, CANDIDATE_BUDGET) else {
         return Ok(Vec::new());

@@ -1,16 +1,18 @@
-use super::sessions::owned_session;
 use crate::app::Call;
 use crate::chat::wire::WireFormat;
 use crate::conversation::{self, Exchange, Output, Request};
 use crate::domain::agent::Agent;
+use crate::domain::chatbot::Chatbot;
 use crate::domain::data_source::uuid_list;
 use crate::domain::session::{query_from_body, Message};
 use crate::error::{ApiError, ApiResult};
 use crate::handlers::live_chat;
 use crate::http::{json_response, success_response};
+use crate::knowledge::query::phrases;
 use crate::providers;
 use crate::ratelimit::{admit_message, Decision, Limit};
-use crate::storage::Store;
+use crate::storage::{Store, TurnContext};
+
 use crate::stream::StreamSink;
 use serde_json::json;
 use worker::{Env, Headers, Response};
@@ -23,40 +25,74 @@ enum Plan {
     LiveChat(Box<Message>),
 }
 
-/// Everything up to the model call: session, question, rate limit, then either the live-chat
-/// path or the agent and its prompt.
-async fn begin(call: &mut Call) -> ApiResult<Plan> {
-    let session = owned_session(call).await?;
-    let account = call.account()?.to_string();
-    let body = call.json_body().await?;
-    let query = query_from_body(&body)?;
-    let chatbot = super::owned_chatbot(&call.store, &account, &session.chatbot_uuid).await?;
+/// Asks the chatbot's rate-limit object to admit one more message.
+async fn admit(env: &Env, chatbot: &Chatbot) -> ApiResult<()> {
     let limit = Limit {
         count: chatbot.settings.rate_limit_count as u32,
         window_secs: chatbot.settings.rate_limit_window as u32,
     };
-    if let Decision::Limited { retry_after_secs } =
-        admit_message(&call.env, &chatbot.uuid, limit).await?
-    {
-        return Err(ApiError::RateLimited {
+    match admit_message(env, &chatbot.uuid, limit).await? {
+        Decision::Admitted { .. } => Ok(()),
+        Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {
             message: chatbot.settings.rate_limit_message.clone(),
             retry_after_secs,
-        });
+        }),
     }
+}
+
+/// Everything up to the model call: session, question, rate limit, then either the live-chat
+/// path or the agent and its prompt. Every read sits between the question and the first
+/// token, so the stored state comes in one D1 batch, and the rate-limit object is asked while
+/// retrieval runs.
+async fn begin(call: &mut Call) -> ApiResult<Plan> {
+    let session_uuid = call.uuid_param(0, "session")?;
+    let account = call.account()?.to_string();
+    let body = call.json_body().await?;
+    // A bad body on someone else's session is still a 404, so this waits for the session.
+    let query = query_from_body(&body);
+    let phrases = query.as_deref().map(phrases).unwrap_or_default();
+    let context = call
+        .store
+        .turn_context(
+            &account,
+            &session_uuid,
+            conversation::HISTORY_TURNS,
+            &phrases,
+        )
+        .await?
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let query = query?;
+    let TurnContext {
+        session,
+        chatbot,
+        agents,
+        history,
+        mut tools,
+        phrase_frequencies,
+    } = context;
     if live_chat::is_active(&session) {
+        admit(&call.env, &chatbot).await?;
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
-    let agents = call.store.list_agents(&chatbot.uuid).await?;
-    let history = call
-        .store
-        .recent_messages(&session.uuid, conversation::HISTORY_TURNS)
-        .await?;
     let previous = conversation::previous_agent(&history);
     let (agent, escalating) = conversation::pick_agent(&query, &agents, previous.as_deref())?;
+    // A limited message is refused whatever retrieval found; retrieval only reads.
+    let (admitted, ranked) = futures::join!(
+        admit(&call.env, &chatbot),
+        conversation::sources_for(
+            &call.store,
+            &chatbot.uuid,
+            &agent,
+            escalating,
+            &query,
+            &phrase_frequencies,
+        )
+    );
+    admitted?;
+    let tools = tools.remove(&agent.uuid).unwrap_or_default();
     let exchange = conversation::prepare(
         &call.env,
-        &call.store,
         Request {
             chatbot,
             session,
@@ -64,9 +100,10 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
             escalating,
             query,
             history,
+            ranked: ranked?,
+            tools,
         },
-    )
-    .await?;
+    );
     Ok(Plan::Answer(Box::new(exchange), agents))
 }
 

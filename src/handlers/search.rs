@@ -56,6 +56,14 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
             Some(agent)
         }
     };
-    let results = retrieve(&call.store, &chatbot_uuid, agent.as_ref(), &query, limit).await?;
+    let results = retrieve(
+        &call.store,
+        &chatbot_uuid,
+        agent.as_ref(),
+        &query,
+        limit,
+        None,
+    )
+    .await?;
     json_response(&json!({ "results": results.iter().map(ranked_json).collect::<Vec<_>>() }))
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 #[derive(Deserialize)]
-struct AgentRow {
+pub(super) struct AgentRow {
     uuid: String,
     chatbot_uuid: String,
     #[serde(rename = "type")]
@@ -58,7 +58,7 @@ impl TryFrom<AgentRow> for Agent {
     }
 }
 
-const AGENT_COLUMNS: &str =
+pub(super) const AGENT_COLUMNS: &str =
     "a.uuid, a.chatbot_uuid, a.type, a.name, a.prompt, a.description, a.enabled, \
      a.meta_json, a.data_source_uuids_json, a.human_escalation_settings_json, a.variables_json, \
      a.created_at, a.modified_at";

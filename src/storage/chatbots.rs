@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
-struct ChatbotRow {
+pub(super) struct ChatbotRow {
     uuid: String,
     name: String,
     visibility: String,
@@ -35,7 +35,8 @@ impl From<ChatbotRow> for Chatbot {
     }
 }
 
-const CHATBOT_COLUMNS: &str = "uuid, name, visibility, rate_limit_count, rate_limit_window, \
+pub(super) const CHATBOT_COLUMNS: &str =
+    "uuid, name, visibility, rate_limit_count, rate_limit_window, \
      rate_limit_message, show_citations, created_at, modified_at";
 
 impl Store {

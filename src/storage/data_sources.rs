@@ -65,6 +65,16 @@ fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
 }
 
+/// How many chunks, in every chatbot, match each phrase of the JSON list `?1`, in order.
+pub(super) const PHRASE_FREQUENCY_SQL: &str =
+    "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n \
+     FROM json_each(?1) p ORDER BY p.key";
+
+#[derive(Deserialize)]
+pub(super) struct PhraseFrequency {
+    pub(super) n: i64,
+}
+
 impl Store {
     fn insert_source_statement(
         &self,
@@ -365,18 +375,9 @@ impl Store {
     /// How many chunks, in every chatbot, match each FTS5 phrase, in order. Counting reads
     /// only the index's document lists, which is cheap next to scoring.
     pub async fn phrase_frequencies(&self, phrases: &[String]) -> ApiResult<Vec<i64>> {
-        #[derive(Deserialize)]
-        struct Frequency {
-            n: i64,
-        }
         let list = serde_json::to_string(phrases)?;
-        let rows: Vec<Frequency> = self
-            .rows(
-                "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n \
-                 FROM json_each(?1) p ORDER BY p.key",
-                &[Arg::Text(&list)],
-            )
-            .await?;
+        let rows: Vec<PhraseFrequency> =
+            self.rows(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)]).await?;
         Ok(rows.into_iter().map(|r| r.n).collect())
     }
 

@@ -8,6 +8,9 @@ mod data_sources;
 mod sessions;
 mod source_tags;
 mod tool_functions;
+mod turns;
+
+pub use turns::TurnContext;
 
 use crate::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 #[derive(Deserialize)]
-struct SessionRow {
+pub(super) struct SessionRow {
     uuid: String,
     chatbot_uuid: String,
     initial_variables_json: Option<String>,
@@ -34,7 +34,7 @@ impl TryFrom<SessionRow> for Session {
 }
 
 #[derive(Deserialize)]
-struct MessageRow {
+pub(super) struct MessageRow {
     uuid: String,
     kind: String,
     session_uuid: String,
@@ -84,9 +84,9 @@ impl TryFrom<MessageRow> for Message {
     }
 }
 
-const SESSION_COLUMNS: &str =
+pub(super) const SESSION_COLUMNS: &str =
     "s.uuid, s.chatbot_uuid, s.initial_variables_json, s.meta_json, s.created_at, s.modified_at";
-const MESSAGE_COLUMNS: &str =
+pub(super) const MESSAGE_COLUMNS: &str =
     "m.uuid, m.kind, m.session_uuid, m.chatbot_uuid, m.started_ms, m.query, m.response, \
      m.finish_reason, m.cite_data_json, m.meta_json, m.created_at, m.modified_at";
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 #[derive(Deserialize)]
-struct ToolRow {
+pub(super) struct ToolRow {
     uuid: String,
     agent_uuid: String,
     name: String,
@@ -42,7 +42,7 @@ impl TryFrom<ToolRow> for ToolFunction {
     }
 }
 
-const TOOL_COLUMNS: &str =
+pub(super) const TOOL_COLUMNS: &str =
     "t.uuid, t.agent_uuid, t.name, t.description, t.enabled, t.external_url, t.method, \
      t.headers_json, t.meta_json, t.parameters_json, t.created_at, t.modified_at";
 
@@ -122,12 +122,7 @@ impl Store {
                 &[Arg::Text(chatbot_uuid)],
             )
             .await?;
-        let mut out: HashMap<String, Vec<ToolFunction>> = HashMap::new();
-        for row in rows {
-            let f = ToolFunction::try_from(row)?;
-            out.entry(f.agent_uuid.clone()).or_default().push(f);
-        }
-        Ok(out)
+        by_agent(rows)
     }
 
     pub async fn delete_tool_function(&self, uuid: &str) -> ApiResult<bool> {
@@ -139,4 +134,16 @@ impl Store {
             .await?
             > 0)
     }
+}
+
+/// Tool function rows grouped by their agent, each group in the rows' order.
+pub(super) fn by_agent(rows: Vec<ToolRow>) -> ApiResult<HashMap<String, Vec<ToolFunction>>> {
+    let mut out: HashMap<String, Vec<ToolFunction>> = HashMap::new();
+    for row in rows {
+        let function = ToolFunction::try_from(row)?;
+        out.entry(function.agent_uuid.clone())
+            .or_default()
+            .push(function);
+    }
+    Ok(out)
 }
