@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::handlers;
 use crate::http;
 use crate::routes::{match_route, Access, Endpoint, RouteMatch};
-use crate::storage::Store;
+use crate::storage::{Owner, Store};
 use crate::validate::canonical_uuid;
 use serde_json::{Map, Value};
 use worker::{Context, Env, Request, Response};
@@ -19,6 +19,11 @@ pub enum Caller {
     Account {
         account_uuid: String,
         key_uuid: String,
+    },
+    /// An account key not yet looked up (`Access::AccountInRead`): the handler's first read
+    /// checks it.
+    UncheckedKey {
+        key_hash: String,
     },
 }
 
@@ -45,6 +50,30 @@ impl Call {
 
     /// The path's uuid, canonical. A malformed one names nothing, so it is a 404 like a
     /// missing one.
+    /// Whose records the handler may read: the account, or the key that names it.
+    pub fn owner(&self) -> ApiResult<Owner<'_>> {
+        match &self.caller {
+            Caller::Account { account_uuid, .. } => Ok(Owner::Account(account_uuid)),
+            Caller::UncheckedKey { key_hash } => Ok(Owner::KeyHash(key_hash)),
+            _ => Err(ApiError::Unauthorized(
+                "This endpoint needs an account API key.".into(),
+            )),
+        }
+    }
+
+    /// The error for a read through `owner` that found nothing: with a key that names no
+    /// account it is the key that is wrong (401), else the `what` is missing (404).
+    pub async fn missing(&self, what: &str) -> ApiError {
+        if let Caller::UncheckedKey { key_hash } = &self.caller {
+            match self.store.key_owner(key_hash).await {
+                Ok(Some(_)) => {}
+                Ok(None) => return invalid_key(),
+                Err(err) => return err,
+            }
+        }
+        ApiError::not_found(what)
+    }
+
     pub fn uuid_param(&self, index: usize, what: &str) -> ApiResult<String> {
         self.params
             .get(index)
@@ -133,6 +162,9 @@ async fn authenticate(
         };
     }
     let hash = hash_key(token);
+    if access == Access::AccountInRead {
+        return Ok(Caller::UncheckedKey { key_hash: hash });
+    }
     match store.key_owner(&hash).await? {
         // The lookup is by hash; comparing again in constant time keeps the check itself
         // independent of how the index behaves.
@@ -142,10 +174,12 @@ async fn authenticate(
                 key_uuid: owner.key_uuid,
             })
         }
-        _ => Err(ApiError::Unauthorized(
-            "The API key is not valid (it may have been deleted).".into(),
-        )),
+        _ => Err(invalid_key()),
     }
+}
+
+fn invalid_key() -> ApiError {
+    ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
 }
 
 async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {

@@ -150,7 +150,7 @@ pub async fn sources_for(
         Some(agent),
         query,
         SOURCES_PER_ANSWER,
-        Some(phrase_frequencies),
+        phrase_frequencies,
     )
     .await
 }

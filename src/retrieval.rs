@@ -1,5 +1,6 @@
-//! Retrieval as the Worker runs it: the query's phrases, their frequencies when the candidate
-//! set must be bounded, one ranked FTS5 query, then the re-ranking in `knowledge::retrieve`.
+//! Retrieval as the Worker runs it: the query's phrases, gated by their frequencies when the
+//! candidate set must be bounded, one ranked FTS5 query, then the re-ranking in
+//! `knowledge::retrieve`.
 
 use crate::domain::agent::Agent;
 use crate::error::ApiResult;
@@ -8,27 +9,22 @@ use crate::knowledge::retrieve::{rank, Ranked, CANDIDATES};
 use crate::storage::Store;
 
 /// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
-/// `known_frequencies` are the phrases' index-wide counts when the caller has already read
-/// them (see `Store::turn_context`); otherwise they are read here when they matter.
+/// `frequencies` are the index-wide counts of the query's phrases, read by the caller in the
+/// same round trip as its other reads (see `Store::phrase_count_statement`).
 pub async fn retrieve(
     store: &Store,
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
     limit: usize,
-    known_frequencies: Option<&[i64]>,
+    frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     let phrases = phrases(query);
     let allowed = agent.and_then(Agent::allowed_sources);
     if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let frequencies = match known_frequencies {
-        Some(known) => known.to_vec(),
-        None if phrases.len() > 1 => store.phrase_frequencies(&phrases).await?,
-        None => Vec::new(),
-    };
-    let Some(expression) = gated_expression(&phrases, &frequencies, CANDIDATE_BUDGET) else {
+    let Some(expression) = gated_expression(&phrases, frequencies, CANDIDATE_BUDGET) else {
         return Ok(Vec::new());
     };
     let hits = store

@@ -10,6 +10,10 @@ pub enum Access {
     AdminOrAccount,
     /// An account key.
     Account,
+    /// An account key, checked by the handler inside its first read rather than by a lookup
+    /// of its own: on the hottest reads that saves a whole D1 round trip. The handler reads
+    /// through `Call::owner` and reports a miss through `Call::missing`.
+    AccountInRead,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,11 +104,11 @@ pub const ROUTES: &[Route] = &[
 
     route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, Account),
     route("GET",    "/api/v1/chatbots",                 ChatbotList,   Account),
-    route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    Account),
+    route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    AccountInRead),
     route("POST",   "/api/v1/chatbot/{uuid}/update",    ChatbotUpdate, Account),
     route("DELETE", "/api/v1/chatbot/{uuid}/delete",    ChatbotDelete, Account),
 
-    route("GET",    "/api/v1/chatbot/{uuid}/agents",       AgentList,   Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/agents",       AgentList,   AccountInRead),
     route("POST",   "/api/v1/chatbot/{uuid}/agent/create", AgentCreate, Account),
     route("POST",   "/api/v1/agent/{uuid}/update",         AgentUpdate, Account),
     route("DELETE", "/api/v1/agent/{uuid}/delete",         AgentDelete, Account),
@@ -124,15 +128,15 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/source-tag/{uuid}/update",          SourceTagUpdate,  Account),
     route("DELETE", "/api/v1/source-tag/{uuid}/delete",          SourceTagDelete,  Account),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           AccountInRead),
 
     route("POST",   "/api/v1/chatbot/{uuid}/session/create",     SessionCreate,    Account),
     route("GET",    "/api/v1/chatbot/{uuid}/sessions",           SessionList,      Account),
     route("GET",    "/api/v1/session/{uuid}",                    SessionGet,       Account),
     route("POST",   "/api/v1/session/{uuid}/delete",             SessionDelete,    Account),
     route("GET",    "/api/v1/session/{uuid}/messages",           SessionMessages,  Account),
-    route("POST",   "/api/v1/session/{uuid}/message/stream",     MessageStream,    Account),
-    route("POST",   "/api/v1/session/{uuid}/message/non-stream", MessageNonStream, Account),
+    route("POST",   "/api/v1/session/{uuid}/message/stream",     MessageStream,    AccountInRead),
+    route("POST",   "/api/v1/session/{uuid}/message/non-stream", MessageNonStream, AccountInRead),
     route("POST",   "/api/v1/message/{uuid}/delete",             MessageDelete,    Account),
     route("POST",   "/api/v1/messages/delete",                   MessageDeleteMany, Account),
     route("GET",    "/api/v1/agent/models",                      ModelList,        Account),

@@ -21,9 +21,13 @@ async fn tool_functions(call: &Call, agent: &Agent) -> ApiResult<Vec<Value>> {
 
 pub async fn list(call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
-    owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
-    let agents = call.store.list_agents(&chatbot_uuid).await?;
-    let mut functions = call.store.tool_functions_of_chatbot(&chatbot_uuid).await?;
+    let Some((agents, mut functions)) = call
+        .store
+        .agents_of_owned_chatbot(call.owner()?, &chatbot_uuid)
+        .await?
+    else {
+        return Err(call.missing("chatbot").await);
+    };
     let records = agents
         .iter()
         .map(|a| {

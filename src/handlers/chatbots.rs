@@ -42,8 +42,10 @@ pub async fn list(call: Call) -> ApiResult<Response> {
 
 pub async fn get(call: Call) -> ApiResult<Response> {
     let uuid = call.uuid_param(0, "chatbot")?;
-    let chatbot = owned_chatbot(&call.store, call.account()?, &uuid).await?;
-    json_response(&chatbot.to_json())
+    match call.store.get_owned_chatbot(call.owner()?, &uuid).await? {
+        Some(chatbot) => json_response(&chatbot.to_json()),
+        None => Err(call.missing("chatbot").await),
+    }
 }
 
 pub async fn update(mut call: Call) -> ApiResult<Response> {

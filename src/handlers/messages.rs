@@ -46,21 +46,25 @@ async fn admit(env: &Env, chatbot: &Chatbot) -> ApiResult<()> {
 /// retrieval runs.
 async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
-    let account = call.account()?.to_string();
-    let body = call.json_body().await?;
-    // A bad body on someone else's session is still a 404, so this waits for the session.
-    let query = query_from_body(&body);
+    // Read first but judged after the session: a bad body on someone else's session (or with
+    // a wrong key) is still a 404 (or 401).
+    let query = call
+        .json_body()
+        .await
+        .and_then(|body| query_from_body(&body));
     let phrases = query.as_deref().map(phrases).unwrap_or_default();
     let context = call
         .store
         .turn_context(
-            &account,
+            call.owner()?,
             &session_uuid,
             conversation::HISTORY_TURNS,
             &phrases,
         )
-        .await?
-        .ok_or_else(|| ApiError::not_found("session"))?;
+        .await?;
+    let Some(context) = context else {
+        return Err(call.missing("session").await);
+    };
     let query = query?;
     let TurnContext {
         session,

@@ -1,8 +1,8 @@
-use super::owned_chatbot;
 use crate::app::Call;
 use crate::domain::agent::AgentType;
 use crate::error::{ApiError, ApiResult};
 use crate::http::json_response;
+use crate::knowledge::query::phrases;
 use crate::knowledge::retrieve::Ranked;
 use crate::retrieval::retrieve;
 use crate::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
@@ -27,9 +27,22 @@ pub fn ranked_json(r: &Ranked) -> Value {
 /// `POST /chatbot/{uuid}/search {query, agent_uuid?, limit?}`: what retrieval finds, ranked.
 pub async fn search(mut call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
-    let account = call.account()?.to_string();
-    owned_chatbot(&call.store, &account, &chatbot_uuid).await?;
-    let body = call.json_body().await?;
+    // Read before the chatbot, but judged after it: someone else's chatbot is a 404 whatever
+    // the body says.
+    let body = call.json_body().await;
+    let query = body
+        .as_ref()
+        .ok()
+        .and_then(|b| Body(b).req_str("query", MAX_PROMPT_CHARS).ok());
+    let phrases = query.as_deref().map(phrases).unwrap_or_default();
+    let Some(frequencies) = call
+        .store
+        .owned_phrase_frequencies(call.owner()?, &chatbot_uuid, &phrases)
+        .await?
+    else {
+        return Err(call.missing("chatbot").await);
+    };
+    let body = body?;
     let b = Body(&body);
     let query = b.req_str("query", MAX_PROMPT_CHARS)?;
     let limit = b
@@ -42,7 +55,7 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
                 .ok_or_else(|| ApiError::invalid("agent_uuid", "`agent_uuid` must be a uuid."))?;
             let agent = call
                 .store
-                .get_agent(&account, &uuid)
+                .get_owned_agent(call.owner()?, &uuid)
                 .await?
                 .filter(|a| {
                     a.chatbot_uuid == chatbot_uuid && a.config.agent_type == AgentType::UserFacing
@@ -62,7 +75,7 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
         agent.as_ref(),
         &query,
         limit,
-        None,
+        &frequencies,
     )
     .await?;
     json_response(&json!({ "results": results.iter().map(ranked_json).collect::<Vec<_>>() }))

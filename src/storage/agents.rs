@@ -1,7 +1,10 @@
-use super::{flag, Arg, Store};
+use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
+use super::{batch_rows, flag, Arg, Owner, Store};
 use crate::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
+use crate::domain::tool_function::ToolFunction;
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
+use std::collections::HashMap;
 use worker::D1PreparedStatement;
 
 #[derive(Deserialize)]
@@ -136,15 +139,71 @@ impl Store {
         rows.into_iter().map(Agent::try_from).collect()
     }
 
+    /// The agents of a chatbot the owner holds, oldest first, with their tool functions by
+    /// agent, in one round trip; `None` when the chatbot is not the owner's.
+    pub async fn agents_of_owned_chatbot(
+        &self,
+        owner: Owner<'_>,
+        chatbot_uuid: &str,
+    ) -> ApiResult<Option<(Vec<Agent>, HashMap<String, Vec<ToolFunction>>)>> {
+        let owned = format!(
+            "(SELECT uuid FROM chatbots WHERE uuid = ?1 AND {})",
+            owner.test("account_uuid", 2)
+        );
+        let args = [Arg::Text(chatbot_uuid), owner.arg()];
+        let results = self
+            .batch(
+                vec![
+                    self.statement(&format!("SELECT {owned} AS uuid"), &args)?,
+                    self.statement(
+                        &format!(
+                            "SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = {owned} \
+                             ORDER BY a.created_at, a.rowid"
+                        ),
+                        &args,
+                    )?,
+                    self.statement(
+                        &format!(
+                            "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
+                             WHERE a.chatbot_uuid = {owned} ORDER BY t.created_at, t.rowid"
+                        ),
+                        &args,
+                    )?,
+                ],
+                || ApiError::internal("a read conflicted"),
+            )
+            .await?;
+        #[derive(Deserialize)]
+        struct Found {
+            uuid: Option<String>,
+        }
+        let found = batch_rows::<Found>(&results, 0)?;
+        if !found.iter().any(|f| f.uuid.is_some()) {
+            return Ok(None);
+        }
+        let agents = batch_rows::<AgentRow>(&results, 1)?
+            .into_iter()
+            .map(Agent::try_from)
+            .collect::<ApiResult<Vec<_>>>()?;
+        let tools = by_agent(batch_rows::<ToolRow>(&results, 2)?)?;
+        Ok(Some((agents, tools)))
+    }
+
     /// An agent, if its chatbot belongs to `account_uuid`.
     pub async fn get_agent(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Agent>> {
+        self.get_owned_agent(Owner::Account(account_uuid), uuid)
+            .await
+    }
+
+    pub async fn get_owned_agent(&self, owner: Owner<'_>, uuid: &str) -> ApiResult<Option<Agent>> {
         let row: Option<AgentRow> = self
             .row(
                 &format!(
                     "SELECT {AGENT_COLUMNS} FROM agents a JOIN chatbots c ON c.uuid = a.chatbot_uuid \
-                     WHERE a.uuid = ?1 AND c.account_uuid = ?2"
+                     WHERE a.uuid = ?1 AND {}",
+                    owner.test("c.account_uuid", 2)
                 ),
-                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+                &[Arg::Text(uuid), owner.arg()],
             )
             .await?;
         row.map(Agent::try_from).transpose()

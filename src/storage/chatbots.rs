@@ -1,4 +1,4 @@
-use super::{flag, Arg, Store};
+use super::{flag, Arg, Owner, Store};
 use crate::domain::agent::Agent;
 use crate::domain::chatbot::{Chatbot, ChatbotSettings};
 use crate::error::{ApiError, ApiResult};
@@ -74,12 +74,22 @@ impl Store {
     }
 
     pub async fn get_chatbot(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Chatbot>> {
+        self.get_owned_chatbot(Owner::Account(account_uuid), uuid)
+            .await
+    }
+
+    pub async fn get_owned_chatbot(
+        &self,
+        owner: Owner<'_>,
+        uuid: &str,
+    ) -> ApiResult<Option<Chatbot>> {
         let row: Option<ChatbotRow> = self
             .row(
                 &format!(
-                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = ?1 AND account_uuid = ?2"
+                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = ?1 AND {}",
+                    owner.test("account_uuid", 2)
                 ),
-                &[Arg::Text(uuid), Arg::Text(account_uuid)],
+                &[Arg::Text(uuid), owner.arg()],
             )
             .await?;
         Ok(row.map(Chatbot::from))

@@ -1,4 +1,4 @@
-use super::{Arg, Store};
+use super::{batch_rows, Arg, Owner, Store};
 use crate::domain::data_source::{DataSource, SourceType, Status};
 use crate::error::{ApiError, ApiResult};
 use crate::knowledge::chunk::Chunk;
@@ -6,7 +6,7 @@ use crate::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use worker::D1PreparedStatement;
+use worker::{D1PreparedStatement, D1Result};
 
 #[derive(Deserialize)]
 struct SourceRow {
@@ -66,13 +66,23 @@ fn duplicate_upload() -> ApiError {
 }
 
 /// How many chunks, in every chatbot, match each phrase of the JSON list `?1`, in order.
-pub(super) const PHRASE_FREQUENCY_SQL: &str =
+const PHRASE_FREQUENCY_SQL: &str =
     "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n \
      FROM json_each(?1) p ORDER BY p.key";
 
 #[derive(Deserialize)]
-pub(super) struct PhraseFrequency {
-    pub(super) n: i64,
+struct PhraseFrequency {
+    n: i64,
+}
+
+/// The phrase counts a batch read at `index` (see `phrase_count_statement`); none when the
+/// batch did not count.
+pub(super) fn phrase_counts(results: &[D1Result], index: Option<usize>) -> ApiResult<Vec<i64>> {
+    let Some(index) = index else {
+        return Ok(Vec::new());
+    };
+    let counts = batch_rows::<PhraseFrequency>(results, index)?;
+    Ok(counts.into_iter().map(|c| c.n).collect())
 }
 
 impl Store {
@@ -372,13 +382,46 @@ impl Store {
         Ok(out)
     }
 
-    /// How many chunks, in every chatbot, match each FTS5 phrase, in order. Counting reads
-    /// only the index's document lists, which is cheap next to scoring.
-    pub async fn phrase_frequencies(&self, phrases: &[String]) -> ApiResult<Vec<i64>> {
+    /// The statement counting each phrase in the index, when there are enough phrases for
+    /// the counts to matter (one phrase is never gated).
+    pub(super) fn phrase_count_statement(
+        &self,
+        phrases: &[String],
+    ) -> ApiResult<Option<D1PreparedStatement>> {
+        if phrases.len() < 2 {
+            return Ok(None);
+        }
         let list = serde_json::to_string(phrases)?;
-        let rows: Vec<PhraseFrequency> =
-            self.rows(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)]).await?;
-        Ok(rows.into_iter().map(|r| r.n).collect())
+        Ok(Some(
+            self.statement(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)])?,
+        ))
+    }
+
+    /// Whether the owner holds the chatbot and, when `phrases` holds more than one phrase,
+    /// how common each is in the index, in one round trip: `None` when it is not the owner's.
+    pub async fn owned_phrase_frequencies(
+        &self,
+        owner: Owner<'_>,
+        chatbot_uuid: &str,
+        phrases: &[String],
+    ) -> ApiResult<Option<Vec<i64>>> {
+        let mut statements = vec![self.statement(
+            &format!(
+                "SELECT uuid FROM chatbots WHERE uuid = ?1 AND {}",
+                owner.test("account_uuid", 2)
+            ),
+            &[Arg::Text(chatbot_uuid), owner.arg()],
+        )?];
+        let counting = self.phrase_count_statement(phrases)?;
+        let count_index = counting.is_some().then_some(statements.len());
+        statements.extend(counting);
+        let results = self
+            .batch(statements, || ApiError::internal("a read conflicted"))
+            .await?;
+        if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(phrase_counts(&results, count_index)?))
     }
 
     /// The chunks that best match an FTS5 expression in one chatbot, best first, optionally

@@ -108,23 +108,6 @@ impl Store {
         rows.into_iter().map(ToolFunction::try_from).collect()
     }
 
-    /// Tool functions of every agent of a chatbot, by agent.
-    pub async fn tool_functions_of_chatbot(
-        &self,
-        chatbot_uuid: &str,
-    ) -> ApiResult<HashMap<String, Vec<ToolFunction>>> {
-        let rows: Vec<ToolRow> = self
-            .rows(
-                &format!(
-                    "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
-                     WHERE a.chatbot_uuid = ?1 ORDER BY t.created_at, t.rowid"
-                ),
-                &[Arg::Text(chatbot_uuid)],
-            )
-            .await?;
-        by_agent(rows)
-    }
-
     pub async fn delete_tool_function(&self, uuid: &str) -> ApiResult<bool> {
         Ok(self
             .execute(

@@ -71,6 +71,44 @@ test("a deleted key fails on the very next request", async () => {
   assert.equal((await worker.sql(`SELECT COUNT(*) AS n FROM api_keys WHERE uuid = '${acct.uuid}'`))[0].n, 0);
 });
 
+test("a deleted key fails at once on the routes that check it inside their first read", async () => {
+  const owner = await worker.newAccount("owner");
+  const api = client(worker, owner.key);
+  const bot = (await api.post("/chatbot/create", { body: { name: "Keyed" } })).json;
+  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const missing = "00000000-0000-4000-8000-000000000000";
+  const calls = [
+    ["GET", `/api/v1/chatbot/${bot.uuid}`],
+    ["GET", `/api/v1/chatbot/${bot.uuid}/agents`],
+    ["POST", `/api/v1/chatbot/${bot.uuid}/search`, { query: "opening hours" }],
+    ["POST", `/api/v1/session/${session.uuid}/message/non-stream`, { query: "hello" }],
+    ["POST", `/api/v1/session/${session.uuid}/message/stream`, { query: "hello" }],
+  ];
+  for (const [method, path, body] of calls) {
+    assert.equal((await worker.request(method, path, { key: owner.key, body })).status, 200, `${path} answers its owner`);
+  }
+  const doomed = await worker.newAccount("doomed twice");
+  // A valid key of another account: the records are not there for it.
+  for (const [method, path, body] of calls) {
+    expectError(assert, await worker.request(method, path, { key: doomed.key, body }), 404, "not_found");
+    expectError(assert, await worker.request(method, path.replace(/[0-9a-f-]{36}/, missing), { key: doomed.key, body }), 404, "not_found");
+  }
+  assert.equal((await client(worker, worker.adminToken).del(`/api-key/${doomed.uuid}/delete`)).status, 200);
+  for (const [method, path, body] of calls) {
+    for (const target of [path, path.replace(/[0-9a-f-]{36}/, missing)]) {
+      const r = await worker.request(method, target, { key: doomed.key, body });
+      expectError(assert, r, 401, "unauthorized");
+      assert.equal(r.headers.get("www-authenticate"), "Bearer");
+    }
+    if (method === "POST") {
+      // A malformed body is judged after the key.
+      const raw = await worker.request(method, path, { key: doomed.key, raw: "{", headers: { "Content-Type": "application/json" } });
+      expectError(assert, raw, 401, "unauthorized");
+    }
+  }
+  assert.equal((await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE chatbot_uuid = '${bot.uuid}'`))[0].n, 2, "only the owner's two messages");
+});
+
 test("keys of other accounts cannot be deleted, the admin can delete any", async () => {
   const a = await worker.newAccount("a");
   const b = await worker.newAccount("b");

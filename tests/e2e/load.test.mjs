@@ -40,6 +40,8 @@ test("200 concurrent requests: answers stored exactly once, writes all land, lim
   const results = await Promise.all(requests);
 
   const byKind = (k) => results.filter((x) => x.kind === k);
+  const unexpected = results.filter((x) => x.r.status !== 200 && x.r.status !== 429);
+  assert.deepEqual(unexpected.map((x) => `${x.kind}-${x.i}: ${x.r.status} ${x.r.text ?? ""}`), [], "only answers and rate limits");
   assert.equal(byKind("a").filter((x) => x.r.status === 200).length, 100, "chatbot A: all 100 within its limit");
   assert.equal(byKind("b").filter((x) => x.r.status === 200).length, 40, "chatbot B: exactly its limit of 40");
   assert.equal(byKind("b").filter((x) => x.r.status === 429).length, 20);
