@@ -43,4 +43,14 @@ if $want_tests; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
   fi
+  # schemathesis, for the API fuzzing test, in a virtual environment of the project's own.
+  venv="$ROOT/.tools/python"
+  if ! cmp -s "$ROOT/tests/requirements.txt" "$venv/requirements.txt" 2>/dev/null; then
+    say "Installing the Python test tools from tests/requirements.txt"
+    command -v python3 >/dev/null || die "python3 is needed for the end-to-end tests"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements.txt"
+    cp "$ROOT/tests/requirements.txt" "$venv/requirements.txt"
+  fi
 fi

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 const execFileAsync = promisify(execFile);
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
-const OUTPUT = process.env.E2E_OUTPUT ?? path.join(ROOT, "test-output");
+export const OUTPUT = process.env.E2E_OUTPUT ?? path.join(ROOT, "test-output");
 
 const wranglerEnv = {
   ...process.env,
@@ -69,6 +69,8 @@ class Worker {
     this.vars = vars;
     this.adminToken = vars.ADMIN_TOKEN;
     this.log = "";
+    /** Every line the Worker logged about an internal error or a panic, over its whole life. */
+    this.internalErrors = [];
   }
 
   async start() {
@@ -84,7 +86,12 @@ class Worker {
     if (this.testScheduled) args.push("--test-scheduled");
     // Its own process group, so stopping it ends node, esbuild and workerd together.
     this.child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const keep = (d) => { this.log = (this.log + d).slice(-20000); };
+    const keep = (d) => {
+      this.log = (this.log + d).slice(-20000);
+      for (const line of String(d).split("\n")) {
+        if (/internal error|panicked/i.test(line)) this.internalErrors.push(line);
+      }
+    };
     this.child.stdout.on("data", keep);
     this.child.stderr.on("data", keep);
     this.exited = new Promise((resolve) => this.child.once("exit", resolve));
