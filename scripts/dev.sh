@@ -24,7 +24,7 @@ say "Applying D1 migrations to $STATE_DIR"
 apply_migrations "$STATE_DIR"
 
 vars=(--var "ADMIN_TOKEN:$ADMIN_TOKEN")
-for name in OPENAI_API_KEY OPENAI_BASE_URL ALLOW_PRIVATE_URLS; do
+for name in OPENAI_API_KEY OPENAI_BASE_URL ALLOW_PRIVATE_URLS ALLOW_PRIVATE_HOSTS MODEL_TIMEOUT_SECONDS TOOL_TIMEOUT_SECONDS; do
   if [ -n "${!name:-}" ]; then vars+=(--var "$name:${!name}"); fi
 done
 

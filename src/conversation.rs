@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::knowledge::retrieve::Ranked;
 use crate::knowledge::tokens::estimate_tokens;
 use crate::models::{self, ModelInfo};
-use crate::providers::{self, ModelCall, Provider, UpstreamAnswer, IDLE_TIMEOUT};
+use crate::providers::{self, ModelCall, Provider, UpstreamAnswer};
 use crate::retrieval::retrieve;
 use crate::storage::Store;
 use crate::stream::StreamSink;
@@ -354,7 +354,7 @@ async fn relay_upstream(env: &Env, ex: &Exchange, first: UpstreamAnswer, out: &O
     for round in 0..=MAX_TOOL_ROUNDS {
         let mut calls = ToolCallCollector::default();
         let mut round_text = String::new();
-        while let Some(event) = answer.next(IDLE_TIMEOUT).await {
+        while let Some(event) = answer.next().await {
             match event {
                 Ok(CompletionEvent::Text(piece)) => {
                     text.push_str(&piece);
@@ -570,7 +570,7 @@ async fn judge_with_model(
     };
     let mut answer = providers::open(env, provider, call).await.ok()?;
     let mut text = String::new();
-    while let Some(Ok(event)) = answer.next(IDLE_TIMEOUT).await {
+    while let Some(Ok(event)) = answer.next().await {
         match event {
             CompletionEvent::Text(t) => text.push_str(&t),
             CompletionEvent::Done => break,

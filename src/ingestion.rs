@@ -68,7 +68,7 @@ pub async fn read_link(env: Env, source: DataSource) {
                 )],
                 body: None,
             },
-            outbound::private_urls_allowed(&env),
+            &outbound::private_access(&env),
             PAGE_LIMITS,
         )
         .await;

@@ -2,7 +2,7 @@
 //! guard allows, following redirects by hand so every hop is checked, within a time limit and
 //! a size cap.
 
-use crate::knowledge::url_guard::check_url;
+use crate::knowledge::url_guard::{check_url, PrivateAccess};
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::time::Duration;
@@ -33,24 +33,38 @@ pub struct Fetched {
     pub body: Vec<u8>,
 }
 
-/// Whether the operator lets the Worker call private and loopback addresses.
-pub fn private_urls_allowed(env: &worker::Env) -> bool {
-    env.var("ALLOW_PRIVATE_URLS")
-        .map(|v| v.to_string().eq_ignore_ascii_case("true"))
-        .unwrap_or(false)
+/// A time limit the operator may set as a whole number of seconds in the variable `name`
+/// (1 to 600); `default_secs` when unset or unreadable.
+pub fn seconds_setting(env: &worker::Env, name: &str, default_secs: u64) -> Duration {
+    let secs = env
+        .var(name)
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
+        .filter(|s| (1..=600).contains(s))
+        .unwrap_or(default_secs);
+    Duration::from_secs(secs)
+}
+
+/// Which private and loopback addresses the operator lets the Worker call.
+pub fn private_access(env: &worker::Env) -> PrivateAccess {
+    let var = |name: &str| env.var(name).map(|v| v.to_string()).unwrap_or_default();
+    PrivateAccess::from_settings(
+        var("ALLOW_PRIVATE_URLS").eq_ignore_ascii_case("true"),
+        &var("ALLOW_PRIVATE_HOSTS"),
+    )
 }
 
 /// Sends `out`, following at most `limits.max_redirects` redirects (a 303, or a 301/302 after a
 /// POST, becomes a GET without a body, as browsers do). The error is a sentence for a person.
 pub async fn fetch(
     out: Outgoing<'_>,
-    allow_private: bool,
+    access: &PrivateAccess,
     limits: Limits,
 ) -> Result<Fetched, String> {
     let controller = AbortController::default();
     let signal = controller.signal();
     let work = async {
-        let mut url = check_url(out.url, allow_private)?;
+        let mut url = check_url(out.url, access)?;
         let mut method = out.method.clone();
         let mut body = out.body.clone();
         for _ in 0..=limits.max_redirects {
@@ -89,7 +103,7 @@ pub async fn fetch(
                 let next = url.join(&location).map_err(|_| {
                     format!("The server redirected to an invalid URL: {location:?}.")
                 })?;
-                url = check_url(next.as_str(), allow_private)?;
+                url = check_url(next.as_str(), access)?;
                 if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
                     method = Method::Get;
                     body = None;

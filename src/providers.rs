@@ -6,6 +6,7 @@ use crate::chat::prompt::Prompt;
 use crate::chat::sse::{completion_events, workers_ai_events, CompletionEvent, SseParser};
 use crate::error::{ApiError, ApiResult};
 use crate::models::{self, ModelFamily, ModelInfo};
+use crate::outbound::seconds_setting;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -19,8 +20,9 @@ pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The Workers AI model that serves OpenAI model names when only the `AI` binding exists.
 pub const WORKERS_AI_FALLBACK: &str = "@cf/meta/llama-3.1-8b-instruct";
 /// How long the first token may take, and the longest silence between two pieces after it.
-pub const FIRST_TOKEN_TIMEOUT: Duration = Duration::from_secs(60);
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the model may take to its first output, and to each next one, unless the
+/// operator sets `MODEL_TIMEOUT_SECONDS`.
+pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Provider {
@@ -115,6 +117,8 @@ pub struct UpstreamAnswer {
     ended: bool,
     /// Aborted when the answer is dropped, so a client that leaves stops the upstream call.
     controller: Option<AbortController>,
+    /// The longest wait for the next piece of the answer.
+    timeout: Duration,
 }
 
 impl Drop for UpstreamAnswer {
@@ -135,7 +139,8 @@ impl UpstreamAnswer {
 
     /// The next event; `Err` when the stream broke or went silent. After `Done` (or the end of
     /// the body) it returns `None`.
-    pub async fn next(&mut self, timeout: Duration) -> Option<Result<CompletionEvent, String>> {
+    pub async fn next(&mut self) -> Option<Result<CompletionEvent, String>> {
+        let timeout = self.timeout;
         loop {
             if let Some(event) = self.pending.pop_front() {
                 return Some(Ok(event));
@@ -192,7 +197,7 @@ impl UpstreamAnswer {
     async fn peek_first_output(&mut self) -> Result<(), String> {
         let mut seen = VecDeque::new();
         loop {
-            match self.next(FIRST_TOKEN_TIMEOUT).await {
+            match self.next().await {
                 None => break,
                 Some(Err(e)) => return Err(e),
                 Some(Ok(CompletionEvent::Error(e))) => return Err(e),
@@ -244,6 +249,7 @@ pub async fn open(
         .messages
         .clone()
         .unwrap_or_else(|| call.prompt.messages());
+    let timeout = seconds_setting(env, "MODEL_TIMEOUT_SECONDS", DEFAULT_MODEL_TIMEOUT_SECS);
     let (body, flavor, controller) = match provider {
         Provider::Builtin => return Err(ApiError::internal("the built-in engine has no upstream")),
         Provider::OpenAi { base_url, api_key } => {
@@ -271,7 +277,7 @@ pub async fn open(
             let signal = controller.signal();
             let fetch = Fetch::Request(request);
             let send = fetch.send_with_signal(&signal);
-            let timer = Delay::from(FIRST_TOKEN_TIMEOUT);
+            let timer = Delay::from(timeout);
             futures::pin_mut!(send);
             let mut response = match select(send, timer).await {
                 Either::Left((Ok(r), _)) => r,
@@ -280,7 +286,10 @@ pub async fn open(
                 }
                 Either::Right(_) => {
                     controller.abort();
-                    return Err(upstream_error("it did not answer in time"));
+                    return Err(upstream_error(format!(
+                        "it did not answer within {} seconds",
+                        timeout.as_secs()
+                    )));
                 }
             };
             let status = response.status_code();
@@ -320,6 +329,7 @@ pub async fn open(
         pending: VecDeque::new(),
         ended: false,
         controller,
+        timeout,
     };
     answer.peek_first_output().await.map_err(upstream_error)?;
     Ok(answer)

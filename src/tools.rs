@@ -6,16 +6,20 @@
 use crate::chat::sse::truncate;
 use crate::chat::tools::{arguments_object, url_with_query, ToolCall};
 use crate::domain::tool_function::ToolFunction;
-use crate::outbound::{self, Limits, Outgoing};
+use crate::outbound::{self, seconds_setting, Limits, Outgoing};
 use serde_json::Value;
-use std::time::Duration;
 use worker::{Env, Method};
 
-pub const TOOL_LIMITS: Limits = Limits {
-    timeout: Duration::from_secs(10),
-    max_bytes: 256 * 1024,
-    max_redirects: 3,
-};
+/// How long a tool's endpoint may take unless the operator sets `TOOL_TIMEOUT_SECONDS`.
+pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
+
+fn tool_limits(env: &Env) -> Limits {
+    Limits {
+        timeout: seconds_setting(env, "TOOL_TIMEOUT_SECONDS", DEFAULT_TOOL_TIMEOUT_SECS),
+        max_bytes: 256 * 1024,
+        max_redirects: 3,
+    }
+}
 /// The most of a tool's answer handed to the model.
 pub const MAX_RESULT_CHARS: usize = 8_000;
 
@@ -65,8 +69,8 @@ pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> Stri
             headers,
             body,
         },
-        outbound::private_urls_allowed(env),
-        TOOL_LIMITS,
+        &outbound::private_access(env),
+        tool_limits(env),
     )
     .await;
     match result {

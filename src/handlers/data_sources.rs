@@ -12,7 +12,7 @@ use crate::ingestion;
 use crate::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use crate::knowledge::tokens::estimate_tokens;
 use crate::knowledge::url_guard::check_url;
-use crate::outbound::private_urls_allowed;
+use crate::outbound::private_access;
 use crate::time;
 use serde_json::{json, Map, Value};
 use worker::{FormEntry, Response};
@@ -99,7 +99,7 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let body = call.json_body().await?;
     let raw = url_from_body(&body)?;
-    let url = check_url(&raw, private_urls_allowed(&call.env))
+    let url = check_url(&raw, &private_access(&call.env))
         .map_err(|reason| ApiError::invalid("url", reason))?;
     let mut meta = Map::new();
     meta.insert("url".into(), json!(url.as_str()));

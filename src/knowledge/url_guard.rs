@@ -5,7 +5,8 @@
 //!
 //! A Worker cannot resolve DNS before it fetches, so a public name that resolves to a private
 //! address is not caught here; on Cloudflare's network such addresses are not reachable from a
-//! Worker anyway, and locally the operator opts in with `ALLOW_PRIVATE_URLS`.
+//! Worker anyway, and locally the operator opts in with `ALLOW_PRIVATE_URLS`, or opens single
+//! hosts with `ALLOW_PRIVATE_HOSTS`.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use url::{Host, Url};
@@ -66,8 +67,51 @@ fn private_name(host: &str) -> bool {
         .any(|suffix| host.ends_with(suffix))
 }
 
+/// Which private addresses the operator lets the Worker call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PrivateAccess {
+    /// Every private address (`ALLOW_PRIVATE_URLS=true`).
+    pub all: bool,
+    /// Single hosts, as `host` (any port) or `host:port` (`ALLOW_PRIVATE_HOSTS`).
+    pub hosts: Vec<String>,
+}
+
+impl PrivateAccess {
+    pub fn everything() -> Self {
+        PrivateAccess {
+            all: true,
+            hosts: Vec::new(),
+        }
+    }
+
+    /// From the operator's settings: `all` as given, `hosts` a comma-separated list.
+    pub fn from_settings(all: bool, hosts: &str) -> Self {
+        PrivateAccess {
+            all,
+            hosts: hosts
+                .split(',')
+                .map(|h| h.trim().to_ascii_lowercase())
+                .filter(|h| !h.is_empty())
+                .collect(),
+        }
+    }
+
+    fn permits(&self, url: &Url) -> bool {
+        if self.all {
+            return true;
+        }
+        let Some(host) = url.host_str().map(str::to_ascii_lowercase) else {
+            return false;
+        };
+        let with_port = url.port_or_known_default().map(|p| format!("{host}:{p}"));
+        self.hosts
+            .iter()
+            .any(|h| *h == host || Some(h) == with_port.as_ref())
+    }
+}
+
 /// The parsed URL if the Worker may fetch it, else the reason in a sentence.
-pub fn check_url(raw: &str, allow_private: bool) -> Result<Url, String> {
+pub fn check_url(raw: &str, access: &PrivateAccess) -> Result<Url, String> {
     let url =
         Url::parse(raw.trim()).map_err(|_| format!("{raw:?} is not a valid absolute URL."))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -85,7 +129,7 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<Url, String> {
         Some(Host::Ipv6(ip)) => private_v6(ip),
         Some(Host::Domain(name)) => private_name(name),
     };
-    if private && !allow_private {
+    if private && !access.permits(&url) {
         return Err(
             "The URL points to a private, loopback or link-local address, which this service does not fetch."
                 .to_string(),
@@ -105,8 +149,22 @@ mod tests {
             "http://93.184.216.34/",
             "https://[2606:2800:220:1:248:1893:25c8:1946]/",
         ] {
-            assert!(check_url(u, false).is_ok(), "{u}");
+            assert!(check_url(u, &PrivateAccess::default()).is_ok(), "{u}");
         }
+    }
+
+    #[test]
+    fn single_private_hosts_can_be_opened() {
+        let access = PrivateAccess::from_settings(false, " 127.0.0.1:4545, Intranet ,");
+        assert_eq!(access.hosts, ["127.0.0.1:4545", "intranet"]);
+        assert!(check_url("http://127.0.0.1:4545/page", &access).is_ok());
+        assert!(check_url("http://127.0.0.1:4546/page", &access).is_err());
+        assert!(check_url("http://127.0.0.1/page", &access).is_err());
+        assert!(check_url("https://intranet/x", &access).is_ok());
+        assert!(check_url("http://intranet:8080/x", &access).is_ok());
+        assert!(check_url("http://169.254.169.254/latest/meta-data/", &access).is_err());
+        let none = PrivateAccess::from_settings(false, "");
+        assert_eq!(none, PrivateAccess::default());
     }
 
     #[test]
@@ -119,10 +177,10 @@ mod tests {
             "gopher://x.com",
             "https://user:pw@example.com/",
         ] {
-            assert!(check_url(u, true).is_err(), "{u}");
+            assert!(check_url(u, &PrivateAccess::everything()).is_err(), "{u}");
         }
-        assert!(check_url("not a url", true).is_err());
-        assert!(check_url("/relative/path", true).is_err());
+        assert!(check_url("not a url", &PrivateAccess::everything()).is_err());
+        assert!(check_url("/relative/path", &PrivateAccess::everything()).is_err());
     }
 
     #[test]
@@ -154,9 +212,15 @@ mod tests {
             "http://255.255.255.255/",
         ];
         for u in private {
-            assert!(check_url(u, false).is_err(), "{u} should be refused");
-            assert!(check_url(u, true).is_ok(), "{u} should pass when allowed");
+            assert!(
+                check_url(u, &PrivateAccess::default()).is_err(),
+                "{u} should be refused"
+            );
+            assert!(
+                check_url(u, &PrivateAccess::everything()).is_ok(),
+                "{u} should pass when allowed"
+            );
         }
-        assert!(check_url("http://172.32.0.1/", false).is_ok());
+        assert!(check_url("http://172.32.0.1/", &PrivateAccess::default()).is_ok());
     }
 }

@@ -2,8 +2,9 @@
 // provider path is tested against real HTTP. What it does is steered by the last user
 // message: "[cut]" stops midway and drops the connection, "[500]" fails before answering,
 // "[slow]" waits before the first token, "[long]" streams many tokens slowly, "[bench:N]"
-// streams N tokens at the server's pace; anything else
-// is answered with a short reply that names the question.
+// streams N tokens at the server's pace, "[hang]" never sends a token and "[stall]" goes
+// silent after three (both hold the connection until the caller drops it, recorded in
+// `dropped`); anything else is answered with a short reply that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -13,6 +14,12 @@ function chunk(body) {
 }
 
 export async function startModelServer({ tokenDelayMs = 5 } = {}) {
+  const dropped = [];
+  // Holds the connection open, sending nothing more, until the caller goes away.
+  const silence = (res, query) => {
+    const since = Date.now();
+    return new Promise((resolve) => res.on("close", () => { dropped.push({ query, afterMs: Date.now() - since }); resolve(); }));
+  };
   const server = await startServer(async (req, res, body) => {
     if (req.url !== "/v1/chat/completions" || req.method !== "POST") {
       res.writeHead(404);
@@ -34,6 +41,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     const piece = (content) => chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { content } }] });
     res.write(chunk({ id, object: "chat.completion.chunk", model: request.model, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
     if (last.includes("[slow]")) await sleep(1500);
+    if (last.includes("[hang]")) return silence(res, last);
     let tokens;
     if (String(request.messages[0]?.content).startsWith("You label support conversations")) {
       // A background agent judging tags: answer with the tags whose name the conversation says.
@@ -60,6 +68,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     for (let i = 0; i < tokens.length; i++) {
       if (res.destroyed) return;
       res.write(piece(tokens[i]));
+      if (last.includes("[stall]") && i === 2) return silence(res, last);
       if (last.includes("[cut]") && i === 2) {
         // Let the pieces so far reach the Worker, then drop the connection mid-stream.
         await sleep(100);
@@ -72,5 +81,5 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     res.write("data: [DONE]\n\n");
     res.end();
   });
-  return { ...server, base: `${server.base}/v1` };
+  return { ...server, base: `${server.base}/v1`, dropped };
 }
