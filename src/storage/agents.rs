@@ -1,11 +1,9 @@
 use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
-use super::{batch_rows, flag, Arg, Owner, Store};
+use super::{batch_rows, flag, Arg, Owner, Store, ToolsByAgent};
 use crate::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
-use crate::domain::tool_function::ToolFunction;
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
-use std::collections::HashMap;
-use worker::D1PreparedStatement;
+use worker::{D1PreparedStatement, D1Result};
 
 #[derive(Deserialize)]
 pub(super) struct AgentRow {
@@ -95,6 +93,20 @@ fn one_escalation_agent_conflict() -> ApiError {
     )
 }
 
+/// What the statements of `Store::agents_and_tools_statements` read, the first of them at
+/// `index` of the batch.
+pub(super) fn agents_and_tools(
+    results: &[D1Result],
+    index: usize,
+) -> ApiResult<(Vec<Agent>, ToolsByAgent)> {
+    let agents = batch_rows::<AgentRow>(results, index)?
+        .into_iter()
+        .map(Agent::try_from)
+        .collect::<ApiResult<Vec<_>>>()?;
+    let tools = by_agent(batch_rows::<ToolRow>(results, index + 1)?)?;
+    Ok((agents, tools))
+}
+
 impl Store {
     pub(super) fn insert_agent_statement(&self, agent: &Agent) -> ApiResult<D1PreparedStatement> {
         let c = &agent.config;
@@ -139,40 +151,46 @@ impl Store {
         rows.into_iter().map(Agent::try_from).collect()
     }
 
+    /// The agents, oldest first, and then the tool functions of the chatbot that the SQL
+    /// expression `chatbot` names (with `args` bound), for a batch.
+    pub(super) fn agents_and_tools_statements(
+        &self,
+        chatbot: &str,
+        args: &[Arg],
+    ) -> ApiResult<[D1PreparedStatement; 2]> {
+        Ok([
+            self.statement(
+                &format!(
+                    "SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = {chatbot} \
+                     ORDER BY a.created_at, a.rowid"
+                ),
+                args,
+            )?,
+            self.statement(
+                &format!(
+                    "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
+                     WHERE a.chatbot_uuid = {chatbot} ORDER BY t.created_at, t.rowid"
+                ),
+                args,
+            )?,
+        ])
+    }
+
     /// The agents of a chatbot the owner holds, oldest first, with their tool functions by
     /// agent, in one round trip; `None` when the chatbot is not the owner's.
     pub async fn agents_of_owned_chatbot(
         &self,
         owner: Owner<'_>,
         chatbot_uuid: &str,
-    ) -> ApiResult<Option<(Vec<Agent>, HashMap<String, Vec<ToolFunction>>)>> {
+    ) -> ApiResult<Option<(Vec<Agent>, ToolsByAgent)>> {
         let owned = format!(
             "(SELECT uuid FROM chatbots WHERE uuid = ?1 AND {})",
             owner.test("account_uuid", 2)
         );
         let args = [Arg::Text(chatbot_uuid), owner.arg()];
-        let results = self
-            .batch(
-                vec![
-                    self.statement(&format!("SELECT {owned} AS uuid"), &args)?,
-                    self.statement(
-                        &format!(
-                            "SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = {owned} \
-                             ORDER BY a.created_at, a.rowid"
-                        ),
-                        &args,
-                    )?,
-                    self.statement(
-                        &format!(
-                            "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
-                             WHERE a.chatbot_uuid = {owned} ORDER BY t.created_at, t.rowid"
-                        ),
-                        &args,
-                    )?,
-                ],
-                || ApiError::internal("a read conflicted"),
-            )
-            .await?;
+        let mut statements = vec![self.statement(&format!("SELECT {owned} AS uuid"), &args)?];
+        statements.extend(self.agents_and_tools_statements(&owned, &args)?);
+        let results = self.read_batch(statements).await?;
         #[derive(Deserialize)]
         struct Found {
             uuid: Option<String>,
@@ -181,12 +199,7 @@ impl Store {
         if !found.iter().any(|f| f.uuid.is_some()) {
             return Ok(None);
         }
-        let agents = batch_rows::<AgentRow>(&results, 1)?
-            .into_iter()
-            .map(Agent::try_from)
-            .collect::<ApiResult<Vec<_>>>()?;
-        let tools = by_agent(batch_rows::<ToolRow>(&results, 2)?)?;
-        Ok(Some((agents, tools)))
+        Ok(Some(agents_and_tools(&results, 1)?))
     }
 
     /// An agent, if its chatbot belongs to `account_uuid`.

@@ -75,7 +75,7 @@ struct PhraseFrequency {
     n: i64,
 }
 
-/// The phrase counts a batch read at `index` (see `phrase_count_statement`); none when the
+/// The phrase counts a batch read at `index` (see `count_phrases_in`); none when the
 /// batch did not count.
 pub(super) fn phrase_counts(results: &[D1Result], index: Option<usize>) -> ApiResult<Vec<i64>> {
     let Some(index) = index else {
@@ -382,19 +382,20 @@ impl Store {
         Ok(out)
     }
 
-    /// The statement counting each phrase in the index, when there are enough phrases for
-    /// the counts to matter (one phrase is never gated).
-    pub(super) fn phrase_count_statement(
+    /// Adds to a batch the statement counting each phrase in the index, when there are
+    /// enough phrases for the counts to matter (one phrase is never gated); its position, for
+    /// `phrase_counts`.
+    pub(super) fn count_phrases_in(
         &self,
+        statements: &mut Vec<D1PreparedStatement>,
         phrases: &[String],
-    ) -> ApiResult<Option<D1PreparedStatement>> {
+    ) -> ApiResult<Option<usize>> {
         if phrases.len() < 2 {
             return Ok(None);
         }
         let list = serde_json::to_string(phrases)?;
-        Ok(Some(
-            self.statement(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)])?,
-        ))
+        statements.push(self.statement(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)])?);
+        Ok(Some(statements.len() - 1))
     }
 
     /// Whether the owner holds the chatbot and, when `phrases` holds more than one phrase,
@@ -412,12 +413,8 @@ impl Store {
             ),
             &[Arg::Text(chatbot_uuid), owner.arg()],
         )?];
-        let counting = self.phrase_count_statement(phrases)?;
-        let count_index = counting.is_some().then_some(statements.len());
-        statements.extend(counting);
-        let results = self
-            .batch(statements, || ApiError::internal("a read conflicted"))
-            .await?;
+        let count_index = self.count_phrases_in(&mut statements, phrases)?;
+        let results = self.read_batch(statements).await?;
         if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
             return Ok(None);
         }

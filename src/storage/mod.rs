@@ -10,6 +10,7 @@ mod source_tags;
 mod tool_functions;
 mod turns;
 
+pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 
 use crate::error::{ApiError, ApiResult};
@@ -108,6 +109,12 @@ impl Store {
             Err(err) if is_unique_violation(&err) => Err(on_conflict()),
             Err(err) => Err(err.into()),
         }
+    }
+
+    /// Runs reads in one round trip, all seeing the same state.
+    async fn read_batch(&self, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<D1Result>> {
+        self.batch(statements, || ApiError::internal("a read conflicted"))
+            .await
     }
 
     /// Cheap proof that the database answers and the schema is in place.

@@ -119,9 +119,12 @@ impl Store {
     }
 }
 
+/// Tool functions keyed by the uuid of their agent.
+pub type ToolsByAgent = HashMap<String, Vec<ToolFunction>>;
+
 /// Tool function rows grouped by their agent, each group in the rows' order.
-pub(super) fn by_agent(rows: Vec<ToolRow>) -> ApiResult<HashMap<String, Vec<ToolFunction>>> {
-    let mut out: HashMap<String, Vec<ToolFunction>> = HashMap::new();
+pub(super) fn by_agent(rows: Vec<ToolRow>) -> ApiResult<ToolsByAgent> {
+    let mut out = ToolsByAgent::new();
     for row in rows {
         let function = ToolFunction::try_from(row)?;
         out.entry(function.agent_uuid.clone())

@@ -1,19 +1,16 @@
 //! What one chat turn reads before its answer can start, in a single D1 round trip: every
 //! read here used to be its own query, and each sat between the question and the first token.
 
-use super::agents::{AgentRow, AGENT_COLUMNS};
+use super::agents::agents_and_tools;
 use super::chatbots::{ChatbotRow, CHATBOT_COLUMNS};
 use super::data_sources::phrase_counts;
 use super::sessions::{MessageRow, SessionRow, MESSAGE_COLUMNS, SESSION_COLUMNS};
-use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
 
-use super::{batch_rows, Arg, Owner, Store};
+use super::{batch_rows, Arg, Owner, Store, ToolsByAgent};
 use crate::domain::agent::Agent;
 use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{Message, Session};
-use crate::domain::tool_function::ToolFunction;
-use crate::error::{ApiError, ApiResult};
-use std::collections::HashMap;
+use crate::error::ApiResult;
 
 pub struct TurnContext {
     pub session: Session,
@@ -23,7 +20,7 @@ pub struct TurnContext {
     /// The session's newest messages, oldest first.
     pub history: Vec<Message>,
     /// Tool functions of the chatbot's agents, by agent uuid.
-    pub tools: HashMap<String, Vec<ToolFunction>>,
+    pub tools: ToolsByAgent,
     /// Index-wide match counts of the query's phrases; empty when none were asked for.
     pub phrase_frequencies: Vec<i64>,
 }
@@ -37,6 +34,13 @@ fn owned_chatbot(owner: Owner) -> String {
         owner.test("oc.account_uuid", 2)
     )
 }
+
+/// Where each read stands in the batch `turn_context` sends.
+const SESSION: usize = 0;
+const CHATBOT: usize = 1;
+const HISTORY: usize = 2;
+/// The agents, then their tool functions.
+const AGENTS: usize = 3;
 
 impl Store {
     /// The session (if `owner` owns it), its chatbot, the chatbot's agents and tool
@@ -66,20 +70,6 @@ impl Store {
             )?,
             self.statement(
                 &format!(
-                    "SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = {chatbot_of_session} \
-                     ORDER BY a.created_at, a.rowid"
-                ),
-                &args,
-            )?,
-            self.statement(
-                &format!(
-                    "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
-                     WHERE a.chatbot_uuid = {chatbot_of_session} ORDER BY t.created_at, t.rowid"
-                ),
-                &args,
-            )?,
-            self.statement(
-                &format!(
                     "SELECT * FROM (SELECT {MESSAGE_COLUMNS}, m.rowid AS rid FROM messages m \
                      WHERE m.session_uuid = ?1 AND m.chatbot_uuid = {chatbot_of_session} \
                      ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?3) ORDER BY started_ms, rid"
@@ -91,25 +81,24 @@ impl Store {
                 ],
             )?,
         ];
-        let counting = self.phrase_count_statement(phrases)?;
-        let count_index = counting.is_some().then_some(statements.len());
-        statements.extend(counting);
-        let results = self
-            .batch(statements, || ApiError::internal("a read conflicted"))
-            .await?;
+        statements.extend(self.agents_and_tools_statements(&chatbot_of_session, &args)?);
+        let count_index = self.count_phrases_in(&mut statements, phrases)?;
+        let results = self.read_batch(statements).await?;
 
-        let Some(session) = batch_rows::<SessionRow>(&results, 0)?.into_iter().next() else {
-            return Ok(None);
-        };
-        let Some(chatbot) = batch_rows::<ChatbotRow>(&results, 1)?.into_iter().next() else {
-            return Ok(None);
-        };
-        let agents = batch_rows::<AgentRow>(&results, 2)?
+        let Some(session) = batch_rows::<SessionRow>(&results, SESSION)?
             .into_iter()
-            .map(Agent::try_from)
-            .collect::<ApiResult<Vec<_>>>()?;
-        let tools = by_agent(batch_rows::<ToolRow>(&results, 3)?)?;
-        let history = batch_rows::<MessageRow>(&results, 4)?
+            .next()
+        else {
+            return Ok(None);
+        };
+        let Some(chatbot) = batch_rows::<ChatbotRow>(&results, CHATBOT)?
+            .into_iter()
+            .next()
+        else {
+            return Ok(None);
+        };
+        let (agents, tools) = agents_and_tools(&results, AGENTS)?;
+        let history = batch_rows::<MessageRow>(&results, HISTORY)?
             .into_iter()
             .map(Message::try_from)
             .collect::<ApiResult<Vec<_>>>()?;
