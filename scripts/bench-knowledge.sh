@@ -4,14 +4,8 @@
 # Prints the figures and writes bench-output/knowledge.json. About 5 minutes on 2 cores.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" bench
 build_worker
-command -v python3 >/dev/null || die "python3 is needed (it reads Python's docstrings and typesets the PDFs)"
-if ! python3 -c 'import fpdf' 2>/dev/null; then
-  say "Installing fpdf2 to typeset the benchmark's PDFs"
-  python3 -m pip install --quiet --user fpdf2 \
-    || say "fpdf2 could not be installed; the PDF figure will use the fixture PDFs only"
-fi
 mkdir -p "$ROOT/bench-output"
 # The Worker's local state (up to ~0.5 GB at 100k chunks) lives under bench-output and is
 # removed when the run ends.

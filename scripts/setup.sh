@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# Installs whatever is missing to build and run the Worker (`setup.sh`) or also to run every
-# test (`setup.sh test`). Safe to run again: each step checks first.
+# Installs whatever is missing to build and run the Worker (`setup.sh`), also to run every
+# test (`setup.sh test`), or also to run the benchmarks (`setup.sh bench`: wrk, fpdf2 and
+# Chromium, which draws the chart). Safe to run again: each step checks first.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 want_tests=false
-[ "${1:-}" = "test" ] && want_tests=true
+want_bench=false
+case "${1:-}" in
+  test) want_tests=true ;;
+  bench) want_bench=true ;;
+  "") ;;
+  *) die "usage: setup.sh [test|bench]" ;;
+esac
+
+# Debian packages, installed together with one `apt-get update`.
+apt_install() {
+  command -v apt-get >/dev/null || die "install $* with your package manager"
+  local sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@" >/dev/null
+}
 
 command -v cargo >/dev/null || die "cargo is needed (install Rust with rustup)"
 command -v node >/dev/null || die "Node.js 20 or newer is needed"
@@ -37,11 +53,23 @@ fi
 if $want_tests; then
   if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     say "Installing Chromium and chromedriver for the browser tests (about 1 minute)"
-    command -v apt-get >/dev/null || die "install chromium and chromedriver with your package manager"
-    sudo_cmd=""
-    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
+    apt_install chromium chromium-driver
+  fi
+fi
+
+if $want_bench; then
+  missing=()
+  command -v wrk >/dev/null || missing+=(wrk)
+  command -v chromium >/dev/null || missing+=(chromium)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    say "Installing ${missing[*]} for the benchmarks (the load generator; Chromium draws the chart)"
+    apt_install "${missing[@]}"
+  fi
+  command -v python3 >/dev/null || die "python3 is needed (the knowledge benchmark reads Python's docstrings and typesets PDFs)"
+  if ! python3 -c 'import fpdf' 2>/dev/null; then
+    say "Installing fpdf2 to typeset the benchmark's PDFs"
+    python3 -m pip install --quiet --user fpdf2 \
+      || say "fpdf2 could not be installed; the PDF figure will use the fixture PDFs only"
   fi
   # schemathesis, for the API fuzzing test, in a virtual environment of the project's own.
   venv="$ROOT/.tools/python"

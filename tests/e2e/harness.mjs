@@ -34,13 +34,15 @@ export function freePort() {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function migratedStateDir() {
+async function migratedStateDir(config) {
   await mkdir(OUTPUT, { recursive: true });
   const dir = await mkdtemp(path.join(OUTPUT, "state-"));
   if (process.env.E2E_STATE_TEMPLATE) {
     await cp(process.env.E2E_STATE_TEMPLATE, dir, { recursive: true });
   } else {
-    await execFileAsync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], {
+    const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir];
+    if (config) args.push("--config", config);
+    await execFileAsync(WRANGLER, args, {
       cwd: ROOT,
       env: wranglerEnv,
     });
@@ -50,15 +52,18 @@ async function migratedStateDir() {
 
 /**
  * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN is random unless given.
+ * `config` names another wrangler configuration (the benchmark's baseline Worker); it must
+ * bind the same database, so the same migrated state serves it.
  */
-export async function startWorker({ vars = {}, testScheduled = false } = {}) {
-  const stateDir = await migratedStateDir();
+export async function startWorker({ vars = {}, testScheduled = false, config } = {}) {
+  const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
     ALLOW_PRIVATE_URLS: "true",
     ...vars,
   });
   worker.testScheduled = testScheduled;
+  worker.config = config;
   await worker.start();
   return worker;
 }
@@ -84,7 +89,9 @@ class Worker {
     for (const [k, v] of Object.entries(this.vars)) args.push("--var", `${k}:${v}`);
     // Exposes /__scheduled, through which tests run the cron handler.
     if (this.testScheduled) args.push("--test-scheduled");
+    if (this.config) args.push("--config", this.config);
     // Its own process group, so stopping it ends node, esbuild and workerd together.
+    const spawnedAt = performance.now();
     this.child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const keep = (d) => {
       this.log = (this.log + d).slice(-20000);
@@ -100,9 +107,13 @@ class Worker {
       if (this.child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${this.log}`);
       try {
         const r = await fetch(`${this.base}/health`);
-        if (r.status === 200) return;
+        if (r.status === 200) {
+          // From spawning wrangler to the first healthy answer (the benchmark reports it).
+          this.readyMs = performance.now() - spawnedAt;
+          return;
+        }
       } catch { /* not listening yet */ }
-      await sleep(100);
+      await sleep(this.pollMs ?? 100);
     }
     throw new Error(`the Worker did not become ready:\n${this.log}`);
   }
@@ -153,7 +164,8 @@ class Worker {
   async sql(query) {
     const { stdout } = await execFileAsync(
       WRANGLER,
-      ["d1", "execute", "DB", "--local", "--persist-to", this.stateDir, "--json", "--command", query],
+      ["d1", "execute", "DB", "--local", "--persist-to", this.stateDir, "--json", "--command", query,
+        ...(this.config ? ["--config", this.config] : [])],
       { cwd: ROOT, env: wranglerEnv, maxBuffer: 64 << 20 },
     );
     const parsed = JSON.parse(stdout);
