@@ -1,7 +1,7 @@
 # Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
 # Both install what they need first.
 
-.PHONY: dev test build setup eval bench-knowledge bench-stream
+.PHONY: dev test build setup eval bench bench-knowledge bench-stream
 
 dev:
 	@scripts/dev.sh
@@ -18,6 +18,10 @@ setup:
 # Retrieval quality on a fixed corpus; see Evaluation in README.md.
 eval:
 	@scripts/eval.sh
+
+# Every benchmark against its baseline and goals; writes bench-output/bench.json and bench.png.
+bench:
+	@scripts/bench.sh
 
 # Search latency at 1k/10k/100k chunks and ingestion MB/s; writes bench-output/knowledge.json.
 bench-knowledge:

@@ -1,0 +1,213 @@
+// Gathers the parts of `make bench` (crud.json, stream.json, knowledge.json, startup.json in
+// bench-output/) into one document, bench-output/bench.json, with every figure, the baseline
+// beside it, the goals and whether each is met; prints the summary table and draws
+// bench-output/bench.png (and the bench.html it is rendered from). A part that is missing is
+// reported as not measured.
+//
+// Environment: BENCH_OUTPUT (bench-output), BENCH_STARTED_AT (epoch seconds when the run began,
+// for its total time).
+import { execFileSync } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ROOT } from "../tests/e2e/harness.mjs";
+import { renderChart } from "./chart.mjs";
+
+const OUT = path.resolve(ROOT, process.env.BENCH_OUTPUT ?? "bench-output");
+const MiB = 1024 * 1024;
+const chunks = (n) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
+const round = (x, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? null : Math.round(x * 10 ** d) / 10 ** d);
+
+async function part(name) {
+  try {
+    return JSON.parse(await readFile(path.join(OUT, `${name}.json`), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+function gitCommit() {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT }).toString().trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One figure: `ours` and `baseline` in `unit`, `ratio` ours/baseline where a baseline exists,
+ * and `goal` ({text, met}) where the project has one for this figure. Figures with the same
+ * `row` (p50 and p99 of one thing) share a line of the printed table.
+ */
+const pair = (label) => ({ row: label.replace(/\bp(50|99)\b/, "p50/p99") });
+const figure = (section, label, unit, ours, baseline = null, extra = {}) => ({
+  section,
+  label,
+  row: label,
+  unit,
+  ours: round(ours, 2),
+  baseline: round(baseline, 2),
+  ratio: baseline ? round(ours / baseline, 3) : null,
+  ...extra,
+});
+
+function goal(id, text, value, limit, cmp) {
+  const measured = value !== null && value !== undefined && Number.isFinite(value);
+  return { id, text, value: measured ? round(value, 3) : null, limit, met: measured ? cmp(value, limit) : null };
+}
+
+async function main() {
+  const [crud, stream, knowledge, startup] = await Promise.all(["crud", "stream", "knowledge", "startup"].map(part));
+  const figures = [];
+  const goals = [];
+
+  if (crud) {
+    for (const [id, e] of Object.entries(crud.endpoints)) {
+      const g = goal(`crud_${id}_throughput`, `${e.label}: throughput at least 0.8 of the JavaScript baseline`, e.throughput_ratio, 0.8, (v, l) => v >= l);
+      goals.push(g);
+      figures.push(figure("CRUD", `${e.label} req/s`, "req/s", e.edgechat.requests_per_s, e.baseline.requests_per_s, { goal: g }));
+      figures.push(figure("CRUD", `${e.label} p50 ms`, "ms", e.edgechat.latency_ms.p50, e.baseline.latency_ms.p50, pair(`${e.label} p50 ms`)));
+      figures.push(figure("CRUD", `${e.label} p99 ms`, "ms", e.edgechat.latency_ms.p99, e.baseline.latency_ms.p99, pair(`${e.label} p99 ms`)));
+      if (e.one_connection) {
+        const one = e.one_connection;
+        figures.push(figure("CRUD", `${e.label} p50 ms, 1 conn`, "ms", one.edgechat.latency_ms.p50, one.baseline.latency_ms.p50, pair(`${e.label} p50 ms, 1 conn`)));
+        figures.push(figure("CRUD", `${e.label} p99 ms, 1 conn`, "ms", one.edgechat.latency_ms.p99, one.baseline.latency_ms.p99, pair(`${e.label} p99 ms, 1 conn`)));
+      }
+      figures.push(figure("CRUD", `${e.label} CPU ms/req`, "ms", e.edgechat.cpu_ms_per_request, e.baseline.cpu_ms_per_request));
+    }
+  } else {
+    goals.push(goal("crud_throughput", "CRUD throughput at least 0.8 of the JavaScript baseline", null, 0.8));
+  }
+
+  if (stream) {
+    const added = goal("stream_added_ttfb", "streaming adds at most 10 ms to time to first byte (p50)", stream.added_ttfb_p50_ms, 10, (v, l) => v <= l);
+    const rate = goal("stream_rate", "streaming keeps at least 95 % of the direct token rate", stream.rate_ratio, 0.95, (v, l) => v >= l);
+    goals.push(added, rate);
+    // Here the "baseline" is the model server read directly.
+    figures.push(figure("Streaming", "TTFB p50 ms (vs direct)", "ms", stream.worker.ttfb_p50_ms, stream.direct.ttfb_p50_ms,
+      { ...pair("TTFB p50 ms (vs direct)"), ratio_text: `+${round(stream.added_ttfb_p50_ms, 1)} ms`, goal: added }));
+    figures.push(figure("Streaming", "TTFB p99 ms (vs direct)", "ms", stream.worker.ttfb_p99_ms, stream.direct.ttfb_p99_ms,
+      { ...pair("TTFB p99 ms (vs direct)"), ratio_text: `+${round(stream.worker.ttfb_p99_ms - stream.direct.ttfb_p99_ms, 1)} ms` }));
+    figures.push(figure("Streaming", "tokens/s p50 (vs direct)", "tokens/s", stream.worker.tokens_per_second_p50, stream.direct.tokens_per_second_p50, { goal: rate }));
+  } else {
+    goals.push(goal("stream_added_ttfb", "streaming adds at most 10 ms to time to first byte (p50)", null, 10));
+    goals.push(goal("stream_rate", "streaming keeps at least 95 % of the direct token rate", null, 0.95));
+  }
+
+  const retrievalGoalText = "retrieval p50 at most 20 ms at 100k chunks";
+  if (knowledge) {
+    const levels = knowledge.retrieval ?? [];
+    const at100k = levels.find((r) => r.level === 100000);
+    const g = goal("retrieval_p50_100k", retrievalGoalText, at100k?.client_ms.p50 ?? null, 20, (v, l) => v <= l);
+    goals.push(g);
+    for (const r of levels) {
+      figures.push(figure("Retrieval", `search p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.client_ms.p50, null, { ...pair(`search p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`), ...(r === at100k ? { goal: g } : {}) }));
+      figures.push(figure("Retrieval", `search p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.client_ms.p99, null, pair(`search p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`)));
+    }
+    for (const r of levels) {
+      figures.push(figure("Answer", `full answer p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.answer_ms.p50, null, pair(`full answer p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`)));
+      figures.push(figure("Answer", `full answer p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.answer_ms.p99, null, pair(`full answer p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`)));
+    }
+    for (const [kind, v] of Object.entries(knowledge.ingestion ?? {})) {
+      if (kind === "handbook_seed_text") continue;
+      figures.push(figure("Ingestion", `${kind} MB/s (${(v.bytes / 1e6).toFixed(1)} MB)`, "MB/s", v.mb_per_s));
+    }
+  } else {
+    goals.push(goal("retrieval_p50_100k", retrievalGoalText, null, 20));
+  }
+
+  const sizeGoalText = "wasm at most 1 MiB gzipped";
+  if (startup) {
+    const g = goal("wasm_gzip", sizeGoalText, startup.size.wasm_gzip_bytes / MiB, 1, (v, l) => v <= l);
+    goals.push(g);
+    figures.push(figure("Size", "wasm KiB", "KiB", startup.size.wasm_bytes / 1024));
+    figures.push(figure("Size", "wasm KiB gzip -9", "KiB", startup.size.wasm_gzip_bytes / 1024, null, { goal: g }));
+    figures.push(figure("Start-up", "wrangler dev to /health ms", "ms", startup.startup.edgechat_ms.median, startup.startup.baseline_ms.median));
+    figures.push(figure("Start-up", "V8 wasm compile ms", "ms", startup.wasm_v8.compile_ms.median));
+    figures.push(figure("Start-up", "V8 wasm instantiate ms", "ms", startup.wasm_v8.instantiate_ms.median));
+  } else {
+    goals.push(goal("wasm_gzip", sizeGoalText, null, 1));
+  }
+
+  const started = Number(process.env.BENCH_STARTED_AT);
+  const report = {
+    generated_at: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.type()} ${os.release()}` },
+    total_seconds: Number.isFinite(started) && started > 0 ? Math.round(Date.now() / 1000 - started) : null,
+    goals,
+    all_goals_met: goals.every((g) => g.met === true),
+    figures,
+    parts: { crud, stream, knowledge, startup },
+  };
+  await writeFile(path.join(OUT, "bench.json"), JSON.stringify(report, null, 2) + "\n");
+
+  printTable(report);
+  const png = path.join(OUT, "bench.png");
+  try {
+    await renderChart(report, png, path.join(OUT, "bench.html"));
+    console.log(`Chart: ${path.relative(process.cwd(), png)}`);
+  } catch (err) {
+    console.error(`The chart could not be drawn (${err.message}); the figures are in bench.json.`);
+    process.exitCode = 1;
+  }
+}
+
+function cell(v) {
+  if (v === null || v === undefined) return "-";
+  if (typeof v === "number") return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
+  return String(v);
+}
+
+function printTable(report) {
+  const groups = [];
+  for (const f of report.figures) {
+    const last = groups[groups.length - 1];
+    if (last && last[0].row === f.row && last[0].section === f.section) last.push(f);
+    else groups.push([f]);
+  }
+  const joined = (fs, pick) => (fs.every((f) => pick(f) === "-") ? "-" : fs.map(pick).join(" / "));
+  const rows = groups.map((fs) => {
+    let rel = fs.some((f) => f.ratio_text || f.ratio !== null)
+      ? joined(fs, (f) => f.ratio_text ?? (f.ratio !== null ? `x${f.ratio.toFixed(2)}` : "-"))
+      : "";
+    const g = fs.find((f) => f.goal)?.goal;
+    if (g) rel += `${rel ? " " : ""}(goal ${goalShort(g)})`;
+    return [fs[0].section, fs[0].row, joined(fs, (f) => cell(f.ours)), joined(fs, (f) => cell(f.baseline)), rel,
+      g ? (g.met === null ? "n/a" : g.met ? "yes" : "NO") : ""];
+  });
+  const headers = ["", "figure", "ours", "baseline", "ratio / goal", "met?"];
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => (i === 0 || i === 1 || i === 4 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ").trimEnd();
+  console.log("\nedgechat benchmark" + (report.commit ? ` (${report.commit})` : "") +
+    "; baseline = plain JavaScript Worker (CRUD, start-up) or the model server read directly (streaming)");
+  console.log(line(headers));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  let section;
+  for (const r of rows) {
+    if (section !== undefined && r[0] !== section) console.log("");
+    const shown = r[0] === section ? ["", ...r.slice(1)] : r;
+    section = r[0];
+    console.log(line(shown));
+  }
+  const met = report.goals.filter((g) => g.met === true).length;
+  const unmeasured = report.goals.filter((g) => g.met === null).length;
+  console.log(`\nGoals met: ${met} of ${report.goals.length}` + (unmeasured ? ` (${unmeasured} not measured)` : "") +
+    (report.total_seconds ? `. Run time ${Math.floor(report.total_seconds / 60)} min ${report.total_seconds % 60} s.` : "."));
+  console.log(`Figures: ${path.relative(process.cwd(), path.join(OUT, "bench.json"))}`);
+}
+
+function goalShort(g) {
+  switch (g.id) {
+    case "stream_added_ttfb": return "p50 <= +10 ms";
+    case "stream_rate": return ">= x0.95";
+    case "retrieval_p50_100k": return "p50 <= 20 ms";
+    case "wasm_gzip": return "<= 1024 KiB";
+    default: return ">= x0.8";
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole benchmark: builds the release Worker, then measures CRUD throughput and latency
+# against a plain JavaScript baseline (wrk), streaming overhead, retrieval and full answers at
+# 1k/10k/100k chunks, ingestion MB/s, wasm size and start-up. Writes bench-output/bench.json and
+# bench-output/bench.png and prints a summary table. About 10 minutes on 2 cores.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+export BENCH_STARTED_AT="$(date +%s)"
+"$ROOT/scripts/setup.sh" bench
+build_worker
+cd "$ROOT"
+mkdir -p bench-output
+# Parts of an earlier run must not mix into this one's report.
+rm -f bench-output/{crud,stream,knowledge,startup,bench}.json bench-output/bench.{png,html}
+export E2E_OUTPUT="$ROOT/bench-output/run"
+
+say "Size and start-up"
+node bench/startup.mjs
+say "CRUD against the JavaScript baseline (wrk)"
+node bench/crud.mjs
+say "Streaming through the Worker against the model server read directly"
+node bench/stream.mjs
+say "Retrieval, full answers and ingestion (the 100k-chunk seeding takes a few minutes)"
+node bench/knowledge.mjs
+node bench/report.mjs
