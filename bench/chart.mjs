@@ -12,7 +12,6 @@ const COLORS = { ours: "#2f6db5", ours2: "#8fb3e0", base: "#9a9a9a", answer: "#d
 
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const fmt = (v) => (v === null || v === undefined ? "-" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
-const tick = (v) => (Number.isInteger(v) ? String(v) : fmt(v));
 // Text widths are estimated (about 0.6 em a character) to lay out legends.
 const textWidth = (s, size = 12) => s.length * size * 0.6;
 const text = (x, y, s, attrs = "") => `<text x="${x}" y="${y}" ${attrs}>${esc(s)}</text>`;
@@ -38,12 +37,16 @@ function frame(title, subtitle, body) {
 
 function yAxis(yMax, unit, y) {
   const ticks = 5;
+  // As many decimals as the step needs, the same for every tick.
+  const step = yMax / ticks;
+  const decimals = Math.max(0, Math.min(3, -Math.floor(Math.log10(step) + 1e-9)));
+  const stepDecimals = Number.isInteger(Math.round(step * 10 ** decimals * 1000) / 1000) ? decimals : decimals + 1;
   let out = "";
   for (let i = 0; i <= ticks; i++) {
     const v = (yMax * i) / ticks;
     const py = y(v);
     out += `<line x1="${M.left}" x2="${W - M.right}" y1="${py}" y2="${py}" stroke="#eee"/>`;
-    out += text(M.left - 6, py + 4, tick(v), 'font-size="11" text-anchor="end" fill="#444"');
+    out += text(M.left - 6, py + 4, v.toFixed(stepDecimals), 'font-size="11" text-anchor="end" fill="#444"');
   }
   out += text(16, M.top + (H - M.top - M.bottom) / 2, unit, `font-size="12" fill="#444" transform="rotate(-90 16 ${M.top + (H - M.top - M.bottom) / 2})" text-anchor="middle"`);
   return out;

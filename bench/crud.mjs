@@ -4,7 +4,8 @@
 //   GET  /api/v1/chatbot/{uuid}          key lookup, one SELECT
 //   GET  /api/v1/chatbot/{uuid}/agents   key lookup, chatbot, agents, tool functions
 //   POST /api/v1/chatbot/create          key lookup, one batch of two INSERTs
-// Both Workers run under `wrangler dev` from fresh migrated local state, each with one account,
+// Both Workers run in wrangler's local runtime (tests/e2e/serve.mjs: `wrangler dev` without the
+// DevTools inspector) from fresh migrated local state, each with one account,
 // one key and one chatbot. For every endpoint the two are measured back to back, the order
 // alternating from round to round, each after a short warm-up; a second pass with one
 // connection gives the latency of a request on an otherwise idle Worker. The CPU time the
@@ -13,8 +14,9 @@
 // build, with wrk installed).
 //
 // Environment: BENCH_WRK_THREADS (2), BENCH_WRK_CONNECTIONS (16), BENCH_WRK_SECONDS (10),
-// BENCH_WRK_WARMUP_SECONDS (2), BENCH_CRUD_ROUNDS (2), BENCH_CRUD_SERIAL_SECONDS (5; 0 skips
-// the one-connection pass), BENCH_OUTPUT (bench-output).
+// BENCH_WRK_WARMUP_SECONDS (2), BENCH_CRUD_ROUNDS (3), BENCH_CRUD_SERIAL_SECONDS (5; 0 skips
+// the one-connection pass), BENCH_INSPECTOR (1: plain `wrangler dev`), BENCH_OUTPUT
+// (bench-output).
 import { execFile, execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
@@ -30,12 +32,15 @@ const num = (name, fallback) => {
   if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number`);
   return v;
 };
+// Without the DevTools inspector unless BENCH_INSPECTOR=1 (see tests/e2e/serve.mjs).
+const INSPECTOR = process.env.BENCH_INSPECTOR === "1";
 const CONFIG = {
+  inspector: INSPECTOR,
   threads: num("BENCH_WRK_THREADS", 2),
   connections: num("BENCH_WRK_CONNECTIONS", 16),
   seconds: num("BENCH_WRK_SECONDS", 10),
   warmupSeconds: num("BENCH_WRK_WARMUP_SECONDS", 2),
-  rounds: Math.max(1, num("BENCH_CRUD_ROUNDS", 2)),
+  rounds: Math.max(1, num("BENCH_CRUD_ROUNDS", 3)),
   serialSeconds: num("BENCH_CRUD_SERIAL_SECONDS", 5),
 };
 
@@ -58,19 +63,28 @@ const CLOCK_TICKS = (() => {
   }
 })();
 
-/** CPU time (ms, user + system) of every process in a process group, from /proc. */
-async function groupCpuMs(pgid) {
-  let ticks = 0;
+/**
+ * CPU time (ms, user + system) of a process group, from /proc: in all, and of the workerd
+ * process that runs the Worker and local D1 (wrangler puts a second workerd in front of it as a
+ * proxy: that one listens on the Worker's public port).
+ */
+async function groupCpuMs(pgid, publicPort) {
+  let total = 0;
+  let runtime = 0;
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = await readFile(`/proc/${name}/stat`, "utf8");
       // The command name may hold spaces; the fields after it are fixed.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+      if (Number(fields[2]) !== pgid) continue;
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      total += ticks;
+      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8");
+      if (cmdline.includes("workerd") && !cmdline.includes(`entry=127.0.0.1:${publicPort}\0`)) runtime += ticks;
     } catch { /* the process ended */ }
   }
-  return (ticks * 1000) / CLOCK_TICKS;
+  return { total: (total * 1000) / CLOCK_TICKS, runtime: (runtime * 1000) / CLOCK_TICKS };
 }
 
 async function wrk(target, endpoint, { threads, connections, seconds }) {
@@ -78,9 +92,9 @@ async function wrk(target, endpoint, { threads, connections, seconds }) {
     "-s", path.join(ROOT, "bench/wrk.lua"), target.worker.base + endpoint.path(target)];
   const env = { ...process.env, BENCH_METHOD: endpoint.method, BENCH_BODY: endpoint.body ?? "", BENCH_KEY: target.key };
   const pgid = target.worker.child.pid;
-  const cpuBefore = await groupCpuMs(pgid);
+  const cpuBefore = await groupCpuMs(pgid, target.worker.port);
   const { stdout } = await execFileAsync("wrk", args, { env, maxBuffer: 1 << 20 });
-  const cpuMs = (await groupCpuMs(pgid)) - cpuBefore;
+  const cpuAfter = await groupCpuMs(pgid, target.worker.port);
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_JSON "));
   if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
   const r = JSON.parse(line.slice("BENCH_JSON ".length));
@@ -100,7 +114,8 @@ async function wrk(target, endpoint, { threads, connections, seconds }) {
       max: round(r.latency_us.max / 1000, 3),
     },
     socket_errors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout,
-    cpu_ms_per_request: r.requests ? round(cpuMs / r.requests, 3) : null,
+    cpu_ms_per_request: r.requests ? round((cpuAfter.total - cpuBefore.total) / r.requests, 3) : null,
+    runtime_cpu_ms_per_request: r.requests ? round((cpuAfter.runtime - cpuBefore.runtime) / r.requests, 3) : null,
   };
 }
 
@@ -120,6 +135,7 @@ function combine(runs) {
     requests_per_s: round(requests / seconds, 1),
     latency_ms: { p50: avg((r) => r.latency_ms.p50), p90: avg((r) => r.latency_ms.p90), p99: avg((r) => r.latency_ms.p99), mean: avg((r) => r.latency_ms.mean) },
     cpu_ms_per_request: avg((r) => r.cpu_ms_per_request ?? NaN),
+    runtime_cpu_ms_per_request: avg((r) => r.runtime_cpu_ms_per_request ?? NaN),
     socket_errors: runs.reduce((n, r) => n + r.socket_errors, 0),
     rounds: runs,
   };
@@ -135,10 +151,10 @@ async function main() {
   }
   log(`CRUD benchmark: wrk -t${CONFIG.threads} -c${CONFIG.connections} -d${CONFIG.seconds}s after ${CONFIG.warmupSeconds}s warm-up, ${CONFIG.rounds} round(s)`);
 
-  log("starting edgechat and the JavaScript baseline (wrangler dev, fresh migrated state each)");
+  log(`starting edgechat and the JavaScript baseline (${INSPECTOR ? "wrangler dev" : "wrangler's runtime without the inspector"}, fresh migrated state each)`);
   const [ours, baseline] = await Promise.all([
-    startWorker(),
-    startWorker({ config: "bench/baseline/wrangler.toml" }),
+    startWorker({ inspector: INSPECTOR }),
+    startWorker({ config: "bench/baseline/wrangler.toml", inspector: INSPECTOR }),
   ]);
   const targets = [
     { name: "edgechat", worker: ours },
@@ -187,7 +203,7 @@ async function main() {
           if (CONFIG.warmupSeconds > 0) await wrk(t, e, { ...load, seconds: CONFIG.warmupSeconds });
           const m = await wrk(t, e, load);
           runs[e.id][t.name].push(m);
-          log(`  round ${r + 1} ${e.label.padEnd(28)} ${t.name.padEnd(8)} ${String(m.requests_per_s).padStart(8)} req/s  p50 ${m.latency_ms.p50} ms  p99 ${m.latency_ms.p99} ms  cpu ${m.cpu_ms_per_request} ms/req`);
+          log(`  round ${r + 1} ${e.label.padEnd(28)} ${t.name.padEnd(8)} ${String(m.requests_per_s).padStart(8)} req/s  p50 ${m.latency_ms.p50} ms  p99 ${m.latency_ms.p99} ms  cpu ${m.cpu_ms_per_request} ms/req (Worker's workerd ${m.runtime_cpu_ms_per_request})`);
         }
       }
     }
@@ -216,6 +232,7 @@ async function main() {
         p50_ratio: round(a.latency_ms.p50 / b.latency_ms.p50, 3),
         p99_ratio: round(a.latency_ms.p99 / b.latency_ms.p99, 3),
         cpu_ratio: round(a.cpu_ms_per_request / b.cpu_ms_per_request, 3),
+        runtime_cpu_ratio: round(a.runtime_cpu_ms_per_request / b.runtime_cpu_ms_per_request, 3),
         same_answer_shape: sameShape[e.id],
       };
       if (serial[e.id]) {
@@ -237,7 +254,8 @@ async function main() {
       notes: [
         "Throughput and latency under load: wrk with the threads, connections and duration in config, after a warm-up; rounds are combined as total requests over total time, latency percentiles averaged over rounds.",
         "one_connection: wrk -t1 -c1, the latency of one request at a time on an otherwise idle Worker.",
-        "cpu_ms_per_request: user+system CPU of the Worker's whole process group (wrangler, workerd with local D1) during the measured run, per request.",
+        "cpu_ms_per_request: user+system CPU of the Worker's whole process group (wrangler's node, the proxy workerd, the workerd running the Worker with local D1) during the measured run, per request; runtime_cpu_ms_per_request: of the workerd running the Worker and D1 alone.",
+        "inspector false: the Workers ran through tests/e2e/serve.mjs (wrangler's local runtime without the DevTools inspector); with the inspector, as plain `wrangler dev` has it, wrangler's node process and the proxy spend several ms of CPU per request and the figures measure mostly that.",
         "The baseline (bench/baseline/worker.js) runs the same SQL as src/storage; keep the two in step when that SQL changes.",
       ],
       seconds: round((performance.now() - T0) / 1000, 1),
@@ -247,7 +265,8 @@ async function main() {
     for (const e of Object.values(endpoints)) {
       console.log(`  ${e.label.padEnd(28)} ${e.edgechat.requests_per_s} / ${e.baseline.requests_per_s} req/s (x${e.throughput_ratio}), ` +
         `p50 ${e.edgechat.latency_ms.p50} / ${e.baseline.latency_ms.p50} ms, p99 ${e.edgechat.latency_ms.p99} / ${e.baseline.latency_ms.p99} ms, ` +
-        `cpu ${e.edgechat.cpu_ms_per_request} / ${e.baseline.cpu_ms_per_request} ms/req` +
+        `cpu ${e.edgechat.cpu_ms_per_request} / ${e.baseline.cpu_ms_per_request} ms/req ` +
+        `(Worker's workerd ${e.edgechat.runtime_cpu_ms_per_request} / ${e.baseline.runtime_cpu_ms_per_request})` +
         (e.one_connection ? `; one connection p50 ${e.one_connection.edgechat.latency_ms.p50} / ${e.one_connection.baseline.latency_ms.p50} ms` : ""));
     }
   } finally {

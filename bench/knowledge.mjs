@@ -1,6 +1,6 @@
 // Knowledge benchmark: retrieval latency of `POST /chatbot/{uuid}/search` at 1k, 10k and 100k
 // chunks in one chatbot (with a second chatbot holding other data in the same database), and
-// ingestion throughput of text and PDF uploads. Runs the built Worker under `wrangler dev`
+// ingestion throughput of text and PDF uploads. Runs the built Worker in wrangler's local runtime
 // through the end-to-end harness, talks only to 127.0.0.1, and writes
 // bench-output/knowledge.json. Run it with `make bench-knowledge`.
 //
@@ -11,7 +11,8 @@
 // FTS5 triggers index exactly as they index the Worker's own inserts.
 //
 // Environment: BENCH_LEVELS (default "1000,10000,100000"), BENCH_OTHER_CHUNKS (10000),
-// BENCH_REQUESTS (200), BENCH_WARMUP (50), BENCH_OUTPUT (bench-output).
+// BENCH_REQUESTS (200), BENCH_WARMUP (50), BENCH_INSPECTOR (1: plain `wrangler dev`, with the
+// DevTools inspector), BENCH_OUTPUT (bench-output).
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cp, lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -725,15 +726,16 @@ async function main() {
   const report = {
     started_at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, platform: `${os.type()} ${os.release()}` },
-    config: { ...CONFIG, queries: QUERIES.length },
+    config: { ...CONFIG, queries: QUERIES.length, inspector: process.env.BENCH_INSPECTOR === "1" },
     corpus: corpus.summary,
     ingestion: {},
     retrieval: [],
     notes: [],
   };
 
-  log("starting the Worker (wrangler dev, fresh local state)");
-  const worker = await startWorker();
+  log("starting the Worker (wrangler's local runtime, fresh local state)");
+  // Without the DevTools inspector (see tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
+  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1" });
   try {
     const { key } = await worker.newAccount("bench");
     const api = client(worker, key);
@@ -800,7 +802,7 @@ async function main() {
     report.notes.push(
       "Levels above what the uploads produced were seeded with generated INSERTs into chunks (wrangler d1 execute --file); the FTS5 triggers index them as they index the Worker's own inserts.",
       "Seeded chunks are windows of consecutive paragraphs (75-125 words) of the same real documents, starting at random places, so the larger levels repeat text the way many versions of one manual would.",
-      "client_ms: wall time of POST /search from Node over keep-alive HTTP to wrangler dev on 127.0.0.1 (key lookup, ownership check, search SQL, re-ranking). sql_ms: D1's own duration for the frequency query and the search SQL, in whole milliseconds. matches: chunks the plain OR of a question's terms matches; scored: chunks the Worker's expression lets FTS5 score. floor_ms: GET /chatbot/{uuid}.",
+      "client_ms: wall time of POST /search from Node over keep-alive HTTP to the Worker in wrangler's local runtime (without the DevTools inspector unless BENCH_INSPECTOR=1) on 127.0.0.1 (key lookup, ownership check, search SQL, re-ranking). sql_ms: D1's own duration for the frequency query and the search SQL, in whole milliseconds. matches: chunks the plain OR of a question's terms matches; scored: chunks the Worker's expression lets FTS5 score. floor_ms: GET /chatbot/{uuid}.",
       "MB is 10^6 bytes of uploaded file; time runs from the first upload to the last source reaching success.",
     );
     if (last) report.goal = { p50_ms_at_largest_level: last.client_ms.p50, goal_ms: 20, met: last.client_ms.p50 <= 20 };

@@ -1,5 +1,6 @@
 // Streaming overhead: time to first byte and token rate of a streamed answer through the
-// Worker, next to reading the same local model server directly, in one run.
+// Worker, next to reading the same local model server directly, in one run. The Worker runs
+// without the DevTools inspector (tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
 //   node bench/stream.mjs [--runs 20] [--tokens 100] [--pace-ms 10]
 import { parseArgs } from "node:util";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -41,7 +42,7 @@ async function timeStream(url, init, countPieces) {
 }
 
 const model = await startModelServer({ tokenDelayMs: pace });
-const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base } });
+const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base }, inspector: process.env.BENCH_INSPECTOR === "1" });
 try {
   const key = (await worker.newAccount()).key;
   const api = client(worker, key);

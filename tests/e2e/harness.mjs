@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 const execFileAsync = promisify(execFile);
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
+const SERVE = path.join(ROOT, "tests/e2e/serve.mjs");
 export const OUTPUT = process.env.E2E_OUTPUT ?? path.join(ROOT, "test-output");
 
 const wranglerEnv = {
@@ -53,9 +54,11 @@ async function migratedStateDir(config) {
 /**
  * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN is random unless given.
  * `config` names another wrangler configuration (the benchmark's baseline Worker); it must
- * bind the same database, so the same migrated state serves it.
+ * bind the same database, so the same migrated state serves it. `inspector: false` runs it
+ * through serve.mjs instead of `wrangler dev`: the same runtime without the DevTools
+ * inspector, whose per-request relaying the benchmarks would otherwise measure.
  */
-export async function startWorker({ vars = {}, testScheduled = false, config } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true } = {}) {
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
@@ -64,6 +67,7 @@ export async function startWorker({ vars = {}, testScheduled = false, config } =
   });
   worker.testScheduled = testScheduled;
   worker.config = config;
+  worker.inspector = inspector;
   await worker.start();
   return worker;
 }
@@ -81,18 +85,21 @@ class Worker {
   async start() {
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
-    const args = [
-      "dev", "--ip", "127.0.0.1", "--port", String(this.port),
-      "--inspector-port", String(await freePort()),
-      "--persist-to", this.stateDir, "--show-interactive-dev-session=false",
-    ];
+    const args = this.inspector === false
+      ? [SERVE, "--ip", "127.0.0.1", "--port", String(this.port), "--persist-to", this.stateDir]
+      : [
+        "dev", "--ip", "127.0.0.1", "--port", String(this.port),
+        "--inspector-port", String(await freePort()),
+        "--persist-to", this.stateDir, "--show-interactive-dev-session=false",
+      ];
     for (const [k, v] of Object.entries(this.vars)) args.push("--var", `${k}:${v}`);
     // Exposes /__scheduled, through which tests run the cron handler.
     if (this.testScheduled) args.push("--test-scheduled");
     if (this.config) args.push("--config", this.config);
     // Its own process group, so stopping it ends node, esbuild and workerd together.
     const spawnedAt = performance.now();
-    this.child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const command = this.inspector === false ? process.execPath : WRANGLER;
+    this.child = spawn(command, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const keep = (d) => {
       this.log = (this.log + d).slice(-20000);
       for (const line of String(d).split("\n")) {

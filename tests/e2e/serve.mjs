@@ -1,0 +1,53 @@
+// Runs a Worker locally as `wrangler dev` does (same configuration, local D1, R2 and Durable
+// Objects, same state folder layout) through wrangler's own API, but without the DevTools
+// inspector. With the inspector attached, wrangler's node process and the runtime spend several
+// milliseconds of CPU on every request relaying it, which would swamp what the benchmarks
+// measure. The harness starts this for `startWorker({ inspector: false })`.
+//   node tests/e2e/serve.mjs --ip 127.0.0.1 --port N --persist-to DIR [--config FILE]
+//        [--var NAME:VALUE]... [--test-scheduled]
+import { parseArgs } from "node:util";
+import { unstable_startWorker } from "wrangler";
+
+const { values: opts } = parseArgs({
+  options: {
+    ip: { type: "string", default: "127.0.0.1" },
+    port: { type: "string" },
+    "persist-to": { type: "string" },
+    config: { type: "string", default: "wrangler.toml" },
+    var: { type: "string", multiple: true, default: [] },
+    "test-scheduled": { type: "boolean", default: false },
+  },
+});
+if (!opts.port || !opts["persist-to"]) {
+  console.error("usage: serve.mjs --port N --persist-to DIR [--config FILE] [--var NAME:VALUE]... [--test-scheduled]");
+  process.exit(2);
+}
+
+const bindings = {};
+for (const v of opts.var) {
+  const at = v.indexOf(":");
+  if (at < 1) throw new Error(`--var takes NAME:VALUE, not ${v}`);
+  bindings[v.slice(0, at)] = { type: "plain_text", value: v.slice(at + 1) };
+}
+
+const worker = await unstable_startWorker({
+  config: opts.config,
+  bindings,
+  dev: {
+    remote: false,
+    server: { hostname: opts.ip, port: Number(opts.port) },
+    inspector: false,
+    persist: opts["persist-to"],
+    testScheduled: opts["test-scheduled"],
+    logLevel: "warn",
+    watch: false,
+  },
+});
+await worker.ready;
+console.log(`Ready on ${await worker.url}`);
+const stop = async () => {
+  await worker.dispose();
+  process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
