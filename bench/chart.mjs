@@ -150,16 +150,17 @@ function crudPanel(crud) {
   if (!crud) return missing(title);
   const c = crud.config;
   const groups = Object.values(crud.endpoints).map((e) => ({
-    values: [e.throughput_ratio, e.p50_ratio],
+    values: [e.throughput_ratio, e.p50_ratio, e.runtime_cpu_ratio],
     caption: [e.label.replace("/chatbot/{uuid}/", "…/{uuid}/"),
       `${fmt(e.edgechat.requests_per_s)} vs ${fmt(e.baseline.requests_per_s)} req/s`],
   }));
   return barsPanel({
     title,
-    subtitle: `ours / baseline; wrk -t${c.threads} -c${c.connections} -d${c.seconds}s, ${c.rounds} round(s), same machine and fresh state`,
+    subtitle: [`ours / baseline (↑ higher is better, ↓ lower is better), medians of ${c.runs} pairs`,
+      `of runs of wrk -t${c.threads} -c${c.connections} -d${c.seconds}s taking turns; same machine, fresh state`],
     groups,
-    seriesNames: ["throughput ratio (higher is better)", "p50 latency ratio (lower is better)"],
-    colors: [COLORS.ours, COLORS.base],
+    seriesNames: ["throughput ↑", "p50 latency ↓", "Worker CPU per request ↓"],
+    colors: [COLORS.ours, COLORS.base, COLORS.ours2],
     refs: [
       { value: 1, label: "parity", color: "#555", solid: true },
       { value: 0.8, label: "goal: throughput ≥ 0.8", color: COLORS.goal },

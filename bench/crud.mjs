@@ -6,17 +6,20 @@
 //   POST /api/v1/chatbot/create          key lookup, one batch of two INSERTs
 // Both Workers run in wrangler's local runtime (tests/e2e/serve.mjs: `wrangler dev` without the
 // DevTools inspector) from fresh migrated local state, each with one account,
-// one key and one chatbot. For every endpoint the two are measured back to back, the order
-// alternating from round to round, each after a short warm-up; a second pass with one
-// connection gives the latency of a request on an otherwise idle Worker. The CPU time the
-// Worker's process group (wrangler, workerd, local D1) spends per request comes from /proc.
+// one key and one chatbot. For every endpoint, after a warm-up of each, the two take turns in
+// short wrk runs (A B B A A B ...), so that other work on this shared machine, which comes and
+// goes within seconds, falls on both alike: each figure is the median over the runs, and each
+// ratio the median of the ratios of runs measured back to back. A second pass with one
+// connection gives the latency of a request on an otherwise idle Worker. The CPU time spent per
+// request comes from /proc: all of the Worker's process group (wrangler, the proxy, the
+// runtime with local D1) and the workerd running the Worker alone.
 // Writes bench-output/crud.json. Run it with `make bench` (or `node bench/crud.mjs` after a
 // build, with wrk installed).
 //
-// Environment: BENCH_WRK_THREADS (2), BENCH_WRK_CONNECTIONS (16), BENCH_WRK_SECONDS (10),
-// BENCH_WRK_WARMUP_SECONDS (2), BENCH_CRUD_ROUNDS (3), BENCH_CRUD_SERIAL_SECONDS (5; 0 skips
-// the one-connection pass), BENCH_INSPECTOR (1: plain `wrangler dev`), BENCH_OUTPUT
-// (bench-output).
+// Environment: BENCH_WRK_THREADS (2), BENCH_WRK_CONNECTIONS (16), BENCH_WRK_SECONDS (3, one
+// run), BENCH_CRUD_RUNS (8 runs of each Worker per endpoint), BENCH_WRK_WARMUP_SECONDS (2),
+// BENCH_CRUD_SERIAL_RUNS (5 one-second runs with one connection; 0 skips that pass),
+// BENCH_INSPECTOR (1: plain `wrangler dev`), BENCH_OUTPUT (bench-output).
 import { execFile, execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
@@ -38,10 +41,10 @@ const CONFIG = {
   inspector: INSPECTOR,
   threads: num("BENCH_WRK_THREADS", 2),
   connections: num("BENCH_WRK_CONNECTIONS", 16),
-  seconds: num("BENCH_WRK_SECONDS", 10),
+  seconds: Math.max(1, num("BENCH_WRK_SECONDS", 3)),
+  runs: Math.max(1, num("BENCH_CRUD_RUNS", 8)),
   warmupSeconds: num("BENCH_WRK_WARMUP_SECONDS", 2),
-  rounds: Math.max(1, num("BENCH_CRUD_ROUNDS", 3)),
-  serialSeconds: num("BENCH_CRUD_SERIAL_SECONDS", 5),
+  serialRuns: num("BENCH_CRUD_SERIAL_RUNS", 5),
 };
 
 const ENDPOINTS = [
@@ -53,7 +56,10 @@ const ENDPOINTS = [
 const T0 = performance.now();
 const log = (msg) => console.log(`[${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 const CLOCK_TICKS = (() => {
   try {
@@ -114,8 +120,8 @@ async function wrk(target, endpoint, { threads, connections, seconds }) {
       max: round(r.latency_us.max / 1000, 3),
     },
     socket_errors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout,
-    cpu_ms_per_request: r.requests ? round((cpuAfter.total - cpuBefore.total) / r.requests, 3) : null,
-    runtime_cpu_ms_per_request: r.requests ? round((cpuAfter.runtime - cpuBefore.runtime) / r.requests, 3) : null,
+    cpu_ms: round(cpuAfter.total - cpuBefore.total, 1),
+    runtime_cpu_ms: round(cpuAfter.runtime - cpuBefore.runtime, 1),
   };
 }
 
@@ -126,20 +132,36 @@ function shape(v) {
   return typeof v;
 }
 
-/** Rounds of one setting combined: requests over time, latency percentiles averaged. */
+/**
+ * The runs of one Worker on one endpoint: medians over the runs for throughput and latency,
+ * CPU per request over all of them (CPU is counted in 10 ms ticks, too coarse for one run).
+ */
 function combine(runs) {
   const requests = runs.reduce((n, r) => n + r.requests, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
-  const avg = (f) => round(mean(runs.map(f)), 3);
+  const med = (f) => round(median(runs.map(f)), 3);
   return {
-    requests_per_s: round(requests / seconds, 1),
-    latency_ms: { p50: avg((r) => r.latency_ms.p50), p90: avg((r) => r.latency_ms.p90), p99: avg((r) => r.latency_ms.p99), mean: avg((r) => r.latency_ms.mean) },
-    cpu_ms_per_request: avg((r) => r.cpu_ms_per_request ?? NaN),
-    runtime_cpu_ms_per_request: avg((r) => r.runtime_cpu_ms_per_request ?? NaN),
+    requests_per_s: round(median(runs.map((r) => r.requests_per_s)), 1),
+    latency_ms: { p50: med((r) => r.latency_ms.p50), p90: med((r) => r.latency_ms.p90), p99: med((r) => r.latency_ms.p99), mean: med((r) => r.latency_ms.mean) },
+    requests,
+    cpu_ms_per_request: round(runs.reduce((n, r) => n + r.cpu_ms, 0) / requests, 3),
+    runtime_cpu_ms_per_request: round(runs.reduce((n, r) => n + r.runtime_cpu_ms, 0) / requests, 3),
     socket_errors: runs.reduce((n, r) => n + r.socket_errors, 0),
-    rounds: runs,
+    runs: runs.map(({ requests_per_s, latency_ms }) => ({ requests_per_s, p50_ms: latency_ms.p50, p99_ms: latency_ms.p99 })),
   };
 }
+
+/** Runs `e` on both targets, taking turns; returns each target's runs, paired by index. */
+async function alternate(targets, e, load, runs, offset) {
+  const out = Object.fromEntries(targets.map((t) => [t.name, []]));
+  for (let i = 0; i < runs; i++) {
+    // A B, B A, A B, ...: each pair back to back, neither always first.
+    const order = (i + offset) % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) out[t.name].push(await wrk(t, e, load));
+  }
+  return out;
+}
+
+const ratioMedian = (a, b, f) => round(median(a.map((x, i) => f(x) / f(b[i]))), 3);
 
 async function main() {
   await mkdir(OUT, { recursive: true });
@@ -149,7 +171,7 @@ async function main() {
     // `wrk --version` exits 1 after printing; only a missing binary is an error.
     if (err.code === "ENOENT") throw new Error("wrk is not installed: run scripts/setup.sh bench");
   }
-  log(`CRUD benchmark: wrk -t${CONFIG.threads} -c${CONFIG.connections} -d${CONFIG.seconds}s after ${CONFIG.warmupSeconds}s warm-up, ${CONFIG.rounds} round(s)`);
+  log(`CRUD benchmark: ${CONFIG.runs} runs of wrk -t${CONFIG.threads} -c${CONFIG.connections} -d${CONFIG.seconds}s for each Worker and endpoint, taking turns, after ${CONFIG.warmupSeconds}s warm-up`);
 
   log(`starting edgechat and the JavaScript baseline (${INSPECTOR ? "wrangler dev" : "wrangler's runtime without the inspector"}, fresh migrated state each)`);
   const [ours, baseline] = await Promise.all([
@@ -193,67 +215,55 @@ async function main() {
       if (!sameShape[e.id]) log(`  note: the two answers to ${e.label} differ in shape`);
     }
 
-    const runs = Object.fromEntries(ENDPOINTS.map((e) => [e.id, { edgechat: [], baseline: [] }]));
     const load = { threads: CONFIG.threads, connections: CONFIG.connections, seconds: CONFIG.seconds };
-    for (let r = 0; r < CONFIG.rounds; r++) {
-      for (const [i, e] of ENDPOINTS.entries()) {
-        // Alternate who goes first, so drift in machine load falls on both alike.
-        const order = (r + i) % 2 === 0 ? targets : [...targets].reverse();
-        for (const t of order) {
-          if (CONFIG.warmupSeconds > 0) await wrk(t, e, { ...load, seconds: CONFIG.warmupSeconds });
-          const m = await wrk(t, e, load);
-          runs[e.id][t.name].push(m);
-          log(`  round ${r + 1} ${e.label.padEnd(28)} ${t.name.padEnd(8)} ${String(m.requests_per_s).padStart(8)} req/s  p50 ${m.latency_ms.p50} ms  p99 ${m.latency_ms.p99} ms  cpu ${m.cpu_ms_per_request} ms/req (Worker's workerd ${m.runtime_cpu_ms_per_request})`);
-        }
-      }
-    }
-
-    const serial = {};
-    if (CONFIG.serialSeconds > 0) {
-      for (const [i, e] of ENDPOINTS.entries()) {
-        serial[e.id] = {};
-        for (const t of i % 2 === 0 ? targets : [...targets].reverse()) {
-          await wrk(t, e, { threads: 1, connections: 1, seconds: 1 });
-          serial[e.id][t.name] = await wrk(t, e, { threads: 1, connections: 1, seconds: CONFIG.serialSeconds });
-          log(`  one connection ${e.label.padEnd(28)} ${t.name.padEnd(8)} p50 ${serial[e.id][t.name].latency_ms.p50} ms  p99 ${serial[e.id][t.name].latency_ms.p99} ms`);
-        }
-      }
-    }
-
     const endpoints = {};
-    for (const e of ENDPOINTS) {
-      const a = combine(runs[e.id].edgechat);
-      const b = combine(runs[e.id].baseline);
+    for (const [i, e] of ENDPOINTS.entries()) {
+      for (const t of targets) {
+        if (CONFIG.warmupSeconds > 0) await wrk(t, e, { ...load, seconds: CONFIG.warmupSeconds });
+      }
+      const runs = await alternate(targets, e, load, CONFIG.runs, i);
+      const [a, b] = [runs.edgechat, runs.baseline];
+      const ea = combine(a);
+      const eb = combine(b);
       endpoints[e.id] = {
         label: e.label,
-        edgechat: a,
-        baseline: b,
-        throughput_ratio: round(a.requests_per_s / b.requests_per_s, 3),
-        p50_ratio: round(a.latency_ms.p50 / b.latency_ms.p50, 3),
-        p99_ratio: round(a.latency_ms.p99 / b.latency_ms.p99, 3),
-        cpu_ratio: round(a.cpu_ms_per_request / b.cpu_ms_per_request, 3),
-        runtime_cpu_ratio: round(a.runtime_cpu_ms_per_request / b.runtime_cpu_ms_per_request, 3),
+        edgechat: ea,
+        baseline: eb,
+        throughput_ratio: ratioMedian(a, b, (r) => r.requests_per_s),
+        p50_ratio: ratioMedian(a, b, (r) => r.latency_ms.p50),
+        p99_ratio: ratioMedian(a, b, (r) => r.latency_ms.p99),
+        cpu_ratio: round(ea.cpu_ms_per_request / eb.cpu_ms_per_request, 3),
+        runtime_cpu_ratio: round(ea.runtime_cpu_ms_per_request / eb.runtime_cpu_ms_per_request, 3),
         same_answer_shape: sameShape[e.id],
       };
-      if (serial[e.id]) {
-        const sa = serial[e.id].edgechat;
-        const sb = serial[e.id].baseline;
+      const m = endpoints[e.id];
+      log(`  ${e.label.padEnd(28)} ${ea.requests_per_s} / ${eb.requests_per_s} req/s (x${m.throughput_ratio}), ` +
+        `p50 ${ea.latency_ms.p50} / ${eb.latency_ms.p50} ms, Worker CPU ${ea.runtime_cpu_ms_per_request} / ${eb.runtime_cpu_ms_per_request} ms/req`);
+    }
+
+    if (CONFIG.serialRuns > 0) {
+      const one = { threads: 1, connections: 1, seconds: 1 };
+      for (const [i, e] of ENDPOINTS.entries()) {
+        const runs = await alternate(targets, e, one, CONFIG.serialRuns, i);
+        const [a, b] = [combine(runs.edgechat), combine(runs.baseline)];
         endpoints[e.id].one_connection = {
-          edgechat: sa,
-          baseline: sb,
-          p50_ratio: round(sa.latency_ms.p50 / sb.latency_ms.p50, 3),
-          p99_ratio: round(sa.latency_ms.p99 / sb.latency_ms.p99, 3),
+          edgechat: a,
+          baseline: b,
+          p50_ratio: ratioMedian(runs.edgechat, runs.baseline, (r) => r.latency_ms.p50),
+          p99_ratio: ratioMedian(runs.edgechat, runs.baseline, (r) => r.latency_ms.p99),
         };
+        log(`  one connection ${e.label.padEnd(28)} p50 ${a.latency_ms.p50} / ${b.latency_ms.p50} ms, p99 ${a.latency_ms.p99} / ${b.latency_ms.p99} ms`);
       }
     }
+
     const report = {
       started_at: new Date(Date.now() - (performance.now() - T0)).toISOString(),
       machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
       config: { ...CONFIG, tool: "wrk", request_timeout_s: 10 },
       endpoints,
       notes: [
-        "Throughput and latency under load: wrk with the threads, connections and duration in config, after a warm-up; rounds are combined as total requests over total time, latency percentiles averaged over rounds.",
-        "one_connection: wrk -t1 -c1, the latency of one request at a time on an otherwise idle Worker.",
+        "Under load: `runs` wrk runs of each Worker with the threads, connections and seconds in config, the two taking turns after a warm-up. requests_per_s and latency_ms: medians over the runs; *_ratio: ours/baseline, the median over pairs of runs measured back to back (cpu ratios: of the totals).",
+        "one_connection: `serialRuns` one-second runs of wrk -t1 -c1 each, taking turns: the latency of one request at a time on an otherwise idle Worker.",
         "cpu_ms_per_request: user+system CPU of the Worker's whole process group (wrangler's node, the proxy workerd, the workerd running the Worker with local D1) during the measured run, per request; runtime_cpu_ms_per_request: of the workerd running the Worker and D1 alone.",
         "inspector false: the Workers ran through tests/e2e/serve.mjs (wrangler's local runtime without the DevTools inspector); with the inspector, as plain `wrangler dev` has it, wrangler's node process and the proxy spend several ms of CPU per request and the figures measure mostly that.",
         "The baseline (bench/baseline/worker.js) runs the same SQL as src/storage; keep the two in step when that SQL changes.",
@@ -261,7 +271,7 @@ async function main() {
       seconds: round((performance.now() - T0) / 1000, 1),
     };
     await writeFile(path.join(OUT, "crud.json"), JSON.stringify(report, null, 2) + "\n");
-    console.log(`\nCRUD under load (wrk -t${CONFIG.threads} -c${CONFIG.connections} -d${CONFIG.seconds}s, ${CONFIG.rounds} round(s)); ours / baseline`);
+    console.log(`\nCRUD under load (${CONFIG.runs} x wrk -t${CONFIG.threads} -c${CONFIG.connections} -d${CONFIG.seconds}s each); ours / baseline`);
     for (const e of Object.values(endpoints)) {
       console.log(`  ${e.label.padEnd(28)} ${e.edgechat.requests_per_s} / ${e.baseline.requests_per_s} req/s (x${e.throughput_ratio}), ` +
         `p50 ${e.edgechat.latency_ms.p50} / ${e.baseline.latency_ms.p50} ms, p99 ${e.edgechat.latency_ms.p99} / ${e.baseline.latency_ms.p99} ms, ` +
