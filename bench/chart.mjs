@@ -231,11 +231,20 @@ function sizePanel(startup) {
   return frame(title, `${s.wasm_file}`, body);
 }
 
+function goalValue(g) {
+  if (g.value === null) return "not measured";
+  switch (g.unit) {
+    case "ratio": return `x${g.value}`;
+    case "ms added": return `+${g.value} ms`;
+    default: return `${g.value} ${g.unit}`;
+  }
+}
+
 function header(report) {
   const goals = report.goals.map((g) => {
     const mark = g.met === null ? "–" : g.met ? "✓" : "✗";
     const color = g.met === null ? "#888" : g.met ? COLORS.ok : COLORS.bad;
-    return `<li><b style="color:${color}">${mark}</b> ${esc(g.text)}: <b>${g.value === null ? "not measured" : esc(g.value)}</b></li>`;
+    return `<li><b style="color:${color}">${mark}</b> ${esc(g.text)}: <b>${esc(goalValue(g))}</b></li>`;
   }).join("");
   const when = report.generated_at.replace("T", " ").replace(/\.\d+Z$/, " UTC");
   return `<div class="head"><h1>edgechat benchmark</h1>

@@ -51,9 +51,13 @@ const figure = (section, label, unit, ours, baseline = null, extra = {}) => ({
   ...extra,
 });
 
+/** What a goal's value is: a ratio ours/baseline, added milliseconds, milliseconds, MiB. */
+const GOAL_UNITS = { stream_added_ttfb: "ms added", retrieval_p50_100k: "ms", wasm_gzip: "MiB" };
+
 function goal(id, text, value, limit, cmp) {
   const measured = value !== null && value !== undefined && Number.isFinite(value);
-  return { id, text, value: measured ? round(value, 3) : null, limit, met: measured ? cmp(value, limit) : null };
+  const unit = GOAL_UNITS[id] ?? "ratio";
+  return { id, text, value: measured ? round(value, 3) : null, unit, limit, met: measured ? cmp(value, limit) : null };
 }
 
 async function main() {
