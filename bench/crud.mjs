@@ -16,8 +16,8 @@
 // Writes bench-output/crud.json. Run it with `make bench` (or `node bench/crud.mjs` after a
 // build, with wrk installed).
 //
-// Environment: BENCH_WRK_THREADS (2), BENCH_WRK_CONNECTIONS (16), BENCH_WRK_SECONDS (3, one
-// run), BENCH_CRUD_RUNS (8 runs of each Worker per endpoint), BENCH_WRK_WARMUP_SECONDS (2),
+// Environment: BENCH_WRK_THREADS (2), BENCH_WRK_CONNECTIONS (16), BENCH_WRK_SECONDS (2, one
+// run), BENCH_CRUD_RUNS (12 runs of each Worker per endpoint), BENCH_WRK_WARMUP_SECONDS (2),
 // BENCH_CRUD_SERIAL_RUNS (5 one-second runs with one connection; 0 skips that pass),
 // BENCH_INSPECTOR (1: plain `wrangler dev`), BENCH_OUTPUT (bench-output).
 import { execFile, execFileSync } from "node:child_process";
@@ -41,8 +41,8 @@ const CONFIG = {
   inspector: INSPECTOR,
   threads: num("BENCH_WRK_THREADS", 2),
   connections: num("BENCH_WRK_CONNECTIONS", 16),
-  seconds: Math.max(1, num("BENCH_WRK_SECONDS", 3)),
-  runs: Math.max(1, num("BENCH_CRUD_RUNS", 8)),
+  seconds: Math.max(1, num("BENCH_WRK_SECONDS", 2)),
+  runs: Math.max(1, num("BENCH_CRUD_RUNS", 12)),
   warmupSeconds: num("BENCH_WRK_WARMUP_SECONDS", 2),
   serialRuns: num("BENCH_CRUD_SERIAL_RUNS", 5),
 };
@@ -163,6 +163,13 @@ async function alternate(targets, e, load, runs, offset) {
 
 const ratioMedian = (a, b, f) => round(median(a.map((x, i) => f(x) / f(b[i]))), 3);
 
+/** The middle half of the pairs' ratios: how much the machine moved the figure. */
+function quartiles(a, b, f) {
+  const s = a.map((x, i) => f(x) / f(b[i])).sort((x, y) => x - y);
+  const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
+  return [round(at(0.25), 3), round(at(0.75), 3)];
+}
+
 async function main() {
   await mkdir(OUT, { recursive: true });
   try {
@@ -230,6 +237,7 @@ async function main() {
         edgechat: ea,
         baseline: eb,
         throughput_ratio: ratioMedian(a, b, (r) => r.requests_per_s),
+        throughput_ratio_quartiles: quartiles(a, b, (r) => r.requests_per_s),
         p50_ratio: ratioMedian(a, b, (r) => r.latency_ms.p50),
         p99_ratio: ratioMedian(a, b, (r) => r.latency_ms.p99),
         cpu_ratio: round(ea.cpu_ms_per_request / eb.cpu_ms_per_request, 3),
