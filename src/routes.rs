@@ -10,9 +10,9 @@ pub enum Access {
     AdminOrAccount,
     /// An account key.
     Account,
-    /// An account key, checked by the handler inside its first read rather than by a lookup
-    /// of its own: on the hottest reads that saves a whole D1 round trip. The handler reads
-    /// through `Call::owner` and reports a miss through `Call::missing`.
+    /// An account key, checked by the handler inside its first statement rather than by a
+    /// lookup of its own: on the hottest routes that saves a whole D1 round trip. The handler
+    /// reads or writes through `Call::owner` and reports a miss through `Call::missing`.
     AccountInRead,
 }
 
@@ -102,7 +102,7 @@ pub const ROUTES: &[Route] = &[
     route("GET",    "/api/v1/api-keys",                 ApiKeyList,    AdminOrAccount),
     route("DELETE", "/api/v1/api-key/{uuid}/delete",    ApiKeyDelete,  AdminOrAccount),
 
-    route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, Account),
+    route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, AccountInRead),
     route("GET",    "/api/v1/chatbots",                 ChatbotList,   Account),
     route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    AccountInRead),
     route("POST",   "/api/v1/chatbot/{uuid}/update",    ChatbotUpdate, Account),

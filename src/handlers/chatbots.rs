@@ -10,7 +10,6 @@ use serde_json::Value;
 use worker::Response;
 
 pub async fn create(mut call: Call) -> ApiResult<Response> {
-    let account = call.account()?.to_string();
     let body = call.json_body().await?;
     let settings = settings_for_create(&body)?;
     let now = time::now();
@@ -27,9 +26,13 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         modified_at: now,
         config: AgentConfig::general_qa(),
     };
-    call.store
-        .insert_chatbot(&account, &chatbot, &general_qa)
-        .await?;
+    if !call
+        .store
+        .insert_chatbot(call.owner()?, &chatbot, &general_qa)
+        .await?
+    {
+        return Err(call.missing("account").await);
+    }
     json_response(&chatbot.to_json())
 }
 

@@ -1,5 +1,5 @@
 use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
-use super::{batch_rows, flag, Arg, Owner, Store, ToolsByAgent};
+use super::{batch_rows, changes, flag, Arg, Owner, Store, ToolsByAgent};
 use crate::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
 use crate::error::{ApiError, ApiResult};
 use serde::Deserialize;
@@ -112,9 +112,12 @@ impl Store {
         let c = &agent.config;
         let e = EncodedConfig::of(c)?;
         self.statement(
+            // Nothing is inserted for a chatbot that is not there (the batch creating it may
+            // have inserted nothing), rather than failing on the foreign key.
             "INSERT INTO agents (uuid, chatbot_uuid, type, name, prompt, description, enabled, meta_json, \
              data_source_uuids_json, human_escalation_settings_json, variables_json, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 \
+             WHERE EXISTS (SELECT 1 FROM chatbots WHERE uuid = ?2)",
             &[
                 Arg::Text(&agent.uuid),
                 Arg::Text(&agent.chatbot_uuid),
@@ -135,9 +138,14 @@ impl Store {
 
     pub async fn insert_agent(&self, agent: &Agent) -> ApiResult<()> {
         let statement = self.insert_agent_statement(agent)?;
-        self.batch(vec![statement], one_escalation_agent_conflict)
-            .await
-            .map(|_| ())
+        let results = self
+            .batch(vec![statement], one_escalation_agent_conflict)
+            .await?;
+        match results.first().map(changes) {
+            Some(1) => Ok(()),
+            // The chatbot was deleted after it was checked.
+            _ => Err(ApiError::not_found("chatbot")),
+        }
     }
 
     /// Agents of a chatbot the caller has already been shown to own.

@@ -1,4 +1,4 @@
-use super::{flag, Arg, Owner, Store};
+use super::{changes, flag, Arg, Owner, Store};
 use crate::domain::agent::Agent;
 use crate::domain::chatbot::{Chatbot, ChatbotSettings};
 use crate::error::{ApiError, ApiResult};
@@ -41,20 +41,27 @@ pub(super) const CHATBOT_COLUMNS: &str =
 
 impl Store {
     /// Creates a chatbot and its first agent together: a chatbot never exists without it.
+    /// `false` when the owner is a key that names no account: then nothing is stored.
     pub async fn insert_chatbot(
         &self,
-        account_uuid: &str,
+        owner: Owner<'_>,
         chatbot: &Chatbot,
         first_agent: &Agent,
-    ) -> ApiResult<()> {
+    ) -> ApiResult<bool> {
         let s = &chatbot.settings;
+        let account = match owner {
+            Owner::Account(_) => "?2",
+            Owner::KeyHash(_) => "(SELECT account_uuid FROM api_keys WHERE key_hash = ?2)",
+        };
         let insert_chatbot = self.statement(
-            "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, \
-             rate_limit_message, show_citations, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &format!(
+                "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, \
+                 rate_limit_message, show_citations, created_at, modified_at) \
+                 SELECT ?1, a, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM (SELECT {account} AS a) WHERE a IS NOT NULL"
+            ),
             &[
                 Arg::Text(&chatbot.uuid),
-                Arg::Text(account_uuid),
+                owner.arg(),
                 Arg::Text(&s.name),
                 Arg::Text(&s.visibility),
                 Arg::Int(s.rate_limit_count),
@@ -66,11 +73,12 @@ impl Store {
             ],
         )?;
         let insert_agent = self.insert_agent_statement(first_agent)?;
-        self.batch(vec![insert_chatbot, insert_agent], || {
-            ApiError::Conflict("A chatbot with that uuid already exists.".into())
-        })
-        .await
-        .map(|_| ())
+        let results = self
+            .batch(vec![insert_chatbot, insert_agent], || {
+                ApiError::Conflict("A chatbot with that uuid already exists.".into())
+            })
+            .await?;
+        Ok(results.first().is_some_and(|r| changes(r) == 1))
     }
 
     pub async fn get_chatbot(&self, account_uuid: &str, uuid: &str) -> ApiResult<Option<Chatbot>> {

@@ -107,6 +107,17 @@ test("a deleted key fails at once on the routes that check it inside their first
     }
   }
   assert.equal((await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE chatbot_uuid = '${bot.uuid}'`))[0].n, 2, "only the owner's two messages");
+  // Creating a chatbot checks the key inside its insert: a deleted key stores nothing.
+  const chatbotsBefore = (await worker.sql("SELECT COUNT(*) AS n FROM chatbots"))[0].n;
+  const agentsBefore = (await worker.sql("SELECT COUNT(*) AS n FROM agents"))[0].n;
+  const create = await worker.request("POST", "/api/v1/chatbot/create", { key: doomed.key, body: { name: "Ghost" } });
+  expectError(assert, create, 401, "unauthorized");
+  assert.equal((await worker.sql("SELECT COUNT(*) AS n FROM chatbots"))[0].n, chatbotsBefore);
+  assert.equal((await worker.sql("SELECT COUNT(*) AS n FROM agents"))[0].n, agentsBefore);
+  const made = await worker.request("POST", "/api/v1/chatbot/create", { key: owner.key, body: { name: "Real" } });
+  assert.equal(made.status, 200, made.text);
+  assert.ok(owner.account_uuid);
+  assert.equal((await worker.sql(`SELECT account_uuid FROM chatbots WHERE uuid = '${made.json.uuid}'`))[0].account_uuid, owner.account_uuid);
 });
 
 test("keys of other accounts cannot be deleted, the admin can delete any", async () => {
