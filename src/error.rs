@@ -14,6 +14,9 @@ pub enum ApiError {
         field: Option<String>,
     },
     Unauthorized(String),
+    /// The caller is known but may not do this (a site visitor's token outside the chat it
+    /// opens, or a chatbot that does not take visitors from that site).
+    Forbidden(String),
     /// Missing, or owned by another account: the two must be indistinguishable.
     NotFound(String),
     MethodNotAllowed {
@@ -61,6 +64,7 @@ impl ApiError {
         match self {
             ApiError::InvalidJson(_) | ApiError::InvalidRequest { .. } => 400,
             ApiError::Unauthorized(_) => 401,
+            ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::Conflict(_) => 409,
@@ -77,6 +81,7 @@ impl ApiError {
             ApiError::InvalidJson(_) => "invalid_json",
             ApiError::InvalidRequest { .. } => "invalid_request",
             ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::Conflict(_) => "conflict",
@@ -94,6 +99,7 @@ impl ApiError {
             ApiError::InvalidJson(m)
             | ApiError::InvalidRequest { message: m, .. }
             | ApiError::Unauthorized(m)
+            | ApiError::Forbidden(m)
             | ApiError::NotFound(m)
             | ApiError::Conflict(m)
             | ApiError::PayloadTooLarge(m)
@@ -175,6 +181,7 @@ mod tests {
             (ApiError::InvalidJson("x".into()), 400, "invalid_json"),
             (ApiError::invalid("name", "bad"), 400, "invalid_request"),
             (ApiError::Unauthorized("x".into()), 401, "unauthorized"),
+            (ApiError::Forbidden("x".into()), 403, "forbidden"),
             (ApiError::not_found("chatbot"), 404, "not_found"),
             (
                 ApiError::MethodNotAllowed {

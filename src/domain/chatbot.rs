@@ -1,5 +1,6 @@
 //! Chatbot settings: defaults, validation of create and update bodies, and the record shape.
 
+use crate::domain::widget::parse_allowed_origins;
 use crate::error::{ApiError, ApiResult};
 use crate::validate::{as_whole_number, Body, MAX_MESSAGE_CHARS, MAX_NAME_CHARS};
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,8 @@ pub struct ChatbotSettings {
     pub rate_limit_window: i64,
     pub rate_limit_message: String,
     pub show_citations: bool,
+    /// Sites whose visitors may chat with a hybrid chatbot through the widget.
+    pub allowed_origins: Vec<String>,
 }
 
 /// A stored chatbot as the storage layer reads it.
@@ -44,6 +47,7 @@ impl Chatbot {
                 "rate_limit_message": s.rate_limit_message,
                 "show_citations": s.show_citations,
                 "visibility": s.visibility,
+                "allowed_origins": s.allowed_origins,
             }
         })
     }
@@ -87,6 +91,9 @@ fn apply_optional(body: &Body, mut settings: ChatbotSettings) -> ApiResult<Chatb
     if let Some(b) = body.opt_bool("show_citations")? {
         settings.show_citations = b;
     }
+    if let Some(value) = body.raw("allowed_origins") {
+        settings.allowed_origins = parse_allowed_origins(value)?;
+    }
     Ok(settings)
 }
 
@@ -102,6 +109,7 @@ pub fn settings_for_create(body: &Map<String, Value>) -> ApiResult<ChatbotSettin
             rate_limit_window: DEFAULT_RATE_LIMIT.1,
             rate_limit_message: DEFAULT_RATE_LIMIT_MESSAGE.to_string(),
             show_citations: false,
+            allowed_origins: Vec::new(),
         },
     )
 }
@@ -135,6 +143,7 @@ mod tests {
         assert_eq!((s.rate_limit_count, s.rate_limit_window), (20, 240));
         assert!(!s.show_citations);
         assert_eq!(s.rate_limit_message, DEFAULT_RATE_LIMIT_MESSAGE);
+        assert!(s.allowed_origins.is_empty());
     }
 
     #[test]
@@ -159,6 +168,10 @@ mod tests {
         assert_eq!(
             field(json!({"name": "a", "rate_limit_message": 1})).as_deref(),
             Some("rate_limit_message")
+        );
+        assert_eq!(
+            field(json!({"name": "a", "allowed_origins": ["example.com"]})).as_deref(),
+            Some("allowed_origins")
         );
         for bad in [
             json!([0, 10]),
@@ -200,6 +213,14 @@ mod tests {
             settings_for_update(&obj(json!({})), &current).unwrap(),
             current
         );
+        let s = settings_for_update(
+            &obj(json!({"visibility": "hybrid", "allowed_origins": ["https://Shop.example/"]})),
+            &current,
+        )
+        .unwrap();
+        assert_eq!(s.allowed_origins, vec!["https://shop.example"]);
+        let cleared = settings_for_update(&obj(json!({"allowed_origins": []})), &s).unwrap();
+        assert!(cleared.allowed_origins.is_empty());
     }
 
     #[test]
@@ -215,5 +236,6 @@ mod tests {
         assert_eq!(v["meta"]["visibility"], "private");
         assert_eq!(v["meta"]["show_citations"], false);
         assert!(v["meta"]["rate_limit_message"].is_string());
+        assert_eq!(v["meta"]["allowed_origins"], json!([]));
     }
 }

@@ -7,3 +7,4 @@ pub mod chatbot;
 pub mod data_source;
 pub mod session;
 pub mod tool_function;
+pub mod widget;

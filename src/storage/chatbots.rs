@@ -13,12 +13,15 @@ pub(super) struct ChatbotRow {
     rate_limit_window: i64,
     rate_limit_message: String,
     show_citations: i64,
+    allowed_origins_json: String,
     created_at: String,
     modified_at: String,
 }
 
 impl From<ChatbotRow> for Chatbot {
     fn from(r: ChatbotRow) -> Self {
+        // Written only by `update_chatbot`/`insert_chatbot` from validated origins.
+        let allowed_origins = serde_json::from_str(&r.allowed_origins_json).unwrap_or_default();
         Chatbot {
             uuid: r.uuid,
             created_at: r.created_at,
@@ -30,14 +33,14 @@ impl From<ChatbotRow> for Chatbot {
                 rate_limit_window: r.rate_limit_window,
                 rate_limit_message: r.rate_limit_message,
                 show_citations: r.show_citations != 0,
+                allowed_origins,
             },
         }
     }
 }
 
-pub(super) const CHATBOT_COLUMNS: &str =
-    "uuid, name, visibility, rate_limit_count, rate_limit_window, \
-     rate_limit_message, show_citations, created_at, modified_at";
+pub(super) const CHATBOT_COLUMNS: &str = "uuid, name, visibility, rate_limit_count, rate_limit_window, \
+     rate_limit_message, show_citations, allowed_origins_json, created_at, modified_at";
 
 impl Store {
     /// Creates a chatbot and its first agent together: a chatbot never exists without it.
@@ -53,11 +56,12 @@ impl Store {
             Owner::Account(_) => "?2",
             Owner::KeyHash(_) => "(SELECT account_uuid FROM api_keys WHERE key_hash = ?2)",
         };
+        let origins = serde_json::to_string(&s.allowed_origins)?;
         let insert_chatbot = self.statement(
             &format!(
                 "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, \
-                 rate_limit_message, show_citations, created_at, modified_at) \
-                 SELECT ?1, a, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM (SELECT {account} AS a) WHERE a IS NOT NULL"
+                 rate_limit_message, show_citations, created_at, modified_at, allowed_origins_json) \
+                 SELECT ?1, a, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 FROM (SELECT {account} AS a) WHERE a IS NOT NULL"
             ),
             &[
                 Arg::Text(&chatbot.uuid),
@@ -70,6 +74,7 @@ impl Store {
                 Arg::Int(flag(s.show_citations)),
                 Arg::Text(&chatbot.created_at),
                 Arg::Text(&chatbot.modified_at),
+                Arg::Text(&origins),
             ],
         )?;
         let insert_agent = self.insert_agent_statement(first_agent)?;
@@ -115,10 +120,12 @@ impl Store {
 
     pub async fn update_chatbot(&self, account_uuid: &str, chatbot: &Chatbot) -> ApiResult<bool> {
         let s = &chatbot.settings;
+        let origins = serde_json::to_string(&s.allowed_origins)?;
         let changed = self
             .execute(
                 "UPDATE chatbots SET name = ?1, visibility = ?2, rate_limit_count = ?3, rate_limit_window = ?4, \
-                 rate_limit_message = ?5, show_citations = ?6, modified_at = ?7 WHERE uuid = ?8 AND account_uuid = ?9",
+                 rate_limit_message = ?5, show_citations = ?6, modified_at = ?7, allowed_origins_json = ?10 \
+                 WHERE uuid = ?8 AND account_uuid = ?9",
                 &[
                     Arg::Text(&s.name),
                     Arg::Text(&s.visibility),
@@ -129,6 +136,7 @@ impl Store {
                     Arg::Text(&chatbot.modified_at),
                     Arg::Text(&chatbot.uuid),
                     Arg::Text(account_uuid),
+                    Arg::Text(&origins),
                 ],
             )
             .await?;

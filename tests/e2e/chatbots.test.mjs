@@ -23,6 +23,7 @@ test("create fills the seed's defaults and makes the General Q&A agent", async (
   assert.equal(bot.meta.visibility, "private");
   assert.equal(bot.meta.show_citations, false);
   assert.ok(bot.meta.rate_limit_message.length > 10);
+  assert.deepEqual(bot.meta.allowed_origins, []);
 
   const agents = await api.get(`/chatbot/${bot.uuid}/agents`);
   assert.equal(agents.status, 200);
@@ -37,10 +38,14 @@ test("create fills the seed's defaults and makes the General Q&A agent", async (
 test("create takes every optional field", async () => {
   const r = await create({
     name: "Sales", visibility: "hybrid", rate_limit: [100, 360], rate_limit_message: "Slow down", show_citations: true,
+    allowed_origins: ["https://Shop.Example/", "http://127.0.0.1:8080", "https://shop.example"],
     unknown_field: "is ignored",
   });
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.json.meta, { rate_limit: [100, 360], rate_limit_message: "Slow down", show_citations: true, visibility: "hybrid" });
+  assert.deepEqual(r.json.meta, {
+    rate_limit: [100, 360], rate_limit_message: "Slow down", show_citations: true, visibility: "hybrid",
+    allowed_origins: ["https://shop.example", "http://127.0.0.1:8080"],
+  });
   assert.equal(r.json.unknown_field, undefined);
 });
 
@@ -55,6 +60,8 @@ test("create refuses bad input naming the field, and stores nothing", async () =
     [{ name: "a", rate_limit: [10] }, "rate_limit"], [{ name: "a", rate_limit: "10,10" }, "rate_limit"],
     [{ name: "a", rate_limit: [2.5, 10] }, "rate_limit"],
     [{ name: "a", show_citations: "true" }, "show_citations"], [{ name: "a", rate_limit_message: ["x"] }, "rate_limit_message"],
+    [{ name: "a", allowed_origins: "https://a.example" }, "allowed_origins"], [{ name: "a", allowed_origins: ["https://a.example/shop"] }, "allowed_origins"],
+    [{ name: "a", allowed_origins: ["*"] }, "allowed_origins"], [{ name: "a", allowed_origins: [7] }, "allowed_origins"],
   ];
   for (const [body, field] of cases) {
     expectError(assert, await create(body), 400, "invalid_request", field);
@@ -98,7 +105,10 @@ test("update changes only the fields sent and refreshes modified_at", async () =
 
 test("update refuses bad input and keeps what was stored", async () => {
   const bot = (await create({ name: "Keep" })).json;
-  const cases = [[{ name: "" }, "name"], [{ rate_limit: [1, 1000] }, "rate_limit"], [{ visibility: "everyone" }, "visibility"], [{ show_citations: 1 }, "show_citations"]];
+  const cases = [
+    [{ name: "" }, "name"], [{ rate_limit: [1, 1000] }, "rate_limit"], [{ visibility: "everyone" }, "visibility"], [{ show_citations: 1 }, "show_citations"],
+    [{ allowed_origins: ["example.com"] }, "allowed_origins"],
+  ];
   for (const [body, field] of cases) {
     expectError(assert, await api.post(`/chatbot/${bot.uuid}/update`, { body }), 400, "invalid_request", field);
   }
