@@ -20,10 +20,19 @@ if [ -z "${ADMIN_TOKEN:-}" ]; then
   ADMIN_TOKEN="$(cat "$STATE_DIR/admin-token")"
 fi
 
+# The key site visitors' tokens are signed with: as given, else one kept in the state folder
+# (so tokens survive a restart).
+if [ -z "${WIDGET_TOKEN_SECRET:-}" ]; then
+  if [ ! -s "$STATE_DIR/widget-token-secret" ]; then
+    random_hex 32 > "$STATE_DIR/widget-token-secret"
+  fi
+  WIDGET_TOKEN_SECRET="$(cat "$STATE_DIR/widget-token-secret")"
+fi
+
 say "Applying D1 migrations to $STATE_DIR"
 apply_migrations "$STATE_DIR"
 
-vars=(--var "ADMIN_TOKEN:$ADMIN_TOKEN")
+vars=(--var "ADMIN_TOKEN:$ADMIN_TOKEN" --var "WIDGET_TOKEN_SECRET:$WIDGET_TOKEN_SECRET")
 for name in OPENAI_API_KEY OPENAI_BASE_URL ALLOW_PRIVATE_URLS ALLOW_PRIVATE_HOSTS MODEL_TIMEOUT_SECONDS TOOL_TIMEOUT_SECONDS; do
   if [ -n "${!name:-}" ]; then vars+=(--var "$name:${!name}"); fi
 done

@@ -1,12 +1,14 @@
 //! One request's path through the service: route, authenticate, dispatch to the handler.
 
 use crate::domain::api_key::{bearer_token, constant_time_eq, hash_key};
+use crate::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
 use crate::error::{ApiError, ApiResult};
 use crate::handlers;
 use crate::http;
-use crate::routes::{match_route, Access, Endpoint, RouteMatch};
+use crate::routes::{admits_visitors, match_route, visitor_route, Access, Endpoint, RouteMatch};
 use crate::storage::{Owner, Store};
 use crate::validate::canonical_uuid;
+use crate::widget::{self, Visitor};
 use serde_json::{Map, Value};
 use worker::{Context, Env, Request, Response};
 
@@ -25,6 +27,9 @@ pub enum Caller {
     UncheckedKey {
         key_hash: String,
     },
+    /// A site visitor with a token from `POST /widget/{uuid}/token`; only the routes in
+    /// `routes::VISITOR_ENDPOINTS` admit one.
+    Visitor(Box<Visitor>),
 }
 
 /// Everything a handler needs for one request.
@@ -104,6 +109,12 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
 async fn serve(req: Request, env: Env, ctx: Context) -> ApiResult<Response> {
     let method = req.method().to_string();
     let path = req.path();
+    if method == "OPTIONS" {
+        let requested = req.headers().get("Access-Control-Request-Method")?;
+        if let Some((endpoint, params)) = requested.and_then(|m| visitor_route(&m, &path)) {
+            return widget::preflight(&req, &env, endpoint, &params).await;
+        }
+    }
     let (endpoint, access, params) = match match_route(&method, &path) {
         RouteMatch::Found {
             endpoint,
@@ -117,20 +128,38 @@ async fn serve(req: Request, env: Env, ctx: Context) -> ApiResult<Response> {
             ))
         }
     };
-    let store = Store::new(&env)?;
-    let caller = authenticate(&req, &env, &store, access).await?;
-    let call = Call {
-        req,
-        env,
-        ctx,
-        store,
-        caller,
-        params,
+    // A site visitor's page on another origin may read what a visitor route answers, errors
+    // included, when its token was minted for that site.
+    let cors = if admits_visitors(endpoint) {
+        let header = req.headers().get("Authorization")?;
+        widget::cors_grant(&req, &env, bearer_token(header.as_deref()))
+    } else {
+        None
     };
-    dispatch(endpoint, call).await
+    let result = async {
+        let store = Store::new(&env)?;
+        let caller = authenticate(&req, &env, &store, endpoint, access).await?;
+        let call = Call {
+            req,
+            env,
+            ctx,
+            store,
+            caller,
+            params,
+        };
+        dispatch(endpoint, call).await
+    }
+    .await;
+    match cors {
+        Some(origin) => Ok(widget::allow_origin(
+            result.unwrap_or_else(|err| http::error_response(&err)),
+            &origin,
+        )),
+        None => result,
+    }
 }
 
-fn secret(env: &Env, name: &str) -> Option<String> {
+pub(crate) fn secret(env: &Env, name: &str) -> Option<String> {
     env.secret(name)
         .ok()
         .map(|s| s.to_string())
@@ -142,6 +171,7 @@ async fn authenticate(
     req: &Request,
     env: &Env,
     store: &Store,
+    endpoint: Endpoint,
     access: Access,
 ) -> ApiResult<Caller> {
     if access == Access::Public {
@@ -151,6 +181,9 @@ async fn authenticate(
     let token = bearer_token(header.as_deref()).ok_or_else(|| {
         ApiError::Unauthorized("Send an API key as `Authorization: Bearer <key>`.".into())
     })?;
+    if token.starts_with(VISITOR_TOKEN_PREFIX) {
+        return widget::authenticate(req, env, store, token, endpoint).await;
+    }
     let admin_token = secret(env, "ADMIN_TOKEN");
     if admin_token.is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes())) {
         return match access {
@@ -213,10 +246,16 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::SourceTagUpdate => source_tags::update(call).await,
         Endpoint::SourceTagDelete => source_tags::delete(call).await,
         Endpoint::Search => search::search(call).await,
+        Endpoint::SessionCreate if is_visitor(&call) => {
+            handlers::widget::create_session(call).await
+        }
         Endpoint::SessionCreate => sessions::create(call).await,
         Endpoint::SessionGet => sessions::get(call).await,
         Endpoint::SessionList => sessions::list(call).await,
         Endpoint::SessionDelete => sessions::delete(call).await,
+        Endpoint::SessionMessages if is_visitor(&call) => {
+            handlers::widget::session_messages(call).await
+        }
         Endpoint::SessionMessages => sessions::messages(call).await,
         Endpoint::MessageStream => messages::stream(call).await,
         Endpoint::MessageNonStream => messages::non_stream(call).await,
@@ -230,5 +269,10 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::LiveChatStart => live_chat::start(call).await,
         Endpoint::LiveChatMessage => live_chat::operator_message(call).await,
         Endpoint::LiveChatEnd => live_chat::end(call).await,
+        Endpoint::WidgetToken => handlers::widget::token(call).await,
     }
+}
+
+fn is_visitor(call: &Call) -> bool {
+    matches!(call.caller, Caller::Visitor(_))
 }

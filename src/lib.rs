@@ -26,6 +26,7 @@ pub mod stream;
 pub mod time;
 pub mod tools;
 pub mod validate;
+pub mod widget;
 
 #[cfg(feature = "entry")]
 mod entry {

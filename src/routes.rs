@@ -63,6 +63,7 @@ pub enum Endpoint {
     LiveChatStart,
     LiveChatMessage,
     LiveChatEnd,
+    WidgetToken,
 }
 
 pub struct Route {
@@ -149,6 +150,9 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/session/{uuid}/live-chat/start",    LiveChatStart,    Account),
     route("POST",   "/api/v1/session/{uuid}/live-chat/message",  LiveChatMessage,  Account),
     route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Account),
+
+    // Site visitors: a short-lived token instead of an API key (see `widget`).
+    route("POST",   "/api/v1/widget/{uuid}/token",               WidgetToken,      Public),
 ];
 
 #[derive(Debug, PartialEq, Eq)]
@@ -220,6 +224,26 @@ pub fn match_route(method: &str, raw_path: &str) -> RouteMatch {
         }
     }
     RouteMatch::MethodNotAllowed(allowed)
+}
+
+/// What a site visitor's token opens (see `widget`): a new session on its chatbot, and the
+/// messages and answer stream of sessions the visitor created. Each of these also takes an
+/// account key, with the route's own `Access`.
+pub const VISITOR_ENDPOINTS: &[Endpoint] = &[SessionCreate, SessionMessages, MessageStream];
+
+pub fn admits_visitors(endpoint: Endpoint) -> bool {
+    VISITOR_ENDPOINTS.contains(&endpoint)
+}
+
+/// The route a CORS preflight (`OPTIONS` naming `requested_method`) asks about, when a site
+/// visitor's browser may call it from another origin.
+pub fn visitor_route(requested_method: &str, path: &str) -> Option<(Endpoint, Vec<String>)> {
+    match match_route(requested_method, path) {
+        RouteMatch::Found {
+            endpoint, params, ..
+        } if admits_visitors(endpoint) || endpoint == WidgetToken => Some((endpoint, params)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -297,15 +321,48 @@ mod tests {
     }
 
     #[test]
-    fn only_health_and_the_api_description_are_public() {
+    fn only_health_the_api_description_and_visitor_tokens_are_public() {
         for route in ROUTES {
             assert_eq!(
                 route.access == Public,
-                matches!(route.endpoint, Health | OpenApi),
+                matches!(route.endpoint, Health | OpenApi | WidgetToken),
                 "{}",
                 route.path
             );
         }
+    }
+
+    /// A visitor's token opens a new session, its messages and the answer stream: no more.
+    #[test]
+    fn visitors_reach_only_their_chat() {
+        let visitor: Vec<&str> = ROUTES
+            .iter()
+            .filter(|r| admits_visitors(r.endpoint))
+            .map(|r| r.path)
+            .collect();
+        assert_eq!(
+            visitor,
+            vec![
+                "/api/v1/chatbot/{uuid}/session/create",
+                "/api/v1/session/{uuid}/messages",
+                "/api/v1/session/{uuid}/message/stream"
+            ]
+        );
+        let id = "00000000-0000-4000-8000-000000000000";
+        assert_eq!(
+            visitor_route("POST", &format!("/api/v1/session/{id}/message/stream")),
+            Some((MessageStream, vec![id.to_string()]))
+        );
+        assert_eq!(
+            visitor_route("POST", &format!("/api/v1/widget/{id}/token")),
+            Some((WidgetToken, vec![id.to_string()]))
+        );
+        assert_eq!(
+            visitor_route("GET", &format!("/api/v1/session/{id}/message/stream")),
+            None
+        );
+        assert_eq!(visitor_route("GET", &format!("/api/v1/chatbot/{id}")), None);
+        assert_eq!(visitor_route("GET", "/api/v1/health"), None);
     }
 
     /// The OpenAPI document and the route table list exactly the same operations.

@@ -10,6 +10,7 @@
 //! at once.
 
 use crate::domain::api_key::constant_time_eq;
+use crate::domain::session::Message;
 use crate::error::{ApiError, ApiResult};
 use crate::validate::canonical_uuid;
 use serde::{Deserialize, Serialize};
@@ -152,6 +153,20 @@ pub fn embedder_origin(
     }
 }
 
+/// A message as a visitor reads it: without `meta_json` (agent, model, tool calls and usage
+/// are the owner's business), and without its sources when the chatbot does not show
+/// citations.
+pub fn visitor_message_json(message: &Message, show_citations: bool) -> Value {
+    let mut value = message.to_json();
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("meta_json");
+        if !show_citations {
+            fields.insert("cite_data_json".into(), Value::String("{}".into()));
+        }
+    }
+    value
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
@@ -194,6 +209,41 @@ impl From<TokenError> for ApiError {
     }
 }
 
+/// The visitor id a token request keeps when it presents the visitor's previous token
+/// (`previous`), so a visitor whose token ran out continues the same sessions. The old token
+/// must be genuine, for the same chatbot and site, and expired no longer than
+/// `RENEW_WINDOW_SECS` ago.
+pub fn renewed_visitor_id(
+    previous: &str,
+    secret: &[u8],
+    now_secs: i64,
+    chatbot_uuid: &str,
+    embedder: Option<&str>,
+) -> ApiResult<String> {
+    let claims = match verify(previous, secret, now_secs) {
+        Ok(claims) => claims,
+        Err(TokenError::Expired(claims)) if now_secs - claims.expires_at <= RENEW_WINDOW_SECS => {
+            claims
+        }
+        Err(TokenError::Expired(_)) => return Err(ApiError::Unauthorized(
+            "The previous visitor token is too old to renew; ask for a new one without `token`."
+                .into(),
+        )),
+        Err(err) => return Err(err.into()),
+    };
+    if claims.chatbot_uuid != chatbot_uuid {
+        return Err(ApiError::Forbidden(
+            "The previous visitor token is for another chatbot.".into(),
+        ));
+    }
+    if claims.origin.as_deref() != embedder {
+        return Err(ApiError::Forbidden(
+            "The previous visitor token was issued on another site.".into(),
+        ));
+    }
+    Ok(claims.visitor_id)
+}
+
 /// A fresh visitor id: 128 random bits in hex.
 pub fn new_visitor_id() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
@@ -202,7 +252,9 @@ pub fn new_visitor_id() -> Result<String, getrandom::Error> {
 }
 
 pub fn is_visitor_id(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 32
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 pub fn sign(claims: &VisitorClaims, secret: &[u8]) -> String {
@@ -403,6 +455,60 @@ mod tests {
     }
 
     #[test]
+    fn renewal_keeps_the_visitor_within_the_window_only() {
+        let old = sign(&claims(1_000), SECRET);
+        let site = Some("https://shop.example");
+        let id = "00112233445566778899aabbccddeeff";
+        assert_eq!(
+            renewed_visitor_id(&old, SECRET, 500, BOT, site).unwrap(),
+            id
+        );
+        assert_eq!(
+            renewed_visitor_id(&old, SECRET, 1_000 + RENEW_WINDOW_SECS, BOT, site).unwrap(),
+            id
+        );
+        let status = |r: ApiResult<String>| r.unwrap_err().status();
+        assert_eq!(
+            status(renewed_visitor_id(
+                &old,
+                SECRET,
+                1_001 + RENEW_WINDOW_SECS,
+                BOT,
+                site
+            )),
+            401
+        );
+        assert_eq!(
+            status(renewed_visitor_id("ecw_x.y", SECRET, 500, BOT, site)),
+            401
+        );
+        assert_eq!(
+            status(renewed_visitor_id(
+                &old,
+                SECRET,
+                500,
+                "00000000-0000-4000-8000-000000000000",
+                site
+            )),
+            403
+        );
+        assert_eq!(
+            status(renewed_visitor_id(
+                &old,
+                SECRET,
+                500,
+                BOT,
+                Some("https://evil.example")
+            )),
+            403
+        );
+        assert_eq!(
+            status(renewed_visitor_id(&old, SECRET, 500, BOT, None)),
+            403
+        );
+    }
+
+    #[test]
     fn signed_claims_must_be_well_formed() {
         let mut odd = claims(1_000);
         odd.chatbot_uuid = "not-a-uuid".into();
@@ -436,7 +542,11 @@ mod tests {
             ("  https://shop.example  ", "https://shop.example"),
             ("https://bücher.example", "https://xn--bcher-kva.example"),
         ] {
-            assert_eq!(normalize_origin(input).as_deref(), Some(expected), "{input}");
+            assert_eq!(
+                normalize_origin(input).as_deref(),
+                Some(expected),
+                "{input}"
+            );
         }
         for input in [
             "",
@@ -458,15 +568,24 @@ mod tests {
 
     #[test]
     fn allowed_origins_are_validated_and_deduplicated() {
-        let ok = parse_allowed_origins(&json!(["https://a.example/", "https://A.example", "http://b.example:8080"]))
-            .unwrap();
+        let ok = parse_allowed_origins(&json!([
+            "https://a.example/",
+            "https://A.example",
+            "http://b.example:8080"
+        ]))
+        .unwrap();
         assert_eq!(ok, vec!["https://a.example", "http://b.example:8080"]);
-        assert_eq!(parse_allowed_origins(&json!([])).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            parse_allowed_origins(&json!([])).unwrap(),
+            Vec::<String>::new()
+        );
         for bad in [
             json!("https://a.example"),
             json!([1]),
             json!(["https://a.example/path"]),
-            json!((0..21).map(|i| format!("https://{i}.example")).collect::<Vec<_>>()),
+            json!((0..21)
+                .map(|i| format!("https://{i}.example"))
+                .collect::<Vec<_>>()),
         ] {
             assert_eq!(
                 parse_allowed_origins(&bad).unwrap_err().field(),
@@ -481,10 +600,15 @@ mod tests {
         let listed = vec!["https://shop.example".to_string()];
         assert_eq!(admits("public", &[], None), Ok(()));
         assert_eq!(admits("public", &[], Some("https://any.example")), Ok(()));
-        assert_eq!(admits("hybrid", &listed, Some("https://shop.example")), Ok(()));
+        assert_eq!(
+            admits("hybrid", &listed, Some("https://shop.example")),
+            Ok(())
+        );
         assert_eq!(
             admits("hybrid", &listed, Some("https://other.example")),
-            Err(Refusal::OriginNotAllowed(Some("https://other.example".into())))
+            Err(Refusal::OriginNotAllowed(Some(
+                "https://other.example".into()
+            )))
         );
         assert_eq!(
             admits("hybrid", &listed, None),
@@ -498,10 +622,41 @@ mod tests {
     }
 
     #[test]
+    fn visitors_read_messages_without_the_owners_details() {
+        use crate::domain::session::{FinishReason, MessageKind};
+        let message = Message {
+            uuid: "m".into(),
+            kind: MessageKind::Answer,
+            session_uuid: "s".into(),
+            chatbot_uuid: "c".into(),
+            started_ms: 1,
+            query: "q".into(),
+            response: "r [1]".into(),
+            finish_reason: FinishReason::Stop,
+            cite_data: json!({"1": {"title": "Returns", "text": "Within 30 days."}}),
+            meta: json!({"functions_called": [{"name": "crm", "content": "secret"}]}),
+            created_at: "t".into(),
+            modified_at: "t".into(),
+        };
+        let shown = visitor_message_json(&message, true);
+        assert!(shown.get("meta_json").is_none());
+        assert_eq!(shown["cite_data_json"], message.to_json()["cite_data_json"]);
+        assert_eq!(shown["response"], "r [1]");
+        let hidden = visitor_message_json(&message, false);
+        assert_eq!(hidden["cite_data_json"], "{}");
+        assert!(!hidden.to_string().contains("secret"));
+    }
+
+    #[test]
     fn the_embedder_is_the_cross_origin_caller_else_what_the_widget_page_reports() {
         let own = "https://chat.example";
         assert_eq!(
-            embedder_origin(Some("https://shop.example"), own, Some("https://evil.example")).as_deref(),
+            embedder_origin(
+                Some("https://shop.example"),
+                own,
+                Some("https://evil.example")
+            )
+            .as_deref(),
             Some("https://shop.example"),
             "a browser's Origin beats any claim in the body"
         );

@@ -41,7 +41,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             }
             (account_uuid.clone(), false)
         }
-        (Caller::Anonymous | Caller::UncheckedKey { .. }, _) => {
+        (Caller::Anonymous | Caller::UncheckedKey { .. } | Caller::Visitor(_), _) => {
             return Err(ApiError::Unauthorized("An API key is required.".into()))
         }
     };

@@ -6,7 +6,7 @@ use crate::domain::chatbot::Chatbot;
 use crate::domain::data_source::uuid_list;
 use crate::domain::session::{query_from_body, Message};
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::live_chat;
+use crate::handlers::{live_chat, widget};
 use crate::http::{json_response, success_response};
 use crate::knowledge::query::phrases;
 use crate::providers;
@@ -56,7 +56,8 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let context = call
         .store
         .turn_context(
-            call.owner()?,
+            // The caller's account; for a site visitor, its own session's (see `widget`).
+            widget::turn_owner(call, &session_uuid).await?,
             &session_uuid,
             conversation::HISTORY_TURNS,
             &phrases,

@@ -12,6 +12,7 @@ pub mod search;
 pub mod sessions;
 pub mod source_tags;
 pub mod tool_functions;
+pub mod widget;
 
 use crate::domain::chatbot::Chatbot;
 use crate::error::ApiError;

@@ -39,7 +39,8 @@ impl From<ChatbotRow> for Chatbot {
     }
 }
 
-pub(super) const CHATBOT_COLUMNS: &str = "uuid, name, visibility, rate_limit_count, rate_limit_window, \
+pub(super) const CHATBOT_COLUMNS: &str =
+    "uuid, name, visibility, rate_limit_count, rate_limit_window, \
      rate_limit_message, show_citations, allowed_origins_json, created_at, modified_at";
 
 impl Store {

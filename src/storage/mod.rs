@@ -9,6 +9,7 @@ mod sessions;
 mod source_tags;
 mod tool_functions;
 mod turns;
+mod widget;
 
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;

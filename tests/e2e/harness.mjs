@@ -52,16 +52,18 @@ async function migratedStateDir(config) {
 }
 
 /**
- * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN is random unless given.
- * `config` names another wrangler configuration (the benchmark's baseline Worker); it must
- * bind the same database, so the same migrated state serves it. `inspector: false` runs it
- * through serve.mjs instead of `wrangler dev`: the same runtime without the DevTools
- * inspector, whose per-request relaying the benchmarks would otherwise measure.
+ * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN and WIDGET_TOKEN_SECRET
+ * are random unless given. `config` names another wrangler configuration (the benchmark's
+ * baseline Worker); it must bind the same database, so the same migrated state serves it.
+ * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
+ * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
+ * measure.
  */
 export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true } = {}) {
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
+    WIDGET_TOKEN_SECRET: randomBytes(32).toString("hex"),
     ALLOW_PRIVATE_URLS: "true",
     ...vars,
   });
@@ -77,6 +79,7 @@ class Worker {
     this.stateDir = stateDir;
     this.vars = vars;
     this.adminToken = vars.ADMIN_TOKEN;
+    this.widgetTokenSecret = vars.WIDGET_TOKEN_SECRET;
     this.log = "";
     /** Every line the Worker logged about an internal error or a panic, over its whole life. */
     this.internalErrors = [];

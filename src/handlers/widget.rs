@@ -1,0 +1,188 @@
+//! Site visitors: the token a widget trades for (`POST /widget/{uuid}/token`), and the
+//! visitor's side of the session endpoints, where a visitor reaches only the sessions it
+//! created. The rules are in `domain::widget`; the request checks in `crate::widget`.
+
+use super::new_uuid;
+use crate::app::{Call, Caller};
+use crate::domain::chatbot::Chatbot;
+use crate::domain::session::{initial_variables, Session};
+use crate::domain::widget::{
+    admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
+    visitor_message_json, VisitorClaims, TOKEN_TTL_SECS,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::http::{error_response, json_response};
+use crate::ratelimit::{admit_message, Decision, Limit};
+use crate::storage::Owner;
+use crate::time;
+use crate::validate::Body;
+use crate::widget::{allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor};
+use serde_json::{json, Map, Value};
+use worker::Response;
+
+/// `POST /widget/{uuid}/token`: a short-lived token for one site visitor, when the chatbot
+/// takes visitors from the site the request comes from.
+pub async fn token(mut call: Call) -> ApiResult<Response> {
+    let uuid = call.uuid_param(0, "chatbot")?;
+    let (chatbot, _) = call
+        .store
+        .chatbot_for_visitors(&uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("chatbot"))?;
+    let body = call.json_body().await?;
+    let body = Body(&body);
+    let claimed = body.opt_str("parent_origin", 300)?;
+    if claimed
+        .as_deref()
+        .is_some_and(|c| normalize_origin(c).is_none())
+    {
+        return Err(ApiError::invalid(
+            "parent_origin",
+            "`parent_origin` must be an origin such as https://www.example.com.",
+        ));
+    }
+    let previous = body.opt_str("token", 4_096)?;
+    let origin_header = call.req.headers().get("Origin")?;
+    let own = own_origin(&call.req)?;
+    let embedder = embedder_origin(origin_header.as_deref(), &own, claimed.as_deref());
+    let settings = &chatbot.settings;
+    admits(
+        &settings.visibility,
+        &settings.allowed_origins,
+        embedder.as_deref(),
+    )?;
+    // From here the calling site is admitted, so its page may read the answer, errors included.
+    let grant = foreign_origin(&call.req)?;
+    let mut response = mint(&call, &chatbot, embedder, previous.as_deref())
+        .and_then(|answer| json_response(&answer))
+        .unwrap_or_else(|err| error_response(&err));
+    response.headers_mut().set("Cache-Control", "no-store")?;
+    Ok(match grant {
+        Some(origin) => allow_origin(response, &origin),
+        None => response,
+    })
+}
+
+fn mint(
+    call: &Call,
+    chatbot: &Chatbot,
+    origin: Option<String>,
+    previous: Option<&str>,
+) -> ApiResult<Value> {
+    let secret = token_secret(&call.env)?;
+    let now = now_secs();
+    let visitor_id = match previous {
+        Some(old) => renewed_visitor_id(old, &secret, now, &chatbot.uuid, origin.as_deref())?,
+        None => new_visitor_id().map_err(ApiError::internal)?,
+    };
+    let claims = VisitorClaims {
+        chatbot_uuid: chatbot.uuid.clone(),
+        visitor_id,
+        origin,
+        expires_at: now + TOKEN_TTL_SECS,
+    };
+    let expires_at = chrono::DateTime::from_timestamp(claims.expires_at, 0)
+        .map(time::format)
+        .ok_or_else(|| ApiError::internal("token expiry out of range"))?;
+    Ok(json!({
+        "token": sign(&claims, &secret),
+        "token_type": "Bearer",
+        "expires_in": TOKEN_TTL_SECS,
+        "expires_at": expires_at,
+        "origin": claims.origin,
+        "chatbot": {
+            "uuid": chatbot.uuid,
+            "name": chatbot.settings.name,
+            "show_citations": chatbot.settings.show_citations,
+        },
+    }))
+}
+
+fn visitor(call: &Call) -> ApiResult<&Visitor> {
+    match &call.caller {
+        Caller::Visitor(visitor) => Ok(visitor),
+        _ => Err(ApiError::Unauthorized(
+            "This endpoint needs a visitor token.".into(),
+        )),
+    }
+}
+
+/// The path's session, if this visitor created it; else 404, as for any session not yours.
+async fn visitor_session(call: &Call, visitor: &Visitor) -> ApiResult<Session> {
+    let uuid = call.uuid_param(0, "session")?;
+    call.store
+        .get_visitor_session(&visitor.chatbot.uuid, &visitor.visitor_id, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::not_found("session"))
+}
+
+/// Whose records a chat turn reads: the caller's own, or for a site visitor the chatbot
+/// owner's, once the session is known to be one the visitor created (else 404, as for any
+/// session not yours).
+pub async fn turn_owner<'a>(call: &'a Call, session_uuid: &str) -> ApiResult<Owner<'a>> {
+    match &call.caller {
+        Caller::Visitor(visitor) => {
+            call.store
+                .get_visitor_session(&visitor.chatbot.uuid, &visitor.visitor_id, session_uuid)
+                .await?
+                .ok_or_else(|| ApiError::not_found("session"))?;
+            Ok(Owner::Account(&visitor.account_uuid))
+        }
+        _ => call.owner(),
+    }
+}
+
+/// `POST /chatbot/{uuid}/session/create` with a visitor token. New visitor sessions count
+/// against the chatbot's `rate_limit` like messages do (in a log of their own), so visitors
+/// cannot fill the database with empty sessions.
+pub async fn create_session(mut call: Call) -> ApiResult<Response> {
+    let visitor = visitor(&call)?.clone();
+    let uuid = call.uuid_param(0, "chatbot")?;
+    if uuid != visitor.chatbot.uuid {
+        return Err(ApiError::Forbidden(
+            "This visitor token is for another chatbot.".into(),
+        ));
+    }
+    let body = call.json_body().await?;
+    let variables = initial_variables(&body)?;
+    let settings = &visitor.chatbot.settings;
+    let limit = Limit {
+        count: settings.rate_limit_count as u32,
+        window_secs: settings.rate_limit_window as u32,
+    };
+    if let Decision::Limited { retry_after_secs } =
+        admit_message(&call.env, &format!("{uuid}/visitor-sessions"), limit).await?
+    {
+        return Err(ApiError::RateLimited {
+            message: settings.rate_limit_message.clone(),
+            retry_after_secs,
+        });
+    }
+    let now = time::now();
+    let session = Session {
+        uuid: new_uuid(),
+        chatbot_uuid: uuid,
+        initial_variables: variables,
+        meta: Map::new(),
+        created_at: now.clone(),
+        modified_at: now,
+    };
+    call.store
+        .insert_visitor_session(&session, &visitor.visitor_id)
+        .await?;
+    json_response(&session.to_json())
+}
+
+/// `GET /session/{uuid}/messages` with a visitor token: the visitor's view of each message.
+pub async fn session_messages(call: Call) -> ApiResult<Response> {
+    let visitor = visitor(&call)?;
+    let session = visitor_session(&call, visitor).await?;
+    let messages = call.store.list_messages(&session.uuid).await?;
+    let show_citations = visitor.chatbot.settings.show_citations;
+    json_response(&Value::Array(
+        messages
+            .iter()
+            .map(|m| visitor_message_json(m, show_citations))
+            .collect(),
+    ))
+}

@@ -1,0 +1,93 @@
+//! What site visitors reach: a chatbot by uuid alone (a visitor knows no account), and the
+//! sessions a visitor created, bound to the visitor's id.
+
+use super::chatbots::{ChatbotRow, CHATBOT_COLUMNS};
+use super::sessions::{SessionRow, SESSION_COLUMNS};
+use super::{Arg, Store};
+use crate::domain::chatbot::Chatbot;
+use crate::domain::session::Session;
+use crate::error::{ApiError, ApiResult};
+use serde_json::Value;
+
+impl Store {
+    /// A chatbot of any account, and that account. Only for visitor traffic, where the
+    /// chatbot's visibility decides; account traffic goes through `get_chatbot`.
+    pub async fn chatbot_for_visitors(&self, uuid: &str) -> ApiResult<Option<(Chatbot, String)>> {
+        let row: Option<Value> = self
+            .row(
+                &format!("SELECT {CHATBOT_COLUMNS}, account_uuid FROM chatbots WHERE uuid = ?1"),
+                &[Arg::Text(uuid)],
+            )
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let account = row
+            .get("account_uuid")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ApiError::internal("chatbot row without account_uuid"))?
+            .to_string();
+        let chatbot = Chatbot::from(serde_json::from_value::<ChatbotRow>(row)?);
+        Ok(Some((chatbot, account)))
+    }
+
+    /// The chatbot a session belongs to (a CORS preflight names only the session).
+    pub async fn chatbot_of_session(&self, session_uuid: &str) -> ApiResult<Option<Chatbot>> {
+        let row: Option<ChatbotRow> = self
+            .row(
+                &format!(
+                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = \
+                     (SELECT chatbot_uuid FROM sessions WHERE uuid = ?1)"
+                ),
+                &[Arg::Text(session_uuid)],
+            )
+            .await?;
+        Ok(row.map(Chatbot::from))
+    }
+
+    pub async fn insert_visitor_session(&self, s: &Session, visitor_id: &str) -> ApiResult<()> {
+        let vars = s
+            .initial_variables
+            .as_ref()
+            .map(|v| Value::Object(v.clone()).to_string());
+        let meta = Value::Object(s.meta.clone()).to_string();
+        self.execute(
+            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at, visitor_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[
+                Arg::Text(&s.uuid),
+                Arg::Text(&s.chatbot_uuid),
+                vars.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&meta),
+                Arg::Text(&s.created_at),
+                Arg::Text(&s.modified_at),
+                Arg::Text(visitor_id),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A session, if `visitor_id` created it on `chatbot_uuid`.
+    pub async fn get_visitor_session(
+        &self,
+        chatbot_uuid: &str,
+        visitor_id: &str,
+        uuid: &str,
+    ) -> ApiResult<Option<Session>> {
+        let row: Option<SessionRow> = self
+            .row(
+                &format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions s \
+                     WHERE s.uuid = ?1 AND s.chatbot_uuid = ?2 AND s.visitor_id = ?3"
+                ),
+                &[
+                    Arg::Text(uuid),
+                    Arg::Text(chatbot_uuid),
+                    Arg::Text(visitor_id),
+                ],
+            )
+            .await?;
+        row.map(Session::try_from).transpose()
+    }
+}
