@@ -66,6 +66,7 @@ fi
 cat <<MSG
 
   edgechat is running.
+    Chat page:    $base/
     Base URL:     $base/api/v1
     API key:      $api_key
     Admin token:  $ADMIN_TOKEN   (only manages API keys)

@@ -1,0 +1,264 @@
+// What the chat page and the widget share: calling the API, reading a streamed answer as
+// server-sent events, and showing a conversation with clickable citations.
+
+/** An error the API answered with: `{success: false, error: {code, message, field?}}`. */
+export class ApiError extends Error {
+  constructor(status, code, message, field, retryAfter) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.field = field;
+    this.retryAfter = retryAfter;
+  }
+}
+
+function retryAfterOf(res) {
+  const n = Number(res.headers.get("Retry-After"));
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** Turns a failed response into an ApiError carrying the API's own sentence. */
+export async function errorFrom(res) {
+  const text = await res.text().catch(() => "");
+  let body;
+  try { body = JSON.parse(text); } catch { body = undefined; }
+  if (body?.error?.message) {
+    return new ApiError(res.status, body.error.code, body.error.message, body.error.field, retryAfterOf(res));
+  }
+  // A rate-limited stream answers with the chatbot's message as plain text or an error event.
+  const event = parseEvents(text).find((e) => e.event === "error");
+  const message = event?.data?.message ?? (text.trim() || `The service answered ${res.status}.`);
+  return new ApiError(res.status, event?.data?.code ?? (res.status === 429 ? "rate_limited" : "error"), message, undefined, retryAfterOf(res));
+}
+
+/** A JSON call to the API with a bearer token; resolves to the decoded body or throws ApiError. */
+export async function api(method, path, { token, body, form } = {}) {
+  const headers = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let payload;
+  if (form) payload = form;
+  else if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    payload = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, { method, headers, body: payload });
+  } catch {
+    throw new ApiError(0, "network", "The service could not be reached. Check the connection and try again.");
+  }
+  if (!res.ok) throw await errorFrom(res);
+  return res.status === 204 ? undefined : res.json();
+}
+
+/** Splits a server-sent-events text into [{event, data}] (data JSON-decoded when it can be). */
+export function parseEvents(text) {
+  const events = [];
+  for (const block of text.replace(/\r\n/g, "\n").split("\n\n")) {
+    let event = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (!data.length) continue;
+    let value = data.join("\n");
+    try { value = JSON.parse(value); } catch { /* kept as text */ }
+    events.push({ event, data: value });
+  }
+  return events;
+}
+
+/**
+ * Sends `query` to a session and calls `onEvent(name, data)` for each event as it arrives
+ * (`start`, `delta`, `citations`, `end`, `error`). Resolves when the stream ends; throws
+ * ApiError when the API refuses the message (rate limit included) before answering.
+ */
+export async function streamMessage({ token, sessionUuid, query, onEvent, signal }) {
+  let res;
+  try {
+    res = await fetch(`/api/v1/session/${encodeURIComponent(sessionUuid)}/message/stream`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ query }),
+      signal,
+    });
+  } catch {
+    throw new ApiError(0, "network", "The service could not be reached. Check the connection and try again.");
+  }
+  if (!res.ok) throw await errorFrom(res);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let pending = "";
+  const flush = (final) => {
+    pending = pending.replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = pending.indexOf("\n\n")) >= 0) {
+      for (const e of parseEvents(pending.slice(0, cut))) onEvent(e.event, e.data);
+      pending = pending.slice(cut + 2);
+    }
+    if (final && pending.trim()) {
+      for (const e of parseEvents(pending)) onEvent(e.event, e.data);
+      pending = "";
+    }
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      flush(false);
+    }
+  } catch (err) {
+    if (err?.name === "AbortError") throw err;
+    onEvent("error", { code: "network", message: "The connection broke before the answer was complete." });
+  }
+  pending += decoder.decode();
+  flush(true);
+}
+
+let uniqueId = 0;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) if (c) node.append(c);
+  return node;
+}
+export { el };
+
+const SOURCE_KINDS = { qa: "Q&A pair", link: "Web page", file: "File" };
+
+/**
+ * One conversation on screen: the user's messages and the answers, an answer growing as it
+ * streams, and citation markers ([1]) that open the cited passage.
+ */
+export class Conversation {
+  constructor(container) {
+    this.container = container;
+  }
+
+  clear() {
+    this.container.replaceChildren();
+  }
+
+  addUser(text) {
+    const item = el("div", { class: "msg msg-user" }, el("span", { class: "visually-hidden", text: "You said: " }), el("p", { class: "msg-text", text }));
+    this.container.append(item);
+    this.scroll();
+    return item;
+  }
+
+  /** A note from the service or a person (live chat, announcements). */
+  addNote(text, kind = "note") {
+    const item = el("div", { class: `msg msg-${kind}` }, el("p", { class: "msg-text", text }));
+    this.container.append(item);
+    this.scroll();
+    return item;
+  }
+
+  /** An answer that fills in as it streams; returns its controller. */
+  startAnswer() {
+    const id = `answer-${++uniqueId}`;
+    const text = el("p", { class: "msg-text", id: `${id}-text` });
+    const item = el("div", { class: "msg msg-bot", "aria-busy": "true", id },
+      el("span", { class: "visually-hidden", text: "Answer: " }), text);
+    this.container.append(item);
+    this.scroll();
+    const answer = {
+      id,
+      element: item,
+      text: "",
+      citations: null,
+      append: (piece) => {
+        answer.text += piece;
+        text.textContent = answer.text;
+        this.scroll();
+      },
+      cite: (citations) => {
+        answer.citations = citations;
+        renderWithCitations(answer, text);
+      },
+      fail: (message) => {
+        item.append(el("p", { class: "msg-error", role: "alert", text: message }));
+        this.scroll();
+      },
+      done: () => {
+        item.setAttribute("aria-busy", "false");
+        if (!answer.text) text.textContent = "(no answer)";
+      },
+    };
+    return answer;
+  }
+
+  /** A stored message, as GET /session/{uuid}/messages gives it. */
+  addStored(message) {
+    if (message.kind === "operator") return this.addNote(message.response, "operator");
+    if (message.kind === "announcement") return this.addNote(message.response, "announcement");
+    if (message.query) this.addUser(message.query);
+    if (message.kind === "user") return;
+    const answer = this.startAnswer();
+    answer.append(message.response);
+    let cites = {};
+    try { cites = JSON.parse(message.cite_data_json || "{}"); } catch { cites = {}; }
+    if (Object.keys(cites).length) answer.cite(cites);
+    if (message.finish_reason === "error") answer.fail("The answer stopped midway.");
+    answer.done();
+  }
+
+  scroll() {
+    this.container.scrollTop = this.container.scrollHeight;
+  }
+}
+
+/** Rewrites an answer's text with each [n] as a button that opens citation n. */
+function renderWithCitations(answer, textNode) {
+  const cites = answer.citations ?? {};
+  const numbers = Object.keys(cites).sort((a, b) => Number(a) - Number(b));
+  if (!numbers.length) return;
+  const panelId = (n) => `${answer.id}-cite-${n}`;
+  const toggles = new Map(numbers.map((n) => [n, []]));
+  const toggle = (n, from) => {
+    const panel = document.getElementById(panelId(n));
+    const open = panel.hidden;
+    panel.hidden = !open;
+    for (const b of toggles.get(n)) b.setAttribute("aria-expanded", String(open));
+    if (open && from?.classList.contains("cite-marker")) panel.scrollIntoView({ block: "nearest" });
+  };
+  const button = (n, label, cls) => {
+    const b = el("button", { type: "button", class: cls, "aria-expanded": "false", "aria-controls": panelId(n), text: label });
+    b.addEventListener("click", () => toggle(n, b));
+    toggles.get(n).push(b);
+    return b;
+  };
+  const parts = [];
+  let last = 0;
+  for (const m of answer.text.matchAll(/\[(\d+)\]/g)) {
+    if (!cites[m[1]]) continue;
+    parts.push(document.createTextNode(answer.text.slice(last, m.index)));
+    const marker = button(m[1], `[${m[1]}]`, "cite-marker");
+    marker.setAttribute("aria-label", `Source ${m[1]}: ${cites[m[1]].title || "untitled"}`);
+    parts.push(marker);
+    last = m.index + m[0].length;
+  }
+  parts.push(document.createTextNode(answer.text.slice(last)));
+  textNode.replaceChildren(...parts);
+
+  const list = el("ol", { class: "cite-list" });
+  for (const n of numbers) {
+    const c = cites[n];
+    const kind = SOURCE_KINDS[c.type] ?? c.type ?? "Source";
+    const panel = el("div", { class: "cite-panel", id: panelId(n), hidden: true },
+      el("blockquote", { class: "cite-text", text: c.text || "(no text)" }),
+      el("p", { class: "cite-meta", text: [kind, c.file_name].filter(Boolean).join(" · ") }));
+    list.append(el("li", {}, button(n, `[${n}] ${c.title || c.file_name || "Untitled source"}`, "cite-toggle"), panel));
+  }
+  const section = el("div", { class: "cites" }, el("p", { class: "cites-heading", text: "Sources" }), list);
+  answer.element.querySelector(".cites")?.remove();
+  answer.element.append(section);
+}
