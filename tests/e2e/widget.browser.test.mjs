@@ -1,0 +1,218 @@
+// The embeddable widget in headless Chromium, on pages served from other origins than the
+// Worker's: a visitor chats without any account key; hybrid chatbots work only on their
+// allowed sites, private ones nowhere; the rate limit reaches the visitor.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker, startServer, client } from "./harness.mjs";
+import { launchBrowser, openPage, originsOf, tabTo, PHONE } from "./browser.mjs";
+
+let worker, owner, browser, siteA, siteB;
+
+/** A site's page: `/script?bot=` embeds with the script tag, `/iframe?bot=` with an iframe. */
+function site() {
+  return startServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    const bot = url.searchParams.get("bot") ?? "";
+    const embed = {
+      "/script": `<script src="${worker.base}/widget.js" data-chatbot="${bot}" async></script>`,
+      "/iframe": `<iframe src="${worker.base}/widget?chatbot=${bot}" title="Chat with us" width="380" height="560" style="border:1px solid #ccc"></iframe>`,
+    }[url.pathname];
+    if (!embed) { res.writeHead(404); return res.end(); }
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Northwind Outfitters</title></head><body><h1>Northwind Outfitters</h1><p>Tents, boots and everything in between.</p>${embed}</body></html>`);
+  });
+}
+
+before(async () => {
+  [worker, browser] = await Promise.all([startWorker(), launchBrowser()]);
+  [siteA, siteB] = await Promise.all([site(), site()]);
+  owner = client(worker, (await worker.newAccount("owner")).key);
+});
+after(async () => {
+  await browser?.close();
+  await worker?.dispose();
+  await Promise.all([siteA?.close(), siteB?.close()]);
+});
+
+async function chatbot(meta) {
+  const bot = (await owner.post("/chatbot/create", { body: { name: "Northwind help", show_citations: true, ...meta } })).json;
+  await owner.post(`/chatbot/${bot.uuid}/data-source/qa`, {
+    body: { question: "Do you ship abroad?", answer: "Yes, we ship to 40 countries within 5 working days." },
+  });
+  return bot;
+}
+
+/** Only the embedding site and the Worker were asked for anything, and never with an API key. */
+function assertVisitorTraffic(session, siteBase) {
+  assert.deepEqual(originsOf(session.requests), [siteBase, worker.base].sort());
+  for (const r of session.requests) {
+    const auth = r.headers.authorization;
+    assert.ok(auth === undefined || auth.startsWith("Bearer ecw_"), `${r.url} sent ${auth}`);
+  }
+  assert.deepEqual(session.errors, []);
+}
+
+const frameOf = (page) => page.frameLocator("iframe[title=Chat]");
+
+async function ask(frame, question) {
+  const before = await frame.locator(".msg-bot, .msg-note").count();
+  await frame.getByLabel("Your message").fill(question);
+  await frame.getByLabel("Your message").press("Enter");
+  await frame.locator(".msg-bot[aria-busy=false], .msg-note").nth(before).waitFor();
+}
+
+test("a visitor chats with a public chatbot through the script tag on another site", async (t) => {
+  const bot = await chatbot({ visibility: "public" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/script?bot=${bot.uuid}`);
+    const button = page.getByRole("button", { name: "Chat with us" });
+    await button.waitFor();
+    assert.equal(await page.locator("iframe").count(), 0, "nothing loads until the visitor asks");
+    await s.shot("site with chat button");
+
+    // Keyboard: reach the button, open the chat, type, send.
+    await tabTo(page, "button.edgechat-button");
+    await page.keyboard.press("Enter");
+    assert.equal(await button.getAttribute("aria-expanded"), "true");
+    const frame = frameOf(page);
+    await frame.getByRole("heading", { name: "Northwind help" }).waitFor();
+    await frame.locator("#question:not([disabled])").waitFor();
+    await s.shot("chat open");
+
+    await ask(frame, "Do you ship abroad?");
+    const answer = frame.locator(".msg-bot").first();
+    assert.match(await answer.locator(".msg-text").textContent(), /40 countries/);
+    await answer.locator(".cite-marker").first().click();
+    const panel = answer.locator(".cite-panel:not([hidden])");
+    await panel.waitFor();
+    assert.match(await panel.textContent(), /within 5 working days/);
+    await s.shot("answer with citation");
+
+    // Escape closes the chat and gives focus back to the button.
+    await frame.getByLabel("Your message").focus();
+    await page.keyboard.press("Escape");
+    await page.locator("iframe[title=Chat]").waitFor({ state: "hidden" });
+    assert.equal(await button.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.evaluate(() => document.activeElement?.className), "edgechat-button");
+    await s.shot("chat closed");
+
+    // Back on the site later in the same tab: the conversation is still there.
+    await page.reload();
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    await frameOf(page).locator(".msg-bot").first().waitFor();
+    assert.match(await frameOf(page).locator(".msg-user").first().textContent(), /Do you ship abroad\?/);
+    await s.shot("conversation restored");
+
+    assertVisitorTraffic(s, siteA.base);
+    const tokenCalls = s.requests.filter((r) => r.url.includes("/api/v1/widget/"));
+    assert.equal(tokenCalls.length, 2, "one token per page load");
+    // The owner sees the visitor's conversation.
+    const [session] = (await owner.get(`/chatbot/${bot.uuid}/sessions`)).json;
+    const [m] = (await owner.get(`/session/${session.uuid}/messages`)).json;
+    assert.equal(m.query, "Do you ship abroad?");
+  } finally {
+    await s.close();
+  }
+});
+
+test("a hybrid chatbot answers on its allowed site only, and a private one nowhere", async (t) => {
+  const hybrid = await chatbot({ visibility: "hybrid", allowed_origins: [siteA.base] });
+  const closed = await chatbot({ visibility: "private" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/script?bot=${hybrid.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    await ask(frameOf(page), "Do you ship abroad?");
+    assert.match(await frameOf(page).locator(".msg-bot").first().textContent(), /40 countries/);
+    await s.shot("allowed site answered");
+
+    await page.goto(`${siteB.base}/script?bot=${hybrid.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    const refused = frameOf(page).locator("#notice.error");
+    await refused.waitFor();
+    assert.match(await refused.textContent(), new RegExp(`not available here.*does not take visitors from ${siteB.base.replace(/[.]/g, "\\.")}`));
+    assert.equal(await frameOf(page).locator("#question").isDisabled(), true);
+    await s.shot("other site refused");
+
+    await page.goto(`${siteA.base}/script?bot=${closed.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    await frameOf(page).locator("#notice.error", { hasText: "private" }).waitFor();
+    await s.shot("private chatbot refused");
+
+    // The iframe embed: the same rules, from the frame's parent.
+    await page.goto(`${siteA.base}/iframe?bot=${hybrid.uuid}`);
+    const framed = page.frameLocator("iframe[title='Chat with us']");
+    await framed.getByRole("heading", { name: "Northwind help" }).waitFor();
+    await ask(framed, "Do you ship abroad?");
+    assert.match(await framed.locator(".msg-bot").first().textContent(), /40 countries/);
+    await s.shot("iframe on allowed site");
+    await page.goto(`${siteB.base}/iframe?bot=${hybrid.uuid}`);
+    await page.frameLocator("iframe[title='Chat with us']").locator("#notice.error").waitFor();
+    await s.shot("iframe on other site refused");
+
+    // Opened on its own, outside any site, a hybrid chatbot's widget page refuses too.
+    await page.goto(`${worker.base}/widget?chatbot=${hybrid.uuid}`);
+    await page.locator("#notice.error", { hasText: "owner's sites" }).waitFor();
+    await s.shot("widget page alone refused");
+
+    assert.deepEqual(originsOf(s.requests), [siteA.base, siteB.base, worker.base].sort());
+    assert.ok(s.requests.every((r) => !r.headers.authorization?.startsWith("Bearer ec_")));
+  } finally {
+    await s.close();
+  }
+});
+
+test("the visitor sees the chatbot's rate-limit message", async (t) => {
+  const message = "We are busy right now, please come back in a few minutes.";
+  const bot = await chatbot({ visibility: "public", rate_limit: [1, 360], rate_limit_message: message });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/script?bot=${bot.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    const frame = frameOf(page);
+    await ask(frame, "Do you ship abroad?");
+    assert.match(await frame.locator(".msg-bot").first().textContent(), /40 countries/);
+    await ask(frame, "And to Canada?");
+    const note = frame.locator(".msg-note.msg-error");
+    assert.equal(await note.textContent(), message);
+    assert.equal(await frame.locator("#notice").textContent(), message);
+    assert.equal(await frame.locator("#notice").getAttribute("role"), "alert");
+    assert.equal(await frame.locator(".msg-bot").count(), 1);
+    await s.shot("rate limited");
+    assertVisitorTraffic(s, siteA.base);
+  } finally {
+    await s.close();
+  }
+});
+
+test("on a phone, the widget fills the screen and closes back to the site", async (t) => {
+  const bot = await chatbot({ visibility: "public" });
+  const s = await openPage(browser, t.name, { viewport: PHONE, isMobile: true });
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/script?bot=${bot.uuid}`);
+    await s.shot("site");
+    await page.getByRole("button", { name: "Chat with us" }).tap();
+    const frame = frameOf(page);
+    await frame.getByRole("heading", { name: "Northwind help" }).waitFor();
+    const box = await page.locator("iframe[title=Chat]").boundingBox();
+    assert.deepEqual([box.x, box.y, box.width, box.height], [0, 0, PHONE.width, PHONE.height]);
+    await ask(frame, "Do you ship abroad?");
+    assert.match(await frame.locator(".msg-bot").first().textContent(), /40 countries/);
+    const width = await frame.locator("body").evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `the chat scrolls sideways: ${width}px`);
+    await s.shot("chat on a phone");
+    await frame.getByRole("button", { name: "Close" }).tap();
+    await page.locator("iframe[title=Chat]").waitFor({ state: "hidden" });
+    await page.getByRole("button", { name: "Chat with us" }).waitFor();
+    await s.shot("closed");
+    assertVisitorTraffic(s, siteA.base);
+  } finally {
+    await s.close();
+  }
+});
