@@ -402,6 +402,8 @@ function showEmbed(bot) {
   $("embed-script").value = `<script src="${origin}/widget.js" data-chatbot="${bot.uuid}" async></script>`;
   $("embed-iframe").value = `<iframe src="${origin}/widget?chatbot=${bot.uuid}" title="Chat with ${bot.name.replace(/"/g, "&quot;")}" width="380" height="560" style="border:0"></iframe>`;
   $("embed-open").href = `/widget?chatbot=${bot.uuid}`;
+  // On its own, outside any site, only a public chatbot's widget page answers.
+  $("embed-open").parentElement.hidden = bot.meta.visibility !== "public";
 }
 
 // ------------------------------------------------------------------------------------------

@@ -216,3 +216,30 @@ test("on a phone, the widget fills the screen and closes back to the site", asyn
     await s.close();
   }
 });
+
+test("when a person takes over the chat, their replies reach the visitor", async (t) => {
+  const bot = await chatbot({ visibility: "public" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/script?bot=${bot.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    const frame = frameOf(page);
+    await ask(frame, "Do you ship abroad?");
+    const [session] = (await owner.get(`/chatbot/${bot.uuid}/sessions`)).json;
+    assert.equal((await owner.post(`/session/${session.uuid}/live-chat/start`)).status, 200);
+
+    await ask(frame, "Can I change my delivery address?");
+    await frame.locator(".msg-note", { hasText: "A person is answering" }).waitFor();
+    await s.shot("passed to a person");
+    const reply = await owner.post(`/session/${session.uuid}/live-chat/message`, { body: { text: "Hi, I am Sam. Yes, write the new address here." } });
+    assert.equal(reply.status, 200, reply.text);
+    await frame.locator(".msg-operator", { hasText: "Hi, I am Sam." }).waitFor({ timeout: 20_000 });
+    await s.shot("operator replied");
+    const stored = (await owner.get(`/session/${session.uuid}/messages`)).json;
+    assert.deepEqual(stored.map((m) => m.kind), ["answer", "announcement", "user", "operator"]);
+    assertVisitorTraffic(s, siteA.base);
+  } finally {
+    await s.close();
+  }
+});

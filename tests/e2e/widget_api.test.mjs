@@ -344,3 +344,33 @@ test("a visitor whose token ran out renews it and keeps its sessions", async () 
   const otherBot = await chatbot({ visibility: "public" });
   expectError(assert, await mint(otherBot, { origin: SHOP, body: { token: expired } }), 403, "forbidden");
 });
+
+test("the page and widget files are served as they are, and /api stays the Worker's", async () => {
+  const page = await worker.request("GET", "/");
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get("content-type"), /^text\/html/);
+  assert.match(page.text, /<title>edgechat<\/title>/);
+  const csp = page.headers.get("content-security-policy");
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /connect-src 'self'/);
+  assert.match(csp, /frame-ancestors 'none'/);
+  const widgetPage = await worker.request("GET", "/widget?chatbot=00000000-0000-4000-8000-000000000000");
+  assert.equal(widgetPage.status, 200);
+  assert.doesNotMatch(widgetPage.headers.get("content-security-policy"), /frame-ancestors/, "other sites may frame it");
+  const loader = await worker.request("GET", "/widget.js");
+  assert.equal(loader.status, 200);
+  assert.match(loader.headers.get("content-type"), /javascript/);
+  // Nothing in the files names another host: everything comes from the Worker.
+  for (const file of ["/", "/app.js", "/chat.js", "/app.css", "/widget", "/widget-frame.js", "/widget.js"]) {
+    // Usage notes in comments may show a script tag; only code counts.
+    const text = (await worker.request("GET", file)).text.replace(/^\s*\/\/.*$/gm, "");
+    const external = [...text.matchAll(/(?:src|href|url)\s*[=(]\s*["']?(https?:)?\/\/[^"')\s]+/gi)].map((m) => m[0]);
+    assert.deepEqual(external, [], `${file} loads ${external}`);
+  }
+  // The API keeps its own answers, also where no file exists.
+  expectError(assert, await worker.request("GET", "/api/v1/nothing"), 404, "not_found");
+  expectError(assert, await worker.request("GET", "/api/v1/app.js"), 404, "not_found");
+  expectError(assert, await worker.request("GET", "/nothing-here"), 404, "not_found");
+  assert.equal((await worker.request("GET", "/health")).status, 200);
+  assert.equal((await worker.request("GET", "/_headers")).status, 404, "the headers file is not served");
+});
