@@ -374,3 +374,21 @@ test("the page and widget files are served as they are, and /api stays the Worke
   assert.equal((await worker.request("GET", "/health")).status, 200);
   assert.equal((await worker.request("GET", "/_headers")).status, 404, "the headers file is not served");
 });
+
+test("without WIDGET_TOKEN_SECRET no visitor is let in, and the cause stays in the log", async () => {
+  const bare = await startWorker({ vars: { WIDGET_TOKEN_SECRET: "" } });
+  try {
+    const api = client(bare, (await bare.newAccount()).key);
+    const bot = (await api.post("/chatbot/create", { body: { name: "Open", visibility: "public" } })).json;
+    const r = await bare.request("POST", `/api/v1/widget/${bot.uuid}/token`);
+    const e = expectError(assert, r, 500, "internal");
+    assert.doesNotMatch(e.message, /WIDGET_TOKEN_SECRET/);
+    // A token signed with the secret of another Worker is no key here either.
+    const foreign = await tokenFor(await chatbot({ visibility: "public" }));
+    expectError(assert, await bare.request("GET", `/api/v1/session/${bot.uuid}/messages`, { key: foreign }), 500, "internal");
+    // Account traffic is untouched.
+    assert.equal((await api.get("/chatbots")).status, 200);
+  } finally {
+    await bare.dispose();
+  }
+});
