@@ -131,7 +131,8 @@ pub fn allow_origin(mut response: Response, origin: &str) -> Response {
 }
 
 /// Answers a CORS preflight for a visitor route: allowed when the chatbot behind it takes
-/// visitors from the calling site (public: any site; hybrid: the listed ones).
+/// visitors from the calling site (public: any site; hybrid: the listed ones; private: none,
+/// and it answers as if missing).
 pub async fn preflight(
     req: &Request,
     env: &Env,

@@ -99,7 +99,8 @@ pub fn parse_allowed_origins(value: &Value) -> ApiResult<Vec<String>> {
 /// Why a chatbot turns a visitor away.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// The chatbot is private: only its owner's keys reach it.
+    /// The chatbot is private: only its owner's keys reach it. To anyone else it does not
+    /// exist, so the answer is the same 404 as for a uuid that names nothing.
     Private,
     /// The chatbot is hybrid and the embedding site is not among its allowed origins.
     OriginNotAllowed(Option<String>),
@@ -108,9 +109,7 @@ pub enum Refusal {
 impl From<Refusal> for ApiError {
     fn from(refusal: Refusal) -> Self {
         match refusal {
-            Refusal::Private => ApiError::Forbidden(
-                "This chatbot is private: it does not take messages from site visitors.".into(),
-            ),
+            Refusal::Private => ApiError::not_found("chatbot"),
             Refusal::OriginNotAllowed(Some(origin)) => ApiError::Forbidden(format!(
                 "This chatbot does not take visitors from {origin}: its owner has not listed that site."
             )),
@@ -120,6 +119,11 @@ impl From<Refusal> for ApiError {
             ),
         }
     }
+}
+
+/// Whether a chatbot of this visibility takes site visitors at all.
+pub fn takes_visitors(visibility: &str) -> bool {
+    matches!(visibility, "public" | "hybrid")
 }
 
 /// Whether a visitor embedded on `embedder` (an origin, or none) may chat with a chatbot of
@@ -598,6 +602,7 @@ mod tests {
     #[test]
     fn visibility_decides_who_may_chat() {
         let listed = vec!["https://shop.example".to_string()];
+        assert!(takes_visitors("public") && takes_visitors("hybrid") && !takes_visitors("private"));
         assert_eq!(admits("public", &[], None), Ok(()));
         assert_eq!(admits("public", &[], Some("https://any.example")), Ok(()));
         assert_eq!(
@@ -618,7 +623,15 @@ mod tests {
             admits("private", &listed, Some("https://shop.example")),
             Err(Refusal::Private)
         );
-        assert_eq!(ApiError::from(Refusal::Private).status(), 403);
+        assert_eq!(
+            ApiError::from(Refusal::Private),
+            ApiError::not_found("chatbot"),
+            "a private chatbot looks exactly like a missing one"
+        );
+        assert_eq!(
+            ApiError::from(Refusal::OriginNotAllowed(None)).status(),
+            403
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{initial_variables, Session};
 use crate::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
-    visitor_message_json, VisitorClaims, TOKEN_TTL_SECS,
+    takes_visitors, visitor_message_json, Refusal, VisitorClaims, TOKEN_TTL_SECS,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::{error_response, json_response};
@@ -29,6 +29,11 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
         .chatbot_for_visitors(&uuid)
         .await?
         .ok_or_else(|| ApiError::not_found("chatbot"))?;
+    // Before the body is read: a private chatbot must answer exactly as a missing one, even
+    // to a malformed request.
+    if !takes_visitors(&chatbot.settings.visibility) {
+        return Err(Refusal::Private.into());
+    }
     let body = call.json_body().await?;
     let body = Body(&body);
     let claimed = body.opt_str("parent_origin", 300)?;

@@ -19,7 +19,8 @@ test("health answers without credentials", async () => {
 });
 
 test("unknown paths are 404 in the contract's shape", async () => {
-  for (const p of ["/", "/api/v1", "/api/v1/nothing", "/api/v2/chatbots", "/api/v1/chatbot//agents"]) {
+  // "/" is the chat page (a static file); every other path without a file or a route is a 404.
+  for (const p of ["/nothing-here", "/api/v1", "/api/v1/nothing", "/api/v2/chatbots", "/api/v1/chatbot//agents"]) {
     expectError(assert, await worker.request("GET", p, { key }), 404, "not_found");
   }
 });

@@ -46,6 +46,8 @@ const CASES = {
   "POST /api/v1/session/{uuid}/live-chat/start": { uuid: "session" },
   "POST /api/v1/session/{uuid}/live-chat/message": { uuid: "session", body: { text: "hijacked" } },
   "POST /api/v1/session/{uuid}/live-chat/end": { uuid: "session" },
+  // Needs no key: the owner's chatbot is private, so to anyone else it does not exist.
+  "POST /api/v1/widget/{uuid}/token": { uuid: "chatbot", body: {} },
 };
 
 // Bulk endpoints take uuids in the body; the owner's uuids must read as missing too.

@@ -140,7 +140,8 @@ test("a hybrid chatbot answers on its allowed site only, and a private one nowhe
 
     await page.goto(`${siteA.base}/script?bot=${closed.uuid}`);
     await page.getByRole("button", { name: "Chat with us" }).click();
-    await frameOf(page).locator("#notice.error", { hasText: "private" }).waitFor();
+    // To visitors a private chatbot does not exist.
+    await frameOf(page).locator("#notice.error", { hasText: "not available here. No chatbot with that uuid exists." }).waitFor();
     await s.shot("private chatbot refused");
 
     // The iframe embed: the same rules, from the frame's parent.

@@ -188,24 +188,26 @@ test("CORS preflights are answered for admitted sites only", async () => {
   assert.equal(anySite.status, 204);
   assert.equal(anySite.headers.get("access-control-allow-origin"), "https://anyone.example");
   const privateBot = await chatbot({ visibility: "private" });
-  assert.equal((await preflight(`/api/v1/widget/${privateBot.uuid}/token`, SHOP)).status, 403);
+  assert.equal((await preflight(`/api/v1/widget/${privateBot.uuid}/token`, SHOP)).status, 404);
 });
 
-test("a private chatbot refuses visitors; closing a public one shuts its visitors out at once", async () => {
+test("a private chatbot refuses visitors as if it did not exist; closing a public one shuts its visitors out at once", async () => {
   const closed = await chatbot({ visibility: "private", allowed_origins: [SHOP] });
-  const r = await mint(closed, { origin: SHOP });
-  expectError(assert, r, 403, "forbidden");
-  assert.match(r.json.error.message, /private/);
-  expectError(assert, await mint({ uuid: "00000000-0000-4000-8000-000000000000" }), 404, "not_found");
+  const refused = expectError(assert, await mint(closed, { origin: SHOP }), 404, "not_found");
+  const missing = expectError(assert, await mint({ uuid: "00000000-0000-4000-8000-000000000000" }), 404, "not_found");
+  assert.deepEqual(refused, missing, "a private chatbot looks exactly like a missing one");
   expectError(assert, await mint({ uuid: "nope" }), 404, "not_found");
+  const garbled = (bot) => worker.request("POST", `/api/v1/widget/${bot.uuid}/token`, { raw: "{not json", headers: { "Content-Type": "application/json" } });
+  assert.deepEqual(expectError(assert, await garbled(closed), 404, "not_found"), missing, "even a malformed request cannot tell");
 
   const open = await chatbot({ visibility: "public" });
   const v = visitor(await tokenFor(open));
   const s = (await v.post(`/chatbot/${open.uuid}/session/create`)).json;
   await owner.post(`/chatbot/${open.uuid}/update`, { body: { visibility: "private" } });
-  expectError(assert, await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "hi" } }), 403, "forbidden");
-  expectError(assert, await v.get(`/session/${s.uuid}/messages`), 403, "forbidden");
-  expectError(assert, await v.post(`/chatbot/${open.uuid}/session/create`), 403, "forbidden");
+  expectError(assert, await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "hi" } }), 404, "not_found");
+  expectError(assert, await v.get(`/session/${s.uuid}/messages`), 404, "not_found");
+  expectError(assert, await v.post(`/chatbot/${open.uuid}/session/create`), 404, "not_found");
+  assert.equal((await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE chatbot_uuid = '${open.uuid}'`))[0].n, 0);
   assert.equal((await owner.get(`/session/${s.uuid}/messages`)).status, 200, "the owner still reaches it");
 });
 
