@@ -144,7 +144,12 @@ async function main() {
   const report = {
     generated_at: new Date().toISOString(),
     commit: gitCommit(),
-    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.type()} ${os.release()}` },
+    machine: {
+      cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: round(os.totalmem() / 2 ** 30, 1), node: process.version,
+      platform: `${os.type()} ${os.release()}`,
+      // At the end of the run; the 15-minute figure covers most of it.
+      load_average_1_5_15: os.loadavg().map((x) => round(x, 2)),
+    },
     total_seconds: Number.isFinite(started) && started > 0 ? Math.round(Date.now() / 1000 - started) : null,
     goals,
     all_goals_met: goals.every((g) => g.met === true),
@@ -201,6 +206,18 @@ function printTable(report) {
     section = r[0];
     console.log(line(shown));
   }
+  const crud = report.parts.crud;
+  if (crud) {
+    const wide = Object.values(crud.endpoints).filter((e) => e.throughput_ratio_quartiles && e.throughput_ratio_quartiles[1] - e.throughput_ratio_quartiles[0] > 0.2);
+    if (wide.length) {
+      console.log(`\nOther work competed with the CRUD runs (${wide.map((e) => e.label).join(", ")}: the middle half of the ` +
+        "pairs' throughput ratios spans more than 0.2); the Worker CPU per request is the steadier comparison, or run again.");
+    }
+  }
+  const [l1, l5, l15] = report.machine.load_average_1_5_15;
+  // The benchmark itself keeps about two processes busy.
+  console.log(`\nLoad average at the end (1/5/15 min): ${l1} / ${l5} / ${l15} on ${report.machine.cpus} CPUs` +
+    (l15 > report.machine.cpus + 1 ? "; other work competed with the benchmark, so latencies and rates are pessimistic." : "."));
   const met = report.goals.filter((g) => g.met === true).length;
   const unmeasured = report.goals.filter((g) => g.met === null).length;
   console.log(`\nGoals met: ${met} of ${report.goals.length}` + (unmeasured ? ` (${unmeasured} not measured)` : "") +
