@@ -119,7 +119,7 @@ function retrievalPanel(knowledge) {
 
 /** Bars of a ratio per group, with reference lines. */
 function barsPanel({ title, subtitle, groups, seriesNames, colors, refs, yLabel, yMin = 0 }) {
-  const all = groups.flatMap((g) => g.values).filter((v) => Number.isFinite(v));
+  const all = groups.flatMap((g) => [...g.values, ...(g.ranges ?? []).flat()]).filter((v) => Number.isFinite(v));
   const yMax = niceMax(Math.max(...all, ...refs.map((r) => r.value)) * 1.1);
   const y = (v) => H - M.bottom - ((v - yMin) / (yMax - yMin)) * (H - M.top - M.bottom);
   let body = yAxis(yMax, yLabel, y);
@@ -131,7 +131,16 @@ function barsPanel({ title, subtitle, groups, seriesNames, colors, refs, yLabel,
       if (!Number.isFinite(v)) return;
       const bx = gx + si * bw;
       body += `<rect x="${bx + 2}" y="${y(v)}" width="${bw - 4}" height="${y(yMin) - y(v)}" fill="${colors[si]}"/>`;
-      body += text(bx + bw / 2, y(v) - 5, fmt(v), 'font-size="11" text-anchor="middle" fill="#222" font-weight="600"');
+      // A whisker over the middle half of the runs, where the figure has one.
+      const range = g.ranges?.[si];
+      if (range) {
+        const cx = bx + bw / 2;
+        body += `<line x1="${cx}" x2="${cx}" y1="${y(range[0])}" y2="${y(range[1])}" stroke="#222" stroke-width="1.5"/>` +
+          `<line x1="${cx - 5}" x2="${cx + 5}" y1="${y(range[0])}" y2="${y(range[0])}" stroke="#222" stroke-width="1.5"/>` +
+          `<line x1="${cx - 5}" x2="${cx + 5}" y1="${y(range[1])}" y2="${y(range[1])}" stroke="#222" stroke-width="1.5"/>`;
+      }
+      const labelAt = range ? Math.min(y(v), y(range[1])) : y(v);
+      body += text(bx + bw / 2, labelAt - 5, fmt(v), 'font-size="11" text-anchor="middle" fill="#222" font-weight="600"');
     });
     g.caption.forEach((line, li) => {
       body += text(M.left + gi * gw + gw / 2, H - M.bottom + 16 + li * 14, line, `font-size="${li ? 11 : 12}" text-anchor="middle" fill="${li ? "#666" : "#222"}"`);
@@ -151,13 +160,14 @@ function crudPanel(crud) {
   const c = crud.config;
   const groups = Object.values(crud.endpoints).map((e) => ({
     values: [e.throughput_ratio, e.p50_ratio, e.runtime_cpu_ratio],
+    ranges: [e.throughput_ratio_quartiles ?? null, null, null],
     caption: [e.label.replace("/chatbot/{uuid}/", "…/{uuid}/"),
       `${fmt(e.edgechat.requests_per_s)} vs ${fmt(e.baseline.requests_per_s)} req/s`],
   }));
   return barsPanel({
     title,
-    subtitle: [`ours / baseline (↑ higher is better, ↓ lower is better), medians of ${c.runs} pairs`,
-      `of runs of wrk -t${c.threads} -c${c.connections} -d${c.seconds}s taking turns; same machine, fresh state`],
+    subtitle: [`ours / baseline (↑ higher is better, ↓ lower is better), medians of ${c.runs} pairs of runs of`,
+      `wrk -t${c.threads} -c${c.connections} -d${c.seconds}s taking turns; whisker: middle half of the pairs' throughput ratios`],
     groups,
     seriesNames: ["throughput ↑", "p50 latency ↓", "Worker CPU per request ↓"],
     colors: [COLORS.ours, COLORS.base, COLORS.ours2],
@@ -249,7 +259,8 @@ function header(report) {
   const when = report.generated_at.replace("T", " ").replace(/\.\d+Z$/, " UTC");
   return `<div class="head"><h1>edgechat benchmark</h1>
     <p>${esc(when)}${report.commit ? ` · commit ${esc(report.commit)}` : ""} · ${esc(report.machine.cpus)} CPUs · ${esc(report.machine.cpu ?? "")}
-    ${report.total_seconds ? ` · run took ${Math.round(report.total_seconds / 60)} min` : ""}</p>
+    ${report.total_seconds ? ` · run took ${Math.round(report.total_seconds / 60)} min` : ""}
+    ${report.machine.load_average_1_5_15 ? ` · load average at the end ${report.machine.load_average_1_5_15.join(" / ")}` : ""}</p>
     <ul>${goals}</ul></div>`;
 }
 
