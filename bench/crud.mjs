@@ -274,7 +274,7 @@ async function main() {
         "one_connection: `serialRuns` one-second runs of wrk -t1 -c1 each, taking turns: the latency of one request at a time on an otherwise idle Worker.",
         "cpu_ms_per_request: user+system CPU of the Worker's whole process group (wrangler's node, the proxy workerd, the workerd running the Worker with local D1) during the measured run, per request; runtime_cpu_ms_per_request: of the workerd running the Worker and D1 alone.",
         "inspector false: the Workers ran through tests/e2e/serve.mjs (wrangler's local runtime without the DevTools inspector); with the inspector, as plain `wrangler dev` has it, wrangler's node process and the proxy spend several ms of CPU per request and the figures measure mostly that.",
-        "The baseline (bench/baseline/worker.js) runs the same SQL as src/storage; keep the two in step when that SQL changes.",
+        "The baseline (bench/baseline/worker.js) reads and writes the same rows as src/storage, the key lookup first and then the read; edgechat checks the key inside its first statement. Keep the two in step when the schema changes.",
       ],
       seconds: round((performance.now() - T0) / 1000, 1),
     };

@@ -1,9 +1,10 @@
 // The CRUD benchmark's baseline: the least a Worker in plain JavaScript must do to serve
 // GET /api/v1/chatbot/{uuid}, POST /api/v1/chatbot/create and
 // GET /api/v1/chatbot/{uuid}/agents from the same D1 schema. It authenticates the same way
-// (SHA-256 of the bearer token, looked up in api_keys) and runs the same SQL as edgechat's
-// storage layer (src/storage/{api_keys,chatbots,agents,tool_functions}.rs), answering with the
-// same JSON. Everything else edgechat does (validation beyond the name, other routes) is left
+// (SHA-256 of the bearer token, looked up in api_keys), reads and writes the same rows as
+// edgechat's storage layer (src/storage/{api_keys,chatbots,agents,tool_functions}.rs) and
+// answers with the same JSON. It does so the plain way, the key lookup first and then the
+// read; edgechat checks the key inside its first statement, one D1 round trip fewer. Everything else edgechat does (validation beyond the name, other routes) is left
 // out on purpose: this is the floor to compare against. `make bench` runs it; it is never
 // deployed.
 
@@ -24,7 +25,7 @@ const GENERAL_QA = {
   variables_json: "[]",
 };
 
-const CHATBOT_COLUMNS = "uuid, name, visibility, rate_limit_count, rate_limit_window, rate_limit_message, show_citations, created_at, modified_at";
+const CHATBOT_COLUMNS = "uuid, name, visibility, rate_limit_count, rate_limit_window, rate_limit_message, show_citations, created_at, modified_at, allowed_origins_json";
 const AGENT_COLUMNS = "a.uuid, a.chatbot_uuid, a.type, a.name, a.prompt, a.description, a.enabled, a.meta_json, a.data_source_uuids_json, a.human_escalation_settings_json, a.variables_json, a.created_at, a.modified_at";
 const TOOL_COLUMNS = "t.uuid, t.agent_uuid, t.name, t.description, t.enabled, t.external_url, t.method, t.headers_json, t.meta_json, t.parameters_json, t.created_at, t.modified_at";
 
@@ -78,6 +79,7 @@ function chatbotJson(r) {
       rate_limit_message: r.rate_limit_message,
       show_citations: r.show_citations !== 0,
       visibility: r.visibility,
+      allowed_origins: JSON.parse(r.allowed_origins_json),
     },
   };
 }
@@ -145,14 +147,15 @@ async function createChatbot(request, env, account) {
     show_citations: 0,
     created_at: stamp,
     modified_at: stamp,
+    allowed_origins_json: "[]",
   };
   const a = GENERAL_QA;
   await env.DB.batch([
     env.DB.prepare(
       "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, " +
-        "rate_limit_message, show_citations, created_at, modified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "rate_limit_message, show_citations, created_at, modified_at, allowed_origins_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     ).bind(chatbot.uuid, account, chatbot.name, chatbot.visibility, chatbot.rate_limit_count, chatbot.rate_limit_window,
-      chatbot.rate_limit_message, chatbot.show_citations, stamp, stamp),
+      chatbot.rate_limit_message, chatbot.show_citations, stamp, stamp, chatbot.allowed_origins_json),
     env.DB.prepare(
       "INSERT INTO agents (uuid, chatbot_uuid, type, name, prompt, description, enabled, meta_json, " +
         "data_source_uuids_json, human_escalation_settings_json, variables_json, created_at, modified_at) " +
