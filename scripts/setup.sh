@@ -55,6 +55,16 @@ if $want_tests; then
     say "Installing Chromium and chromedriver for the browser tests (about 1 minute)"
     apt_install chromium chromium-driver
   fi
+  # schemathesis, for the API fuzzing test, in a virtual environment of the project's own.
+  venv="$ROOT/.tools/python"
+  if ! cmp -s "$ROOT/tests/requirements.txt" "$venv/requirements.txt" 2>/dev/null; then
+    say "Installing the Python test tools from tests/requirements.txt"
+    command -v python3 >/dev/null || die "python3 is needed for the end-to-end tests"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements.txt"
+    cp "$ROOT/tests/requirements.txt" "$venv/requirements.txt"
+  fi
 fi
 
 if $want_bench; then
@@ -70,15 +80,5 @@ if $want_bench; then
     say "Installing fpdf2 to typeset the benchmark's PDFs"
     python3 -m pip install --quiet --user fpdf2 \
       || say "fpdf2 could not be installed; the PDF figure will use the fixture PDFs only"
-  fi
-  # schemathesis, for the API fuzzing test, in a virtual environment of the project's own.
-  venv="$ROOT/.tools/python"
-  if ! cmp -s "$ROOT/tests/requirements.txt" "$venv/requirements.txt" 2>/dev/null; then
-    say "Installing the Python test tools from tests/requirements.txt"
-    command -v python3 >/dev/null || die "python3 is needed for the end-to-end tests"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements.txt"
-    cp "$ROOT/tests/requirements.txt" "$venv/requirements.txt"
   fi
 fi
