@@ -86,6 +86,18 @@ class Worker {
   }
 
   async start() {
+    // A free port is found by binding and releasing it, so a Worker starting at the same
+    // moment can take it first; then wrangler exits at once and another port is tried.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce();
+      } catch (err) {
+        if (attempt >= 3 || !/EADDRINUSE|Address already in use/.test(String(err.message))) throw err;
+      }
+    }
+  }
+
+  async startOnce() {
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     const args = this.inspector === false
