@@ -28,7 +28,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         created_at: now.clone(),
         modified_at: now,
     };
-    call.store.insert_session(&session).await?;
+    call.store.insert_session(&session, None).await?;
     json_response(&session.to_json())
 }
 

@@ -173,7 +173,7 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
         modified_at: now,
     };
     call.store
-        .insert_visitor_session(&session, &visitor.visitor_id)
+        .insert_session(&session, Some(&visitor.visitor_id))
         .await?;
     json_response(&session.to_json())
 }

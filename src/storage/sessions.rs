@@ -91,15 +91,16 @@ pub(super) const MESSAGE_COLUMNS: &str =
      m.finish_reason, m.cite_data_json, m.meta_json, m.created_at, m.modified_at";
 
 impl Store {
-    pub async fn insert_session(&self, s: &Session) -> ApiResult<()> {
+    /// Stores a session; `visitor_id` names the site visitor who opened it through the widget.
+    pub async fn insert_session(&self, s: &Session, visitor_id: Option<&str>) -> ApiResult<()> {
         let vars = s
             .initial_variables
             .as_ref()
             .map(|v| Value::Object(v.clone()).to_string());
         let meta = Value::Object(s.meta.clone()).to_string();
         self.execute(
-            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at, visitor_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             &[
                 Arg::Text(&s.uuid),
                 Arg::Text(&s.chatbot_uuid),
@@ -107,6 +108,7 @@ impl Store {
                 Arg::Text(&meta),
                 Arg::Text(&s.created_at),
                 Arg::Text(&s.modified_at),
+                visitor_id.map_or(Arg::Null, Arg::Text),
             ],
         )
         .await

@@ -45,29 +45,6 @@ impl Store {
         Ok(row.map(Chatbot::from))
     }
 
-    pub async fn insert_visitor_session(&self, s: &Session, visitor_id: &str) -> ApiResult<()> {
-        let vars = s
-            .initial_variables
-            .as_ref()
-            .map(|v| Value::Object(v.clone()).to_string());
-        let meta = Value::Object(s.meta.clone()).to_string();
-        self.execute(
-            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at, visitor_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            &[
-                Arg::Text(&s.uuid),
-                Arg::Text(&s.chatbot_uuid),
-                vars.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&meta),
-                Arg::Text(&s.created_at),
-                Arg::Text(&s.modified_at),
-                Arg::Text(visitor_id),
-            ],
-        )
-        .await
-        .map(|_| ())
-    }
-
     /// A session, if `visitor_id` created it on `chatbot_uuid`.
     pub async fn get_visitor_session(
         &self,
