@@ -106,10 +106,10 @@ const QUERIES = [
   "tee output to a file and the terminal at the same time",
 ];
 
-// The Worker turns a question into FTS5 phrases (src/knowledge/query.rs); the same rules are
+// The Worker turns a question into FTS5 phrases (crates/core/src/knowledge/query.rs); the same rules are
 // applied here, with the stop words and limits read from that file, to time the SQL on its own.
 async function ftsRules() {
-  const src = await readFile(path.join(ROOT, "src/knowledge/query.rs"), "utf8");
+  const src = await readFile(path.join(ROOT, "crates/core/src/knowledge/query.rs"), "utf8");
   const block = src.slice(src.indexOf("const STOP_WORDS"), src.indexOf("];", src.indexOf("const STOP_WORDS")));
   const stop = new Set([...block.matchAll(/"([^"]+)"/g)].map((m) => m[1]));
   const max = Number(/MAX_QUERY_TERMS: usize = (\d+)/.exec(src)?.[1] ?? 16);

@@ -24,7 +24,7 @@ wasm_bindgen_version() {
 # they are; point it at the installed ones so builds work offline.
 build_worker() {
   local out="$ROOT/build/worker/shim.mjs"
-  if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/openapi" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
+  if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/crates" "$ROOT/openapi" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
     say "The Worker build is up to date"
     return 0
   fi

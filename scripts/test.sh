@@ -10,7 +10,7 @@ cd "$ROOT"
 failed=()
 
 say "Tier 1: native tests (cargo test)"
-cargo test || failed+=("native")
+cargo test --workspace || failed+=("native")
 
 say "Tier 2: wasm tests in headless Chromium (wasm-bindgen-test)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

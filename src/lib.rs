@@ -1,36 +1,21 @@
-//! edgechat: a chatbot service that runs as a Cloudflare Worker.
+//! edgechat: a chatbot service that runs as a Cloudflare Worker. This crate is the Worker
+//! shell: it reads requests, talks to D1, R2, Durable Objects and outside parties, and hands
+//! what it read to `edgechat_core`, the pure core that decides everything else (the compiler
+//! keeps that core free of the runtime: it does not depend on `worker`).
 //!
-//! Pure logic (validation, records, routing, errors) lives in modules that never touch the
-//! Worker runtime and is tested natively; `app`, `http`, `storage` and `handlers` run in the
-//! Worker. The exported entry points sit behind the default `entry` feature.
+//! The exported entry points sit behind the default `entry` feature.
 
 pub mod app;
-pub mod chat;
 pub mod conversation;
-pub mod domain;
-pub mod error;
-pub mod files;
 pub mod handlers;
-pub mod http;
 pub mod ingestion;
-pub mod knowledge;
-pub mod maintenance;
-pub mod models;
-pub mod outbound;
+pub mod platform;
 pub mod providers;
-pub mod ratelimit;
-pub mod retrieval;
-pub mod routes;
 pub mod storage;
-pub mod stream;
-pub mod time;
-pub mod tools;
-pub mod validate;
-pub mod widget;
 
 #[cfg(feature = "entry")]
 mod entry {
-    use crate::ratelimit::{admit, Decision, Limit};
+    use edgechat_core::domain::rate_limit::{admit, Decision, Limit};
     use worker::{
         durable_object, event, Context, DurableObject, Env, Request, Response, Result,
         ScheduleContext, ScheduledEvent, State,
@@ -48,7 +33,7 @@ mod entry {
 
     #[event(scheduled)]
     async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-        match crate::maintenance::run(&env).await {
+        match crate::ingestion::maintenance::run(&env).await {
             Ok(report) => worker::console_log!("maintenance: {report:?}"),
             Err(err) => worker::console_error!("maintenance failed: {err:?}"),
         }
@@ -69,7 +54,7 @@ mod entry {
             let limit: Limit = req.json().await?;
             let storage = self.state.storage();
             let mut log: Vec<i64> = storage.get("log").await?.unwrap_or_default();
-            let decision = admit(&mut log, crate::time::now_ms(), limit);
+            let decision = admit(&mut log, edgechat_core::time::now_ms(), limit);
             if matches!(decision, Decision::Admitted { .. }) {
                 storage.put("log", &log).await?;
             }

@@ -2,8 +2,8 @@
 //! Built without the `entry` feature: an exported `fetch` would shadow the browser's own.
 #![cfg(target_arch = "wasm32")]
 
-use edgechat::error::ApiError;
-use edgechat::http::{error_response, read_body_capped, read_json_object, MAX_JSON_BODY_BYTES};
+use edgechat_core::api::error::ApiError;
+use edgechat::app::http::{error_response, read_body_capped, read_json_object, MAX_JSON_BODY_BYTES};
 use edgechat::storage::Arg;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;

@@ -1,19 +1,19 @@
 use super::{new_uuid, owned_chatbot};
 use crate::app::Call;
-use crate::domain::api_key::sha256_hex;
-use crate::domain::data_source::{
+use edgechat_core::domain::api_key::sha256_hex;
+use edgechat_core::domain::data_source::{
     qa_from_body, title_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
     Status,
 };
-use crate::error::{ApiError, ApiResult};
-use crate::files;
-use crate::http::{json_response, success_response};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use crate::platform::files;
+use crate::app::http::{json_response, success_response};
 use crate::ingestion;
-use crate::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
-use crate::knowledge::tokens::estimate_tokens;
-use crate::knowledge::url_guard::check_url;
-use crate::outbound::private_access;
-use crate::time;
+use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
+use edgechat_core::knowledge::tokens::estimate_tokens;
+use edgechat_core::knowledge::url_guard::check_url;
+use crate::platform::outbound::private_access;
+use edgechat_core::time;
 use serde_json::{json, Map, Value};
 use worker::{FormEntry, Response};
 
@@ -246,7 +246,7 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
     source.title = title;
     source.modified_at = now;
     source.meta.insert(
-        crate::domain::data_source::TITLE_SET_KEY.into(),
+        edgechat_core::domain::data_source::TITLE_SET_KEY.into(),
         Value::Bool(true),
     );
     source_json(&call, &source).await

@@ -1,6 +1,6 @@
 use crate::app::Call;
-use crate::error::ApiResult;
-use crate::http::json_response;
+use edgechat_core::api::error::ApiResult;
+use crate::app::http::json_response;
 use serde_json::json;
 use worker::Response;
 

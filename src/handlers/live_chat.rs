@@ -5,13 +5,13 @@
 use super::new_uuid;
 use super::sessions::owned_session;
 use crate::app::Call;
-use crate::domain::agent::{AgentType, HumanEscalationSettings};
-use crate::domain::session::{FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS};
-use crate::error::{ApiError, ApiResult};
-use crate::http::json_response;
+use edgechat_core::domain::agent::{AgentType, HumanEscalationSettings};
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use crate::app::http::json_response;
 use crate::storage::Store;
-use crate::time;
-use crate::validate::Body;
+use edgechat_core::time;
+use edgechat_core::api::validate::Body;
 use serde_json::{json, Value};
 use worker::Response;
 

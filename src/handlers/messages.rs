@@ -1,19 +1,19 @@
 use crate::app::Call;
-use crate::chat::wire::WireFormat;
+use edgechat_core::chat::wire::WireFormat;
 use crate::conversation::{self, Exchange, Output, Request};
-use crate::domain::agent::Agent;
-use crate::domain::chatbot::Chatbot;
-use crate::domain::data_source::uuid_list;
-use crate::domain::session::{query_from_body, Message};
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::agent::Agent;
+use edgechat_core::domain::chatbot::Chatbot;
+use edgechat_core::domain::data_source::uuid_list;
+use edgechat_core::domain::session::{query_from_body, Message};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::handlers::{live_chat, widget};
-use crate::http::{json_response, success_response};
-use crate::knowledge::query::phrases;
+use crate::app::http::{json_response, success_response};
+use edgechat_core::knowledge::query::phrases;
 use crate::providers;
-use crate::ratelimit::{admit_message, Decision, Limit};
+use crate::platform::rate_limit::{admit_message, Decision, Limit};
 use crate::storage::{Store, TurnContext};
 
-use crate::stream::StreamSink;
+use crate::platform::stream::StreamSink;
 use serde_json::json;
 use worker::{Env, Headers, Response};
 

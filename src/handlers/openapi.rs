@@ -1,10 +1,8 @@
 use crate::app::Call;
-use crate::error::ApiResult;
+use edgechat_core::api::error::ApiResult;
 use worker::{Headers, Response};
 
-/// The service's OpenAPI 3.1 description, built into the Worker. A route-table test keeps it
-/// listing exactly the routes `routes::ROUTES` serves.
-pub const DOCUMENT: &str = include_str!("../../openapi/openapi.json");
+use edgechat_core::api::OPENAPI_DOCUMENT as DOCUMENT;
 
 /// `GET /api/v1/openapi.json`: the description itself, no credentials needed.
 pub async fn get(_call: Call) -> ApiResult<Response> {

@@ -1,9 +1,9 @@
 use super::{new_uuid, owned_chatbot};
 use crate::app::Call;
-use crate::domain::session::{initial_variables, Message, Session};
-use crate::error::{ApiError, ApiResult};
-use crate::http::{json_response, success_response};
-use crate::time;
+use edgechat_core::domain::session::{initial_variables, Message, Session};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use crate::app::http::{json_response, success_response};
+use edgechat_core::time;
 use serde_json::{Map, Value};
 use worker::Response;
 

@@ -1,10 +1,10 @@
 use super::{new_uuid, owned_chatbot};
 use crate::app::Call;
-use crate::domain::data_source::{source_tag_change, SourceTag};
-use crate::error::{ApiError, ApiResult};
-use crate::http::{json_response, success_response};
+use edgechat_core::domain::data_source::{source_tag_change, SourceTag};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use crate::app::http::{json_response, success_response};
 use crate::storage::Store;
-use crate::time;
+use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
 

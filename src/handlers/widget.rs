@@ -1,22 +1,22 @@
 //! Site visitors: the token a widget trades for (`POST /widget/{uuid}/token`), and the
 //! visitor's side of the session endpoints, where a visitor reaches only the sessions it
-//! created. The rules are in `domain::widget`; the request checks in `crate::widget`.
+//! created. The rules are in `domain::widget`; the request checks in `crate::app::widget`.
 
 use super::new_uuid;
 use crate::app::{Call, Caller};
-use crate::domain::chatbot::Chatbot;
-use crate::domain::session::{initial_variables, Session};
-use crate::domain::widget::{
+use edgechat_core::domain::chatbot::Chatbot;
+use edgechat_core::domain::session::{initial_variables, Session};
+use edgechat_core::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
     takes_visitors, visitor_message_json, Refusal, VisitorClaims, TOKEN_TTL_SECS,
 };
-use crate::error::{ApiError, ApiResult};
-use crate::http::{error_response, json_response};
-use crate::ratelimit::{admit_message, Decision, Limit};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use crate::app::http::{error_response, json_response};
+use crate::platform::rate_limit::{admit_message, Decision, Limit};
 use crate::storage::Owner;
-use crate::time;
-use crate::validate::Body;
-use crate::widget::{allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor};
+use edgechat_core::time;
+use edgechat_core::api::validate::Body;
+use crate::app::widget::{allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor};
 use serde_json::{json, Map, Value};
 use worker::Response;
 

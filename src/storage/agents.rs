@@ -1,7 +1,7 @@
 use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
 use super::{batch_rows, changes, flag, Arg, Owner, Store, ToolsByAgent};
-use crate::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 use worker::{D1PreparedStatement, D1Result};
 

@@ -1,6 +1,6 @@
 use super::{Arg, Store};
-use crate::domain::api_key::ApiKey;
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::api_key::ApiKey;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -1,7 +1,7 @@
 use super::{changes, flag, Arg, Owner, Store};
-use crate::domain::agent::Agent;
-use crate::domain::chatbot::{Chatbot, ChatbotSettings};
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::agent::Agent;
+use edgechat_core::domain::chatbot::{Chatbot, ChatbotSettings};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -1,8 +1,8 @@
 use super::{batch_rows, Arg, Owner, Store};
-use crate::domain::data_source::{DataSource, SourceType, Status};
-use crate::error::{ApiError, ApiResult};
-use crate::knowledge::chunk::Chunk;
-use crate::knowledge::retrieve::ChunkHit;
+use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::knowledge::chunk::Chunk;
+use edgechat_core::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

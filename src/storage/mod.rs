@@ -14,7 +14,7 @@ mod widget;
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result, Env};

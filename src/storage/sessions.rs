@@ -1,6 +1,6 @@
 use super::{json_object as object, Arg, Store};
-use crate::domain::session::{FinishReason, Message, MessageKind, Session};
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 use super::{Arg, Store};
-use crate::domain::data_source::SourceTag;
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::data_source::SourceTag;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 

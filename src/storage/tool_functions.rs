@@ -1,6 +1,6 @@
 use super::{flag, json_object as object, Arg, Store};
-use crate::domain::tool_function::ToolFunction;
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::tool_function::ToolFunction;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;

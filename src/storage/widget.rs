@@ -4,9 +4,9 @@
 use super::chatbots::{ChatbotRow, CHATBOT_COLUMNS};
 use super::sessions::{SessionRow, SESSION_COLUMNS};
 use super::{Arg, Store};
-use crate::domain::chatbot::Chatbot;
-use crate::domain::session::Session;
-use crate::error::{ApiError, ApiResult};
+use edgechat_core::domain::chatbot::Chatbot;
+use edgechat_core::domain::session::Session;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use serde_json::Value;
 
 impl Store {

@@ -58,7 +58,7 @@ const BULK = {
 };
 
 async function routesWithUuid() {
-  const source = await readFile(path.join(ROOT, "src/routes.rs"), "utf8");
+  const source = await readFile(path.join(ROOT, "crates/core/src/api/routes.rs"), "utf8");
   return [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)]
     .map(([, method, p]) => `${method} ${p}`)
     .filter((r) => r.includes("{uuid}"));
@@ -100,7 +100,7 @@ after(async () => { await worker?.dispose(); });
 
 test("the isolation table covers every route that takes a uuid", async () => {
   assert.deepEqual((await routesWithUuid()).sort(), Object.keys(CASES).sort());
-  const source = await readFile(path.join(ROOT, "src/routes.rs"), "utf8");
+  const source = await readFile(path.join(ROOT, "crates/core/src/api/routes.rs"), "utf8");
   const bulk = [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)].map(([, m, p]) => `${m} ${p}`).filter((r) => / \/api\/v1\/(data-sources|messages)\//.test(r));
   assert.deepEqual(bulk.sort(), Object.keys(BULK).sort());
 });

@@ -1,0 +1,412 @@
+//! Data sources (Q&A pairs, web pages, uploaded files) and source tags: records and the
+//! validation of what clients send.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::{
+    canonical_uuid_list, check_len, is_hex_color, Body, MAX_LIST_ITEMS, MAX_NAME_CHARS,
+};
+use serde_json::{json, Map, Value};
+
+pub const MAX_QUESTION_CHARS: usize = 2_000;
+pub const MAX_ANSWER_CHARS: usize = 20_000;
+pub const MAX_URL_CHARS: usize = 2_048;
+pub const MAX_TITLE_CHARS: usize = 500;
+/// Meta key recording that a person retitled the source, so a re-scrape keeps their title.
+pub const TITLE_SET_KEY: &str = "title_set";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceType {
+    Qa,
+    Link,
+    File,
+}
+
+impl SourceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceType::Qa => "qa",
+            SourceType::Link => "link",
+            SourceType::File => "file",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "qa" => Some(SourceType::Qa),
+            "link" => Some(SourceType::Link),
+            "file" => Some(SourceType::File),
+            _ => None,
+        }
+    }
+}
+
+/// `await` until work starts, `running` while it is read, then `success` or `error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Await,
+    Running,
+    Success,
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Await => "await",
+            Status::Running => "running",
+            Status::Success => "success",
+            Status::Error => "error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "await" => Some(Status::Await),
+            "running" => Some(Status::Running),
+            "success" => Some(Status::Success),
+            "error" => Some(Status::Error),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataSource {
+    pub uuid: String,
+    pub chatbot_uuid: String,
+    pub source_type: SourceType,
+    pub title: String,
+    pub file_name: String,
+    pub file_size: i64,
+    pub tokens: i64,
+    pub status: Status,
+    /// Kept as an object; the record shows it JSON-encoded, as the seed says.
+    pub meta: Map<String, Value>,
+    pub object_key: Option<String>,
+    pub created_at: String,
+    pub modified_at: String,
+}
+
+impl DataSource {
+    pub fn to_json(&self, tag_uuids: &[String]) -> Value {
+        json!({
+            "uuid": self.uuid,
+            "chatbot_uuid": self.chatbot_uuid,
+            "title": self.title,
+            "file_name": self.file_name,
+            "file_size": self.file_size,
+            "tokens": self.tokens,
+            "type": self.source_type.as_str(),
+            "status": self.status.as_str(),
+            "meta_json": Value::Object(self.meta.clone()).to_string(),
+            "source_tag_uuids": tag_uuids,
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+        })
+    }
+
+    pub fn url(&self) -> Option<&str> {
+        self.meta.get("url").and_then(Value::as_str)
+    }
+
+    /// A web page names itself; a title a person set through the API is kept.
+    pub fn title_from_document(&self) -> bool {
+        self.source_type == SourceType::Link
+            && self.meta.get(TITLE_SET_KEY) != Some(&Value::Bool(true))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QaPair {
+    pub question: String,
+    pub answer: String,
+}
+
+pub fn qa_from_body(body: &Map<String, Value>) -> ApiResult<QaPair> {
+    let b = Body(body);
+    Ok(QaPair {
+        question: b
+            .req_str("question", MAX_QUESTION_CHARS)?
+            .trim()
+            .to_string(),
+        answer: b.req_str("answer", MAX_ANSWER_CHARS)?.trim().to_string(),
+    })
+}
+
+/// The raw URL string; `url_guard` decides whether it may be fetched.
+pub fn url_from_body(body: &Map<String, Value>) -> ApiResult<String> {
+    Ok(Body(body).req_str("url", MAX_URL_CHARS)?.trim().to_string())
+}
+
+pub fn title_from_body(body: &Map<String, Value>) -> ApiResult<String> {
+    Ok(Body(body)
+        .req_str("title", MAX_TITLE_CHARS)?
+        .trim()
+        .to_string())
+}
+
+/// A non-empty list of uuids (`uuids` in bulk calls), canonical and without repeats.
+pub fn uuid_list(body: &Map<String, Value>, field: &str) -> ApiResult<Vec<String>> {
+    let items = Body(body)
+        .opt_string_array(field, MAX_LIST_ITEMS)?
+        .ok_or_else(|| ApiError::invalid(field, format!("`{field}` is required.")))?;
+    if items.is_empty() {
+        return Err(ApiError::invalid(
+            field,
+            format!("`{field}` must not be empty."),
+        ));
+    }
+    canonical_uuid_list(field, &items)
+}
+
+/// The optional `meta_json` form field of an upload: a JSON object whose one known key is
+/// `reference_source_link` (a string); other keys are ignored.
+pub fn upload_meta(raw: Option<&str>) -> ApiResult<Map<String, Value>> {
+    let mut meta = Map::new();
+    let Some(raw) = raw.filter(|r| !r.trim().is_empty()) else {
+        return Ok(meta);
+    };
+    let parsed: Value = serde_json::from_str(raw).map_err(|_| {
+        ApiError::invalid(
+            "meta_json",
+            "`meta_json` must be a JSON object encoded as a string.",
+        )
+    })?;
+    let obj = parsed.as_object().ok_or_else(|| {
+        ApiError::invalid(
+            "meta_json",
+            "`meta_json` must be a JSON object encoded as a string.",
+        )
+    })?;
+    match obj.get("reference_source_link") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(link)) => {
+            check_len("meta_json", link, MAX_URL_CHARS)?;
+            meta.insert("reference_source_link".into(), Value::String(link.clone()));
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "meta_json",
+                "`meta_json.reference_source_link` must be a string.",
+            ))
+        }
+    }
+    Ok(meta)
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceTag {
+    pub uuid: String,
+    pub chatbot_uuid: String,
+    pub name: String,
+    pub color: String,
+    pub data_source_uuids: Vec<String>,
+    pub created_at: String,
+    pub modified_at: String,
+}
+
+impl SourceTag {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "uuid": self.uuid,
+            "chatbot_uuid": self.chatbot_uuid,
+            "name": self.name,
+            "color": self.color,
+            "data_source_uuids": self.data_source_uuids,
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+        })
+    }
+}
+
+/// What a source-tag create or update body sets; `None` leaves a field as it is.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SourceTagChange {
+    pub name: Option<String>,
+    pub color: Option<String>,
+    pub data_source_uuids: Option<Vec<String>>,
+}
+
+pub fn source_tag_change(body: &Map<String, Value>, creating: bool) -> ApiResult<SourceTagChange> {
+    let b = Body(body);
+    let name = if creating {
+        Some(b.req_str("name", MAX_NAME_CHARS)?.trim().to_string())
+    } else {
+        b.opt_nonblank_str("name", MAX_NAME_CHARS)?
+    };
+    let color = match b.opt_str("color", 16)? {
+        Some(c) if is_hex_color(&c) => Some(c.to_ascii_lowercase()),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "color",
+                "`color` must be a hex colour such as #1a7f37.",
+            ))
+        }
+        None if creating => Err(ApiError::invalid("color", "`color` is required."))?,
+        None => None,
+    };
+    let data_source_uuids = match b.opt_string_array("data_source_uuids", MAX_LIST_ITEMS)? {
+        None => None,
+        Some(items) if items.is_empty() => Some(Vec::new()),
+        Some(_) => Some(uuid_list(body, "data_source_uuids")?),
+    };
+    Ok(SourceTagChange {
+        name,
+        color,
+        data_source_uuids,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn qa_needs_both_halves() {
+        assert_eq!(
+            qa_from_body(&obj(json!({"question": "q"})))
+                .unwrap_err()
+                .field(),
+            Some("answer")
+        );
+        assert_eq!(
+            qa_from_body(&obj(json!({"answer": "a"})))
+                .unwrap_err()
+                .field(),
+            Some("question")
+        );
+        assert_eq!(
+            qa_from_body(&obj(json!({"question": 1, "answer": "a"})))
+                .unwrap_err()
+                .field(),
+            Some("question")
+        );
+        let qa = qa_from_body(&obj(json!({"question": " Where? ", "answer": " Here. "}))).unwrap();
+        assert_eq!(
+            (qa.question.as_str(), qa.answer.as_str()),
+            ("Where?", "Here.")
+        );
+    }
+
+    #[test]
+    fn uuid_lists() {
+        let u = "6f9619ff-8b86-4011-b42d-00c04fc964ff";
+        assert_eq!(
+            uuid_list(&obj(json!({"uuids": [u, u.to_uppercase()]})), "uuids").unwrap(),
+            vec![u]
+        );
+        assert_eq!(
+            uuid_list(&obj(json!({"uuids": []})), "uuids")
+                .unwrap_err()
+                .field(),
+            Some("uuids")
+        );
+        assert_eq!(
+            uuid_list(&obj(json!({})), "uuids").unwrap_err().field(),
+            Some("uuids")
+        );
+        assert_eq!(
+            uuid_list(&obj(json!({"uuids": ["x"]})), "uuids")
+                .unwrap_err()
+                .field(),
+            Some("uuids")
+        );
+        assert_eq!(
+            uuid_list(&obj(json!({"uuids": "x"})), "uuids")
+                .unwrap_err()
+                .field(),
+            Some("uuids")
+        );
+    }
+
+    #[test]
+    fn upload_meta_keeps_the_reference_link_only() {
+        let m = upload_meta(Some(
+            r#"{"reference_source_link":"https://example.com/a.pdf","other":1}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            Value::Object(m).to_string(),
+            r#"{"reference_source_link":"https://example.com/a.pdf"}"#
+        );
+        assert!(upload_meta(None).unwrap().is_empty());
+        assert!(upload_meta(Some("  ")).unwrap().is_empty());
+        assert_eq!(
+            upload_meta(Some("{")).unwrap_err().field(),
+            Some("meta_json")
+        );
+        assert_eq!(
+            upload_meta(Some("[1]")).unwrap_err().field(),
+            Some("meta_json")
+        );
+        assert_eq!(
+            upload_meta(Some(r#"{"reference_source_link":5}"#))
+                .unwrap_err()
+                .field(),
+            Some("meta_json")
+        );
+    }
+
+    #[test]
+    fn source_tag_rules() {
+        let c = source_tag_change(&obj(json!({"name": "Docs", "color": "#ABCDEF"})), true).unwrap();
+        assert_eq!(
+            (c.name.as_deref(), c.color.as_deref()),
+            (Some("Docs"), Some("#abcdef"))
+        );
+        assert_eq!(
+            source_tag_change(&obj(json!({"color": "#fff"})), true)
+                .unwrap_err()
+                .field(),
+            Some("name")
+        );
+        assert_eq!(
+            source_tag_change(&obj(json!({"name": "x"})), true)
+                .unwrap_err()
+                .field(),
+            Some("color")
+        );
+        assert_eq!(
+            source_tag_change(&obj(json!({"name": "x", "color": "red"})), true)
+                .unwrap_err()
+                .field(),
+            Some("color")
+        );
+        let u = source_tag_change(&obj(json!({"data_source_uuids": []})), false).unwrap();
+        assert_eq!(
+            u,
+            SourceTagChange {
+                data_source_uuids: Some(vec![]),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn record_encodes_meta_as_a_string() {
+        let mut meta = Map::new();
+        meta.insert("question".into(), json!("q"));
+        let s = DataSource {
+            uuid: "u".into(),
+            chatbot_uuid: "c".into(),
+            source_type: SourceType::Qa,
+            title: "q".into(),
+            file_name: String::new(),
+            file_size: 0,
+            tokens: 3,
+            status: Status::Success,
+            meta,
+            object_key: None,
+            created_at: "t".into(),
+            modified_at: "t".into(),
+        };
+        let v = s.to_json(&[]);
+        assert_eq!(v["meta_json"], r#"{"question":"q"}"#);
+        assert_eq!(v["type"], "qa");
+        assert_eq!(v["status"], "success");
+    }
+}

@@ -1,0 +1,11 @@
+//! The service's records and the rules for changing them. Nothing here touches the Worker
+//! runtime, so all of it is tested natively.
+
+pub mod agent;
+pub mod api_key;
+pub mod chatbot;
+pub mod data_source;
+pub mod session;
+pub mod tool_function;
+pub mod widget;
+pub mod rate_limit;

@@ -1,0 +1,260 @@
+//! Chat sessions and messages: records and what clients may send.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::Body;
+use serde_json::{json, Map, Value};
+
+pub const MAX_QUERY_CHARS: usize = 8_000;
+pub const MAX_VARIABLES: usize = 100;
+pub const MAX_VARIABLE_CHARS: usize = 2_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Session {
+    pub uuid: String,
+    pub chatbot_uuid: String,
+    pub initial_variables: Option<Map<String, Value>>,
+    pub meta: Map<String, Value>,
+    pub created_at: String,
+    pub modified_at: String,
+}
+
+impl Session {
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "uuid": self.uuid,
+            "chatbot_uuid": self.chatbot_uuid,
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+            "meta": self.meta,
+        });
+        if let (Some(vars), Some(obj)) = (&self.initial_variables, v.as_object_mut()) {
+            obj.insert("initial_variables".into(), Value::Object(vars.clone()));
+        }
+        v
+    }
+}
+
+/// `initial_variables`: a flat object whose values are strings, numbers, booleans or null.
+pub fn initial_variables(body: &Map<String, Value>) -> ApiResult<Option<Map<String, Value>>> {
+    const FIELD: &str = "initial_variables";
+    let Some(vars) = Body(body).opt_object(FIELD)? else {
+        return Ok(None);
+    };
+    if vars.len() > MAX_VARIABLES {
+        return Err(ApiError::invalid(
+            FIELD,
+            format!("`{FIELD}` may hold at most {MAX_VARIABLES} variables."),
+        ));
+    }
+    for (name, value) in vars {
+        match value {
+            Value::Object(_) | Value::Array(_) => {
+                return Err(ApiError::invalid(
+                    FIELD,
+                    format!("`{FIELD}` must be a flat object; `{name}` holds a nested value."),
+                ))
+            }
+            Value::String(s) if s.chars().count() > MAX_VARIABLE_CHARS => {
+                return Err(ApiError::invalid(
+                    FIELD,
+                    format!("`{FIELD}.{name}` must be at most {MAX_VARIABLE_CHARS} characters."),
+                ))
+            }
+            _ => {}
+        }
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(ApiError::invalid(
+                FIELD,
+                "Variable names must be 1 to 64 characters.",
+            ));
+        }
+    }
+    Ok(Some(vars.clone()))
+}
+
+pub fn query_from_body(body: &Map<String, Value>) -> ApiResult<String> {
+    let query = Body(body).req_str("query", MAX_QUERY_CHARS)?;
+    Ok(query.trim().to_string())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    Length,
+    Error,
+    Aborted,
+}
+
+impl FinishReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::Error => "error",
+            FinishReason::Aborted => "aborted",
+        }
+    }
+
+    /// A provider's finish reason, as ours.
+    pub fn from_provider(reason: &str) -> Self {
+        match reason {
+            "length" | "max_tokens" => FinishReason::Length,
+            _ => FinishReason::Stop,
+        }
+    }
+}
+
+/// What a message is: an exchange with an agent, or live-chat traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageKind {
+    Answer,
+    /// The user wrote while a person was answering; `query` holds it, `response` is empty.
+    User,
+    /// A person answered; `response` holds it.
+    Operator,
+    /// Live chat started or ended; `response` holds the announcement.
+    Announcement,
+}
+
+impl MessageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::Answer => "answer",
+            MessageKind::User => "user",
+            MessageKind::Operator => "operator",
+            MessageKind::Announcement => "announcement",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "answer" => Some(MessageKind::Answer),
+            "user" => Some(MessageKind::User),
+            "operator" => Some(MessageKind::Operator),
+            "announcement" => Some(MessageKind::Announcement),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub uuid: String,
+    pub kind: MessageKind,
+    pub session_uuid: String,
+    pub chatbot_uuid: String,
+    pub started_ms: i64,
+    pub query: String,
+    pub response: String,
+    pub finish_reason: FinishReason,
+    pub cite_data: Value,
+    pub meta: Value,
+    pub created_at: String,
+    pub modified_at: String,
+}
+
+impl Message {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "uuid": self.uuid,
+            "session_uuid": self.session_uuid,
+            "kind": self.kind.as_str(),
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+            "query": self.query,
+            "response": self.response,
+            "finish_reason": self.finish_reason.as_str(),
+            "cite_data_json": self.cite_data.to_string(),
+            "meta_json": self.meta.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn initial_variables_must_be_flat() {
+        assert_eq!(initial_variables(&obj(json!({}))).unwrap(), None);
+        let v = initial_variables(&obj(
+            json!({"initial_variables": {"name": "Ada", "age": 36, "vip": true, "note": null}}),
+        ))
+        .unwrap();
+        assert_eq!(v.unwrap().len(), 4);
+        for bad in [
+            json!({"a": {"b": 1}}),
+            json!({"a": [1]}),
+            json!("x"),
+            json!([]),
+        ] {
+            assert_eq!(
+                initial_variables(&obj(json!({"initial_variables": bad})))
+                    .unwrap_err()
+                    .field(),
+                Some("initial_variables")
+            );
+        }
+    }
+
+    #[test]
+    fn query_is_required() {
+        assert_eq!(
+            query_from_body(&obj(json!({}))).unwrap_err().field(),
+            Some("query")
+        );
+        assert_eq!(
+            query_from_body(&obj(json!({"query": "  "})))
+                .unwrap_err()
+                .field(),
+            Some("query")
+        );
+        assert_eq!(
+            query_from_body(&obj(json!({"query": 5})))
+                .unwrap_err()
+                .field(),
+            Some("query")
+        );
+        assert_eq!(
+            query_from_body(&obj(json!({"query": " hi "}))).unwrap(),
+            "hi"
+        );
+    }
+
+    #[test]
+    fn records_encode_json_fields_as_strings() {
+        let m = Message {
+            uuid: "m".into(),
+            kind: MessageKind::Answer,
+            session_uuid: "s".into(),
+            chatbot_uuid: "c".into(),
+            started_ms: 1,
+            query: "q".into(),
+            response: "r".into(),
+            finish_reason: FinishReason::Aborted,
+            cite_data: json!({"1": {"title": "t"}}),
+            meta: json!({"model": "x"}),
+            created_at: "t".into(),
+            modified_at: "t".into(),
+        };
+        let v = m.to_json();
+        assert_eq!(v["finish_reason"], "aborted");
+        assert_eq!(v["cite_data_json"], r#"{"1":{"title":"t"}}"#);
+        assert_eq!(v["meta_json"], r#"{"model":"x"}"#);
+        let s = Session {
+            uuid: "s".into(),
+            chatbot_uuid: "c".into(),
+            initial_variables: None,
+            meta: Map::new(),
+            created_at: "t".into(),
+            modified_at: "t".into(),
+        };
+        assert!(s.to_json().get("initial_variables").is_none());
+        assert_eq!(FinishReason::from_provider("length"), FinishReason::Length);
+        assert_eq!(FinishReason::from_provider("stop"), FinishReason::Stop);
+    }
+}

@@ -1,0 +1,374 @@
+//! Tool functions: an HTTP endpoint an agent's model may call, described by a JSON object
+//! schema for its arguments.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::{Body, MAX_DESCRIPTION_CHARS};
+use serde_json::{json, Map, Value};
+
+pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+pub const PARAMETER_TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+pub const MAX_HEADERS: usize = 50;
+pub const MAX_PARAMETERS: usize = 50;
+pub const MAX_URL_CHARS: usize = 2_048;
+pub const MAX_TOOL_FUNCTIONS_PER_AGENT: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolFunction {
+    pub uuid: String,
+    pub agent_uuid: String,
+    pub name: String,
+    pub description: String,
+    pub enabled: bool,
+    pub external_url: String,
+    pub method: String,
+    pub headers: Map<String, Value>,
+    pub meta: Map<String, Value>,
+    pub parameters: Value,
+    pub created_at: String,
+    pub modified_at: String,
+}
+
+impl ToolFunction {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "uuid": self.uuid,
+            "agent_uuid": self.agent_uuid,
+            "name": self.name,
+            "description": self.description,
+            "enabled": u8::from(self.enabled),
+            "external_url": self.external_url,
+            "method": self.method,
+            "headers": self.headers,
+            "meta": self.meta,
+            "parameters": self.parameters,
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+        })
+    }
+
+    /// The Chat Completions `tools` entry for this function.
+    pub fn tool_definition(&self) -> Value {
+        json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// Names a model can call: letters, digits, `_` and `-`, at most 64.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn valid_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn parse_url(raw: &str) -> ApiResult<String> {
+    let url = url::Url::parse(raw.trim()).map_err(|_| {
+        ApiError::invalid(
+            "external_url",
+            "`external_url` must be an absolute http or https URL.",
+        )
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(ApiError::invalid(
+            "external_url",
+            "`external_url` must be an absolute http or https URL.",
+        ));
+    }
+    Ok(url.to_string())
+}
+
+fn parse_headers(value: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
+    if value.len() > MAX_HEADERS {
+        return Err(ApiError::invalid(
+            "headers",
+            format!("`headers` may hold at most {MAX_HEADERS} entries."),
+        ));
+    }
+    for (name, v) in value {
+        if !valid_header_name(name) {
+            return Err(ApiError::invalid(
+                "headers",
+                format!("{name:?} is not a valid header name."),
+            ));
+        }
+        match v {
+            Value::String(s) if s.len() <= 4096 && !s.contains(['\r', '\n']) => {}
+            _ => {
+                return Err(ApiError::invalid(
+                    "headers",
+                    format!("The header {name:?} must have a string value on one line."),
+                ))
+            }
+        }
+    }
+    Ok(value.clone())
+}
+
+/// The seed's object schema: `{type: "object", properties: {name: {description, type}}, required}`.
+pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
+    const FIELD: &str = "parameters";
+    let bad = |msg: String| ApiError::invalid(FIELD, msg);
+    let obj = value
+        .as_object()
+        .ok_or_else(|| bad("`parameters` must be an object schema.".into()))?;
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        _ => return Err(bad("`parameters.type` must be \"object\".".into())),
+    }
+    let properties = match obj.get("properties") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return Err(bad("`parameters.properties` must be an object.".into())),
+    };
+    if properties.len() > MAX_PARAMETERS {
+        return Err(bad(format!(
+            "A function may take at most {MAX_PARAMETERS} parameters."
+        )));
+    }
+    for (name, spec) in &properties {
+        if !valid_name(name) {
+            return Err(bad(format!("{name:?} is not a valid parameter name.")));
+        }
+        let spec = spec.as_object().ok_or_else(|| {
+            bad(format!(
+                "The parameter {name:?} must be an object {{description, type}}."
+            ))
+        })?;
+        match spec.get("type") {
+            Some(Value::String(t)) if PARAMETER_TYPES.contains(&t.as_str()) => {}
+            _ => {
+                return Err(bad(format!(
+                    "The parameter {name:?} needs a `type`, one of: {}.",
+                    PARAMETER_TYPES.join(", ")
+                )))
+            }
+        }
+        match spec.get("description") {
+            None | Some(Value::String(_)) => {}
+            Some(_) => {
+                return Err(bad(format!(
+                    "The description of {name:?} must be a string."
+                )))
+            }
+        }
+    }
+    let required: Vec<String> = match obj.get("required") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                bad("`parameters.required` must be an array of parameter names.".into())
+            })?,
+        Some(_) => {
+            return Err(bad(
+                "`parameters.required` must be an array of parameter names.".into(),
+            ))
+        }
+    };
+    if let Some(unknown) = required.iter().find(|r| !properties.contains_key(*r)) {
+        return Err(bad(format!(
+            "`parameters.required` names {unknown:?}, which is not a parameter."
+        )));
+    }
+    Ok(json!({"type": "object", "properties": properties, "required": required}))
+}
+
+/// Validates a create body (`name` and `external_url` required) or applies an update body over
+/// `current`.
+pub fn apply(
+    body: &Map<String, Value>,
+    current: Option<ToolFunction>,
+    new_uuid: String,
+    agent_uuid: String,
+    now: String,
+) -> ApiResult<ToolFunction> {
+    let b = Body(body);
+    let creating = current.is_none();
+    let mut f = current.unwrap_or_else(|| ToolFunction {
+        uuid: new_uuid,
+        agent_uuid,
+        name: String::new(),
+        description: String::new(),
+        enabled: true,
+        external_url: String::new(),
+        method: "POST".into(),
+        headers: Map::new(),
+        meta: Map::new(),
+        parameters: json!({"type": "object", "properties": {}, "required": []}),
+        created_at: now.clone(),
+        modified_at: now.clone(),
+    });
+    match b.opt_str("name", 64)? {
+        Some(name) if valid_name(name.trim()) => f.name = name.trim().to_string(),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "name",
+                "`name` must be 1 to 64 letters, digits, underscores or hyphens.",
+            ))
+        }
+        None if creating => return Err(ApiError::invalid("name", "`name` is required.")),
+        None => {}
+    }
+    if let Some(d) = b.opt_str("description", MAX_DESCRIPTION_CHARS)? {
+        f.description = d;
+    }
+    if let Some(e) = b.opt_bool("enabled")? {
+        f.enabled = e;
+    }
+    match b.opt_str("external_url", MAX_URL_CHARS)? {
+        Some(u) => f.external_url = parse_url(&u)?,
+        None if creating => {
+            return Err(ApiError::invalid(
+                "external_url",
+                "`external_url` is required.",
+            ))
+        }
+        None => {}
+    }
+    if let Some(m) = b.opt_str("method", 16)? {
+        let upper = m.trim().to_ascii_uppercase();
+        if !METHODS.contains(&upper.as_str()) {
+            return Err(ApiError::invalid(
+                "method",
+                format!("`method` must be one of: {}.", METHODS.join(", ")),
+            ));
+        }
+        f.method = upper;
+    }
+    if let Some(h) = b.opt_object("headers")? {
+        f.headers = parse_headers(h)?;
+    }
+    if let Some(m) = b.opt_object("meta")? {
+        f.meta = m.clone();
+    }
+    if let Some(p) = b.raw("parameters") {
+        f.parameters = parse_parameters(p)?;
+    }
+    f.modified_at = now;
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn create(v: Value) -> ApiResult<ToolFunction> {
+        apply(&obj(v), None, "u".into(), "a".into(), "t".into())
+    }
+
+    #[test]
+    fn create_fills_defaults_and_normalises() {
+        let f = create(json!({
+            "name": "lookup_order", "external_url": "https://api.example.com/orders", "method": "get",
+            "parameters": {"type": "object", "properties": {"order_id": {"description": "the id", "type": "string"}}, "required": ["order_id"]}
+        }))
+        .unwrap();
+        assert_eq!(f.method, "GET");
+        assert!(f.enabled);
+        assert_eq!(f.to_json()["enabled"], 1);
+        assert_eq!(f.parameters["required"], json!(["order_id"]));
+        assert_eq!(f.tool_definition()["function"]["name"], "lookup_order");
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let base = |extra: Value| {
+            let mut v = json!({"name": "f", "external_url": "https://x.example/"});
+            if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                o.extend(e.clone());
+            }
+            create(v).unwrap_err().field().map(str::to_string)
+        };
+        assert_eq!(
+            create(json!({"external_url": "https://x.example/"}))
+                .unwrap_err()
+                .field(),
+            Some("name")
+        );
+        assert_eq!(
+            create(json!({"name": "f"})).unwrap_err().field(),
+            Some("external_url")
+        );
+        assert_eq!(base(json!({"name": "has space"})).as_deref(), Some("name"));
+        assert_eq!(
+            base(json!({"external_url": "ftp://x.example/"})).as_deref(),
+            Some("external_url")
+        );
+        assert_eq!(
+            base(json!({"external_url": "not a url"})).as_deref(),
+            Some("external_url")
+        );
+        assert_eq!(base(json!({"method": "TRACE"})).as_deref(), Some("method"));
+        assert_eq!(
+            base(json!({"headers": {"X-Key": 5}})).as_deref(),
+            Some("headers")
+        );
+        assert_eq!(
+            base(json!({"headers": {"Bad Name": "v"}})).as_deref(),
+            Some("headers")
+        );
+        assert_eq!(
+            base(json!({"headers": {"X": "a\r\nInjected: 1"}})).as_deref(),
+            Some("headers")
+        );
+        assert_eq!(base(json!({"headers": []})).as_deref(), Some("headers"));
+        assert_eq!(
+            base(json!({"parameters": {"type": "array"}})).as_deref(),
+            Some("parameters")
+        );
+        assert_eq!(
+            base(json!({"parameters": {"type": "object", "properties": {"a": {"type": "date"}}}}))
+                .as_deref(),
+            Some("parameters")
+        );
+        assert_eq!(
+            base(json!({"parameters": {"type": "object", "properties": {}, "required": ["a"]}}))
+                .as_deref(),
+            Some("parameters")
+        );
+        assert_eq!(base(json!({"enabled": "yes"})).as_deref(), Some("enabled"));
+    }
+
+    #[test]
+    fn update_changes_only_what_is_sent() {
+        let f = create(
+            json!({"name": "f", "external_url": "https://x.example/", "headers": {"X-Key": "1"}}),
+        )
+        .unwrap();
+        let g = apply(
+            &obj(json!({"enabled": false})),
+            Some(f.clone()),
+            "ignored".into(),
+            "ignored".into(),
+            "t2".into(),
+        )
+        .unwrap();
+        assert!(!g.enabled);
+        assert_eq!(
+            (g.uuid.as_str(), g.name.as_str(), g.headers.len()),
+            (f.uuid.as_str(), "f", 1)
+        );
+        assert_eq!(g.modified_at, "t2");
+    }
+}

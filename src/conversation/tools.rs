@@ -1,0 +1,87 @@
+//! Calling a tool function's endpoint for the model: the arguments as a JSON body (a query
+//! string for GET), the function's headers, a time limit and a size cap, and private addresses
+//! refused unless allowed. A tool that fails or hangs is reported to the model as text; it
+//! never fails the answer.
+
+use edgechat_core::chat::sse::truncate;
+use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
+use edgechat_core::domain::tool_function::ToolFunction;
+use crate::platform::outbound::{self, seconds_setting, Limits, Outgoing};
+use serde_json::Value;
+use worker::{Env, Method};
+
+/// How long a tool's endpoint may take unless the operator sets `TOOL_TIMEOUT_SECONDS`.
+pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
+
+fn tool_limits(env: &Env) -> Limits {
+    Limits {
+        timeout: seconds_setting(env, "TOOL_TIMEOUT_SECONDS", DEFAULT_TOOL_TIMEOUT_SECS),
+        max_bytes: 256 * 1024,
+        max_redirects: 3,
+    }
+}
+/// The most of a tool's answer handed to the model.
+pub const MAX_RESULT_CHARS: usize = 8_000;
+
+fn method(name: &str) -> Method {
+    match name {
+        "GET" => Method::Get,
+        "PUT" => Method::Put,
+        "PATCH" => Method::Patch,
+        "DELETE" => Method::Delete,
+        _ => Method::Post,
+    }
+}
+
+/// Runs one call; the text the model gets back.
+pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> String {
+    let Some(function) = functions.iter().find(|f| f.name == call.name && f.enabled) else {
+        return format!("Error: there is no tool named {:?}.", call.name);
+    };
+    let args = arguments_object(&call.arguments);
+    let (url, body) = if function.method == "GET" {
+        match url_with_query(&function.external_url, &args) {
+            Some(u) => (u, None),
+            None => return "Error: the tool's URL is not valid.".to_string(),
+        }
+    } else {
+        (
+            function.external_url.clone(),
+            Some(Value::Object(args).to_string()),
+        )
+    };
+    let mut headers: Vec<(String, String)> = function
+        .headers
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect();
+    if body.is_some()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        headers.push(("Content-Type".into(), "application/json".into()));
+    }
+    let result = outbound::fetch(
+        Outgoing {
+            method: method(&function.method),
+            url: &url,
+            headers,
+            body,
+        },
+        &outbound::private_access(env),
+        tool_limits(env),
+    )
+    .await;
+    match result {
+        Ok(f) if (200..300).contains(&f.status) => {
+            truncate(&String::from_utf8_lossy(&f.body), MAX_RESULT_CHARS)
+        }
+        Ok(f) => format!(
+            "Error: the tool answered HTTP {}: {}",
+            f.status,
+            truncate(&String::from_utf8_lossy(&f.body), 500)
+        ),
+        Err(reason) => format!("Error: the tool could not be called. {reason}"),
+    }
+}

@@ -1,0 +1,55 @@
+//! Work the scheduled handler does: fail sources whose reader was cut off, and remove R2
+//! objects whose record is gone (a delete interrupted between D1 and R2).
+
+use edgechat_core::api::error::ApiResult;
+use crate::platform::files;
+use crate::ingestion::STALE_AFTER_SECS;
+use crate::storage::Store;
+use edgechat_core::time;
+use chrono::{Duration, Utc};
+use worker::Env;
+
+/// An object younger than this may belong to an upload whose record is still being written;
+/// the var `ORPHAN_GRACE_SECONDS` overrides it.
+const DEFAULT_ORPHAN_GRACE_SECS: i64 = 60 * 60;
+
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub stale_sources_failed: usize,
+    pub orphan_objects_removed: usize,
+}
+
+pub async fn run(env: &Env) -> ApiResult<Report> {
+    let store = Store::new(env)?;
+    let now = Utc::now();
+    let cutoff = time::format(now - Duration::seconds(STALE_AFTER_SECS));
+    let stale_sources_failed = store
+        .fail_stale_sources(&cutoff, &time::format(now))
+        .await?;
+
+    let grace = env
+        .var("ORPHAN_GRACE_SECONDS")
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<i64>().ok())
+        .unwrap_or(DEFAULT_ORPHAN_GRACE_SECS);
+    let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
+    let objects = files::list_with_age(env, "chatbots/").await?;
+    let candidates: Vec<String> = objects
+        .into_iter()
+        .filter(|(_, uploaded_ms)| *uploaded_ms < grace_cutoff_ms)
+        .map(|(key, _)| key)
+        .collect();
+    let mut orphans = Vec::new();
+    for batch in candidates.chunks(500) {
+        let known = store.known_object_keys(batch).await?;
+        orphans.extend(batch.iter().filter(|k| !known.contains(k)).cloned());
+    }
+    let orphan_objects_removed = orphans.len();
+    for batch in orphans.chunks(1000) {
+        files::delete(env, batch.to_vec()).await?;
+    }
+    Ok(Report {
+        stale_sources_failed,
+        orphan_objects_removed,
+    })
+}

@@ -1,0 +1,8 @@
+//! The Worker runtime's pieces that more than one part of the shell uses: outbound HTTP behind
+//! the private-address guard, files in R2, the stream an answer is written into, and the
+//! rate-limit object's client.
+
+pub mod files;
+pub mod outbound;
+pub mod rate_limit;
+pub mod stream;

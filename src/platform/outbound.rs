@@ -1,0 +1,163 @@
+//! Calls from the Worker to the outside (web-page sources, tool functions): only to URLs the
+//! guard allows, following redirects by hand so every hop is checked, within a time limit and
+//! a size cap.
+
+use edgechat_core::knowledge::url_guard::{check_url, PrivateAccess};
+use futures::future::{select, Either};
+use futures::StreamExt;
+use std::time::Duration;
+use worker::{
+    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
+};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub max_bytes: usize,
+    pub max_redirects: usize,
+}
+
+pub struct Outgoing<'a> {
+    pub method: Method,
+    pub url: &'a str,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Fetched {
+    /// Where the content came from after redirects.
+    pub url: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// A time limit the operator may set as a whole number of seconds in the variable `name`
+/// (1 to 600); `default_secs` when unset or unreadable.
+pub fn seconds_setting(env: &worker::Env, name: &str, default_secs: u64) -> Duration {
+    let secs = env
+        .var(name)
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
+        .filter(|s| (1..=600).contains(s))
+        .unwrap_or(default_secs);
+    Duration::from_secs(secs)
+}
+
+/// Which private and loopback addresses the operator lets the Worker call.
+pub fn private_access(env: &worker::Env) -> PrivateAccess {
+    let var = |name: &str| env.var(name).map(|v| v.to_string()).unwrap_or_default();
+    PrivateAccess::from_settings(
+        var("ALLOW_PRIVATE_URLS").eq_ignore_ascii_case("true"),
+        &var("ALLOW_PRIVATE_HOSTS"),
+    )
+}
+
+/// Sends `out`, following at most `limits.max_redirects` redirects (a 303, or a 301/302 after a
+/// POST, becomes a GET without a body, as browsers do). The error is a sentence for a person.
+pub async fn fetch(
+    out: Outgoing<'_>,
+    access: &PrivateAccess,
+    limits: Limits,
+) -> Result<Fetched, String> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let work = async {
+        let mut url = check_url(out.url, access)?;
+        let mut method = out.method.clone();
+        let mut body = out.body.clone();
+        for _ in 0..=limits.max_redirects {
+            let headers = Headers::new();
+            for (name, value) in &out.headers {
+                headers
+                    .set(name, value)
+                    .map_err(|_| format!("The header {name:?} is not a valid HTTP header."))?;
+            }
+            let mut init = RequestInit::new();
+            init.with_method(method.clone())
+                .with_headers(headers)
+                .with_redirect(RequestRedirect::Manual)
+                .with_body(body.as_deref().map(wasm_bindgen::JsValue::from_str));
+            let request = Request::new_with_init(url.as_str(), &init)
+                .map_err(|e| format!("Could not build the request: {e}"))?;
+            let mut response = Fetch::Request(request)
+                .send_with_signal(&signal)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "Could not reach {}: {e}",
+                        url.host_str().unwrap_or("the server")
+                    )
+                })?;
+            let status = response.status_code();
+            if (300..400).contains(&status) && status != 304 {
+                let location = response
+                    .headers()
+                    .get("Location")
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| {
+                        format!("The server answered {status} without a Location to follow.")
+                    })?;
+                let next = url.join(&location).map_err(|_| {
+                    format!("The server redirected to an invalid URL: {location:?}.")
+                })?;
+                url = check_url(next.as_str(), access)?;
+                if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
+                    method = Method::Get;
+                    body = None;
+                }
+                continue;
+            }
+            let content_type = response.headers().get("Content-Type").ok().flatten();
+            let declared = response
+                .headers()
+                .get("Content-Length")
+                .ok()
+                .flatten()
+                .and_then(|v| v.trim().parse::<usize>().ok());
+            if declared.is_some_and(|n| n > limits.max_bytes) {
+                return Err(too_big(limits.max_bytes));
+            }
+            let mut bytes = Vec::new();
+            if let Ok(mut stream) = response.stream() {
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk.map_err(|e| {
+                        format!("The connection failed while reading the answer: {e}")
+                    })?;
+                    if bytes.len() + chunk.len() > limits.max_bytes {
+                        return Err(too_big(limits.max_bytes));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+            }
+            return Ok(Fetched {
+                url: url.to_string(),
+                status,
+                content_type,
+                body: bytes,
+            });
+        }
+        Err(format!("Gave up after {} redirects.", limits.max_redirects))
+    };
+    let timer = Delay::from(limits.timeout);
+    futures::pin_mut!(work);
+    match select(work, timer).await {
+        Either::Left((result, _)) => result,
+        Either::Right(_) => {
+            controller.abort();
+            Err(format!(
+                "The server did not answer within {} seconds.",
+                limits.timeout.as_secs()
+            ))
+        }
+    }
+}
+
+fn too_big(limit: usize) -> String {
+    format!(
+        "The answer is larger than the {} KiB this service reads.",
+        limit / 1024
+    )
+}
