@@ -33,9 +33,10 @@ mod entry {
 
     #[event(scheduled)]
     async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-        match crate::ingestion::maintenance::run(&env).await {
-            Ok(report) => worker::console_log!("maintenance: {report:?}"),
-            Err(err) => worker::console_error!("maintenance failed: {err:?}"),
+        let config = crate::platform::config::read(&env);
+        match crate::ingestion::maintenance::run(&env, &config).await {
+            Ok(report) => crate::platform::log::report("maintenance", serde_json::json!(report)),
+            Err(err) => crate::platform::log::background_failure("scheduled maintenance", "", &err),
         }
     }
 

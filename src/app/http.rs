@@ -55,11 +55,8 @@ pub fn success_response() -> ApiResult<Response> {
 }
 
 /// The only place an error becomes a response: JSON body, status and required headers. Internal
-/// causes are logged here and never sent.
+/// causes are never sent; the request's log line carries them (`platform::log`).
 pub fn error_response(err: &ApiError) -> Response {
-    if let Some(line) = err.log_line() {
-        worker::console_error!("{line}");
-    }
     let headers = Headers::new();
     for (name, value) in err.headers() {
         // Header names and values here are ours and always valid.

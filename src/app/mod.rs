@@ -7,11 +7,17 @@ use edgechat_core::domain::api_key::{bearer_token, constant_time_eq, hash_key};
 use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::handlers;
-use edgechat_core::api::routes::{admits_visitors, match_route, visitor_route, Access, Endpoint, RouteMatch};
+use edgechat_core::api::routes::{
+    admits_visitors, match_route, route_pattern, visitor_route, Access, Endpoint, RouteMatch,
+};
 use crate::storage::{Owner, Store};
 use edgechat_core::api::validate::canonical_uuid;
 use self::widget::Visitor;
+use crate::platform::config;
+use crate::platform::log::RequestLog;
+use edgechat_core::config::Config;
 use serde_json::{Map, Value};
+use std::rc::Rc;
 use worker::{Context, Env, Request, Response};
 
 /// Who is calling.
@@ -39,9 +45,13 @@ pub struct Call {
     pub req: Request,
     pub env: Env,
     pub ctx: Context,
+    /// The configuration, read once for this request.
+    pub config: Config,
     pub store: Store,
     pub caller: Caller,
     pub params: Vec<String>,
+    /// This request's log line; a create call names the record it made.
+    pub log: Rc<RequestLog>,
 }
 
 impl Call {
@@ -92,25 +102,24 @@ impl Call {
         http::read_json_object(&mut self.req).await
     }
 
-    pub fn var(&self, name: &str) -> Option<String> {
-        self.env
-            .var(name)
-            .ok()
-            .map(|v| v.to_string())
-            .filter(|v| !v.is_empty())
-    }
 }
 
 pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
-    match serve(req, env, ctx).await {
-        Ok(response) => response,
-        Err(err) => http::error_response(&err),
-    }
-}
-
-async fn serve(req: Request, env: Env, ctx: Context) -> ApiResult<Response> {
     let method = req.method().to_string();
     let path = req.path();
+    let log = Rc::new(RequestLog::start(&method));
+    let response = match serve(req, env, ctx, &log).await {
+        Ok(response) => response,
+        Err(err) => log.fail(err),
+    };
+    log.finish(response.status_code(), &path);
+    response
+}
+
+async fn serve(req: Request, env: Env, ctx: Context, log: &Rc<RequestLog>) -> ApiResult<Response> {
+    let method = req.method().to_string();
+    let path = req.path();
+    let config = config::read(&env);
     if method == "OPTIONS" {
         let requested = req.headers().get("Access-Control-Request-Method")?;
         if let Some((endpoint, params)) = requested.and_then(|m| visitor_route(&m, &path)) {
@@ -130,48 +139,53 @@ async fn serve(req: Request, env: Env, ctx: Context) -> ApiResult<Response> {
             ))
         }
     };
+    if let Some(pattern) = route_pattern(&method, endpoint) {
+        log.route(format!("{endpoint:?}"), pattern);
+    }
+    if let Some(uuid) = params.first().and_then(|p| canonical_uuid(p)) {
+        log.record(&uuid);
+    }
     // A site visitor's page on another origin may read what a visitor route answers, errors
     // included, when its token was minted for that site.
     let cors = if admits_visitors(endpoint) {
         let header = req.headers().get("Authorization")?;
-        widget::cors_grant(&req, &env, bearer_token(header.as_deref()))
+        widget::cors_grant(&req, &config, bearer_token(header.as_deref()))
     } else {
         None
     };
     let result = async {
         let store = Store::new(&env)?;
-        let caller = authenticate(&req, &env, &store, endpoint, access).await?;
+        let caller = authenticate(&req, &config, &store, endpoint, access).await?;
+        match &caller {
+            Caller::Account { account_uuid, .. } => log.account(account_uuid),
+            Caller::Visitor(visitor) => log.account(&visitor.account_uuid),
+            _ => {}
+        }
         let call = Call {
             req,
             env,
             ctx,
+            config,
             store,
             caller,
             params,
+            log: Rc::clone(log),
         };
         dispatch(endpoint, call).await
     }
     .await;
     match cors {
         Some(origin) => Ok(widget::allow_origin(
-            result.unwrap_or_else(|err| http::error_response(&err)),
+            result.unwrap_or_else(|err| log.fail(err)),
             &origin,
         )),
         None => result,
     }
 }
 
-pub(crate) fn secret(env: &Env, name: &str) -> Option<String> {
-    env.secret(name)
-        .ok()
-        .map(|s| s.to_string())
-        .or_else(|| env.var(name).ok().map(|v| v.to_string()))
-        .filter(|v| !v.is_empty())
-}
-
 async fn authenticate(
     req: &Request,
-    env: &Env,
+    config: &Config,
     store: &Store,
     endpoint: Endpoint,
     access: Access,
@@ -184,10 +198,9 @@ async fn authenticate(
         ApiError::Unauthorized("Send an API key as `Authorization: Bearer <key>`.".into())
     })?;
     if token.starts_with(VISITOR_TOKEN_PREFIX) {
-        return widget::authenticate(req, env, store, token, endpoint).await;
+        return widget::authenticate(req, config, store, token, endpoint).await;
     }
-    let admin_token = secret(env, "ADMIN_TOKEN");
-    if admin_token.is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes())) {
+    if config.admin_token.as_deref().is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes())) {
         return match access {
             Access::AdminOrAccount => Ok(Caller::Admin),
             _ => Err(ApiError::Unauthorized(

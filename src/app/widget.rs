@@ -2,9 +2,10 @@
 //! and the CORS answers that let a browser on an admitted site call the visitor endpoints.
 //! The rules themselves are pure, in `domain::widget`.
 
-use crate::app::{secret, Caller};
+use crate::app::Caller;
 use edgechat_core::domain::chatbot::Chatbot;
-use edgechat_core::domain::widget::{admits, normalize_origin, verify, TokenError, MIN_SECRET_BYTES};
+use edgechat_core::config::Config;
+use edgechat_core::domain::widget::{admits, normalize_origin, verify, TokenError};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{admits_visitors, Endpoint};
 use crate::storage::Store;
@@ -26,18 +27,16 @@ pub struct Visitor {
 /// Headers a visitor's page may read on a cross-origin answer.
 const EXPOSED_HEADERS: &str = "X-Message-Uuid, X-Live-Chat, Retry-After";
 
-/// The key visitor tokens are signed with: the `WIDGET_TOKEN_SECRET` secret. Without it no
-/// visitor is admitted; that is the operator's mistake, so it is a 500 with the cause logged.
-pub fn token_secret(env: &Env) -> ApiResult<Vec<u8>> {
-    let value = secret(env, "WIDGET_TOKEN_SECRET").ok_or_else(|| {
-        ApiError::internal("WIDGET_TOKEN_SECRET is not set, so site visitors cannot be admitted")
+/// The key visitor tokens are signed with: the `WIDGET_TOKEN_SECRET` secret. Without it (or
+/// with one too short to be safe, which the configuration reports) no visitor is admitted;
+/// that is the operator's mistake, so it is a 500 with the cause logged.
+pub fn token_secret(config: &Config) -> ApiResult<Vec<u8>> {
+    let value = config.widget_token_secret.as_deref().ok_or_else(|| {
+        ApiError::internal(
+            "WIDGET_TOKEN_SECRET is not set (or too short), so site visitors cannot be admitted",
+        )
     })?;
-    if value.len() < MIN_SECRET_BYTES {
-        return Err(ApiError::internal(format!(
-            "WIDGET_TOKEN_SECRET must be at least {MIN_SECRET_BYTES} bytes"
-        )));
-    }
-    Ok(value.into_bytes())
+    Ok(value.as_bytes().to_vec())
 }
 
 pub fn now_secs() -> i64 {
@@ -65,12 +64,12 @@ pub fn foreign_origin(req: &Request) -> ApiResult<Option<String>> {
 /// not use is 403: the caller is known, the endpoint is not theirs.
 pub async fn authenticate(
     req: &Request,
-    env: &Env,
+    config: &Config,
     store: &Store,
     token: &str,
     endpoint: Endpoint,
 ) -> ApiResult<Caller> {
-    let claims = verify(token, &token_secret(env)?, now_secs())?;
+    let claims = verify(token, &token_secret(config)?, now_secs())?;
     if !admits_visitors(endpoint) {
         return Err(ApiError::Forbidden(
             "A visitor token only opens its chatbot's chat (new sessions, and messages in the \
@@ -110,9 +109,9 @@ pub async fn authenticate(
 /// The origin a visitor route's answer may be read from: the calling site, when the request
 /// carries a genuine visitor token minted for that site. Expired tokens count, so the page
 /// can read the 401 and renew.
-pub fn cors_grant(req: &Request, env: &Env, token: Option<&str>) -> Option<String> {
+pub fn cors_grant(req: &Request, config: &Config, token: Option<&str>) -> Option<String> {
     let origin = foreign_origin(req).ok().flatten()?;
-    let secret = token_secret(env).ok()?;
+    let secret = token_secret(config).ok()?;
     let claims = match verify(token?, &secret, now_secs()) {
         Ok(claims) | Err(TokenError::Expired(claims)) => claims,
         Err(TokenError::Invalid) => return None,

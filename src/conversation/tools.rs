@@ -6,16 +6,14 @@
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
 use edgechat_core::domain::tool_function::ToolFunction;
-use crate::platform::outbound::{self, seconds_setting, Limits, Outgoing};
+use crate::platform::outbound::{self, Limits, Outgoing};
+use edgechat_core::config::Config;
 use serde_json::Value;
-use worker::{Env, Method};
+use worker::Method;
 
-/// How long a tool's endpoint may take unless the operator sets `TOOL_TIMEOUT_SECONDS`.
-pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
-
-fn tool_limits(env: &Env) -> Limits {
+fn tool_limits(config: &Config) -> Limits {
     Limits {
-        timeout: seconds_setting(env, "TOOL_TIMEOUT_SECONDS", DEFAULT_TOOL_TIMEOUT_SECS),
+        timeout: config.tool_timeout,
         max_bytes: 256 * 1024,
         max_redirects: 3,
     }
@@ -34,7 +32,7 @@ fn method(name: &str) -> Method {
 }
 
 /// Runs one call; the text the model gets back.
-pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> String {
+pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -> String {
     let Some(function) = functions.iter().find(|f| f.name == call.name && f.enabled) else {
         return format!("Error: there is no tool named {:?}.", call.name);
     };
@@ -69,8 +67,8 @@ pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> Stri
             headers,
             body,
         },
-        &outbound::private_access(env),
-        tool_limits(env),
+        &config.private_access,
+        tool_limits(config),
     )
     .await;
     match result {

@@ -62,6 +62,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         config,
     };
     call.store.insert_agent(&agent).await?;
+    call.log.record(&agent.uuid);
     // A new agent has no tool functions yet.
     json_response(&agent.to_json(EnabledAs::Boolean, Vec::new()))
 }

@@ -57,6 +57,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
     call.store
         .insert_key(&key, &hash_key(&secret), new_account)
         .await?;
+    call.log.record(&key.uuid);
     json_response(&key.to_json_with_secret(&secret))
 }
 

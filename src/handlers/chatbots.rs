@@ -33,6 +33,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
     {
         return Err(call.missing("account").await);
     }
+    call.log.record(&chatbot.uuid);
     json_response(&chatbot.to_json())
 }
 

@@ -12,13 +12,10 @@ use crate::ingestion;
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::knowledge::url_guard::check_url;
-use crate::platform::outbound::private_access;
 use edgechat_core::time;
 use serde_json::{json, Map, Value};
 use worker::{FormEntry, Response};
 
-/// Default upload cap when `MAX_UPLOAD_BYTES` is unset: 20 MiB.
-const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
 /// Room for the multipart framing and the `meta_json` field around the file itself.
 const MULTIPART_OVERHEAD: usize = 64 * 1024;
 
@@ -90,6 +87,7 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     source.tokens = estimate_tokens(&format!("{}\n{}", qa.question, qa.answer)) as i64;
     source.status = Status::Success;
     call.store.insert_source(&source, None, &chunks).await?;
+    call.log.record(&source.uuid);
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
 }
@@ -99,22 +97,17 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let body = call.json_body().await?;
     let raw = url_from_body(&body)?;
-    let url = check_url(&raw, &private_access(&call.env))
+    let url = check_url(&raw, &call.config.private_access)
         .map_err(|reason| ApiError::invalid("url", reason))?;
     let mut meta = Map::new();
     meta.insert("url".into(), json!(url.as_str()));
     let source = new_source(&chatbot_uuid, SourceType::Link, url.to_string(), meta);
     call.store.insert_source(&source, None, &[]).await?;
+    call.log.record(&source.uuid);
     call.ctx
-        .wait_until(ingestion::read_link(call.env.clone(), source.clone()));
+        .wait_until(ingestion::read_link(call.env.clone(), call.config.clone(), source.clone()));
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
-}
-
-fn max_upload_bytes(call: &Call) -> usize {
-    call.var("MAX_UPLOAD_BYTES")
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_MAX_UPLOAD_BYTES)
 }
 
 fn too_large(limit: usize) -> ApiError {
@@ -127,7 +120,7 @@ fn too_large(limit: usize) -> ApiError {
 pub async fn upload(mut call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
-    let limit = max_upload_bytes(&call);
+    let limit = call.config.max_upload_bytes;
     let content_type = call.req.headers().get("Content-Type")?.unwrap_or_default();
     if !content_type
         .to_ascii_lowercase()
@@ -300,7 +293,7 @@ pub async fn rescrape(mut call: Call) -> ApiResult<Response> {
             source.status = Status::Await;
             source.modified_at = now.clone();
             call.ctx
-                .wait_until(ingestion::read_link(call.env.clone(), source.clone()));
+                .wait_until(ingestion::read_link(call.env.clone(), call.config.clone(), source.clone()));
         }
         records.push(source);
     }

@@ -1,6 +1,9 @@
 use crate::app::Call;
 use edgechat_core::chat::wire::WireFormat;
-use crate::conversation::{self, Exchange, Output, Request};
+use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
+use crate::platform::log;
+use edgechat_core::chat::routing::{pick_agent, previous_agent};
+use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::data_source::uuid_list;
@@ -80,8 +83,8 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
-    let previous = conversation::previous_agent(&history);
-    let (agent, escalating) = conversation::pick_agent(&query, &agents, previous.as_deref())?;
+    let previous = previous_agent(&history);
+    let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let (admitted, ranked) = futures::join!(
         admit(&call.env, &chatbot),
@@ -97,7 +100,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     admitted?;
     let tools = tools.remove(&agent.uuid).unwrap_or_default();
     let exchange = conversation::prepare(
-        &call.env,
+        &call.config,
         Request {
             chatbot,
             session,
@@ -113,14 +116,14 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
 }
 
 /// Background agents judge the exchange after the answer; failures are logged, not raised.
-async fn after_answer(env: Env, agents: Vec<Agent>, message: Message) {
+async fn after_answer(env: Env, config: Config, agents: Vec<Agent>, message: Message) {
     let result = async {
         let store = Store::new(&env)?;
-        conversation::tag_session(&env, &store, &agents, &message).await
+        tagging::tag_session(&env, &config, &store, &agents, &message).await
     }
     .await;
     if let Err(err) = result {
-        worker::console_error!("tagging a session failed: {err:?}");
+        log::background_failure("tagging a session", &message.session_uuid, &err);
     }
 }
 
@@ -183,7 +186,8 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         }) => return rate_limited(format, &message, retry_after_secs),
         Err(err) => return Err(err),
     };
-    let source = conversation::open_answer(&call.env, &exchange).await?;
+    call.log.record(&exchange.message_uuid);
+    let answer = relay::open(&call.env, &call.config, &exchange).await?;
     let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
     let headers = Headers::new();
     headers.set("Content-Type", format.content_type())?;
@@ -195,20 +199,23 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
     headers.set("X-Message-Uuid", &exchange.message_uuid)?;
     let store = Store::new(&call.env)?;
     let env = call.env.clone();
+    let config = call.config.clone();
     // The producer runs past the response: it must finish (and store the message) even when
     // the client leaves midway; background agents judge only after the stream has closed.
     call.ctx.wait_until(async move {
-        match conversation::deliver(
+        let message_uuid = exchange.message_uuid.clone();
+        match relay::deliver(
             &store,
             &env,
+            &config,
             exchange,
-            source,
+            answer,
             Output::Stream { sink, format },
         )
         .await
         {
-            Ok(message) => after_answer(env, agents, message).await,
-            Err(err) => worker::console_error!("storing a streamed message failed: {err:?}"),
+            Ok(message) => after_answer(env, config, agents, message).await,
+            Err(err) => log::background_failure("storing a streamed message", &message_uuid, &err),
         }
     });
     Ok(Response::builder()
@@ -224,11 +231,23 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
         Plan::Answer(ex, agents) => (*ex, agents),
         Plan::LiveChat(message) => return Ok(json_response(&message.to_json())?.with_status(202)),
     };
-    let source = conversation::open_answer(&call.env, &exchange).await?;
-    let message =
-        conversation::deliver(&call.store, &call.env, exchange, source, Output::Collect).await?;
-    call.ctx
-        .wait_until(after_answer(call.env.clone(), agents, message.clone()));
+    call.log.record(&exchange.message_uuid);
+    let answer = relay::open(&call.env, &call.config, &exchange).await?;
+    let message = relay::deliver(
+        &call.store,
+        &call.env,
+        &call.config,
+        exchange,
+        answer,
+        Output::Collect,
+    )
+    .await?;
+    call.ctx.wait_until(after_answer(
+        call.env.clone(),
+        call.config.clone(),
+        agents,
+        message.clone(),
+    ));
     json_response(&message.to_json())
 }
 
@@ -260,5 +279,5 @@ pub async fn delete_many(mut call: Call) -> ApiResult<Response> {
 }
 
 pub async fn models(call: Call) -> ApiResult<Response> {
-    json_response(&providers::catalogue(&call.env))
+    json_response(&providers::catalogue(&call.config))
 }

@@ -29,6 +29,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         modified_at: now,
     };
     call.store.insert_session(&session, None).await?;
+    call.log.record(&session.uuid);
     json_response(&session.to_json())
 }
 

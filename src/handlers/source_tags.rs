@@ -60,6 +60,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         modified_at: now,
     };
     call.store.insert_source_tag(&tag).await?;
+    call.log.record(&tag.uuid);
     json_response(&tag.to_json())
 }
 

@@ -74,7 +74,7 @@ fn mint(
     origin: Option<String>,
     previous: Option<&str>,
 ) -> ApiResult<Value> {
-    let secret = token_secret(&call.env)?;
+    let secret = token_secret(&call.config)?;
     let now = now_secs();
     let visitor_id = match previous {
         Some(old) => renewed_visitor_id(old, &secret, now, &chatbot.uuid, origin.as_deref())?,

@@ -7,19 +7,18 @@ use crate::ingestion::STALE_AFTER_SECS;
 use crate::storage::Store;
 use edgechat_core::time;
 use chrono::{Duration, Utc};
+use edgechat_core::config::Config;
 use worker::Env;
 
-/// An object younger than this may belong to an upload whose record is still being written;
-/// the var `ORPHAN_GRACE_SECONDS` overrides it.
-const DEFAULT_ORPHAN_GRACE_SECS: i64 = 60 * 60;
-
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
 }
 
-pub async fn run(env: &Env) -> ApiResult<Report> {
+/// An object younger than `config.orphan_grace_secs` may belong to an upload whose record is
+/// still being written, so it is left alone.
+pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     let store = Store::new(env)?;
     let now = Utc::now();
     let cutoff = time::format(now - Duration::seconds(STALE_AFTER_SECS));
@@ -27,11 +26,7 @@ pub async fn run(env: &Env) -> ApiResult<Report> {
         .fail_stale_sources(&cutoff, &time::format(now))
         .await?;
 
-    let grace = env
-        .var("ORPHAN_GRACE_SECONDS")
-        .ok()
-        .and_then(|v| v.to_string().trim().parse::<i64>().ok())
-        .unwrap_or(DEFAULT_ORPHAN_GRACE_SECS);
+    let grace = config.orphan_grace_secs;
     let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
     let objects = files::list_with_age(env, "chatbots/").await?;
     let candidates: Vec<String> = objects

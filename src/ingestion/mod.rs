@@ -9,10 +9,12 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{detect_page, extract, prepare, DocKind};
 use crate::platform::outbound::{self, Limits, Outgoing};
+use crate::platform::log;
 use crate::storage::Store;
 use edgechat_core::time;
 use serde_json::Value;
 use std::time::Duration;
+use edgechat_core::config::Config;
 use worker::{Env, Method};
 
 /// Web pages: 15 s, 5 MiB, 5 redirects.
@@ -53,7 +55,8 @@ async fn finish(
 }
 
 /// Fetches a web-page source and indexes it, replacing any earlier text.
-pub async fn read_link(env: Env, source: DataSource) {
+pub async fn read_link(env: Env, config: Config, source: DataSource) {
+    let source_uuid = source.uuid.clone();
     let result = async {
         let store = Store::new(&env)?;
         if !store.claim_source(&source.uuid, &time::now()).await? {
@@ -70,7 +73,7 @@ pub async fn read_link(env: Env, source: DataSource) {
                 )],
                 body: None,
             },
-            &outbound::private_access(&env),
+            &config.private_access,
             PAGE_LIMITS,
         )
         .await;
@@ -93,12 +96,13 @@ pub async fn read_link(env: Env, source: DataSource) {
     }
     .await;
     if let Err(err) = result {
-        worker::console_error!("reading a web page source failed: {err:?}");
+        log::background_failure("reading a web page source", &source_uuid, &err);
     }
 }
 
 /// Extracts and indexes an upload whose original is already in R2.
 pub async fn read_upload(env: Env, source: DataSource, kind: DocKind, bytes: Vec<u8>) {
+    let source_uuid = source.uuid.clone();
     let result = async {
         let store = Store::new(&env)?;
         if !store.claim_source(&source.uuid, &time::now()).await? {
@@ -108,6 +112,6 @@ pub async fn read_upload(env: Env, source: DataSource, kind: DocKind, bytes: Vec
     }
     .await;
     if let Err(err) = result {
-        worker::console_error!("reading an uploaded source failed: {err:?}");
+        log::background_failure("reading an uploaded source", &source_uuid, &err);
     }
 }

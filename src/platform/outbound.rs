@@ -33,27 +33,6 @@ pub struct Fetched {
     pub body: Vec<u8>,
 }
 
-/// A time limit the operator may set as a whole number of seconds in the variable `name`
-/// (1 to 600); `default_secs` when unset or unreadable.
-pub fn seconds_setting(env: &worker::Env, name: &str, default_secs: u64) -> Duration {
-    let secs = env
-        .var(name)
-        .ok()
-        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
-        .filter(|s| (1..=600).contains(s))
-        .unwrap_or(default_secs);
-    Duration::from_secs(secs)
-}
-
-/// Which private and loopback addresses the operator lets the Worker call.
-pub fn private_access(env: &worker::Env) -> PrivateAccess {
-    let var = |name: &str| env.var(name).map(|v| v.to_string()).unwrap_or_default();
-    PrivateAccess::from_settings(
-        var("ALLOW_PRIVATE_URLS").eq_ignore_ascii_case("true"),
-        &var("ALLOW_PRIVATE_HOSTS"),
-    )
-}
-
 /// Sends `out`, following at most `limits.max_redirects` redirects (a 303, or a 301/302 after a
 /// POST, becomes a GET without a body, as browsers do). The error is a sentence for a person.
 pub async fn fetch(

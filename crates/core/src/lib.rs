@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod chat;
+pub mod config;
 pub mod domain;
 pub mod knowledge;
 pub mod time;

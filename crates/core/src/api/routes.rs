@@ -226,6 +226,15 @@ pub fn match_route(method: &str, raw_path: &str) -> RouteMatch {
     RouteMatch::MethodNotAllowed(allowed)
 }
 
+/// The path pattern `endpoint` is served at for `method`, for logs (it names the route without
+/// the ids in it).
+pub fn route_pattern(method: &str, endpoint: Endpoint) -> Option<&'static str> {
+    ROUTES
+        .iter()
+        .find(|r| r.endpoint == endpoint && r.method == method)
+        .map(|r| r.path)
+}
+
 /// What a site visitor's token opens (see `widget`): a new session on its chatbot, and the
 /// messages and answer stream of sessions the visitor created. Each of these also takes an
 /// account key, with the route's own `Access`.

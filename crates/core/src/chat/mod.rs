@@ -1,10 +1,12 @@
 //! Answering: prompt assembly, the built-in engine, model stream parsing and the wire formats
 //! answers are streamed in. All pure; `conversation` runs it in the Worker.
 
+pub mod completion;
 pub mod engine;
 pub mod prompt;
 pub mod routing;
 pub mod sse;
+pub mod tagging;
 pub mod tools;
 pub mod wire;
 pub mod models;

@@ -6,10 +6,11 @@
 //! `default_value`; a default marked static always wins. A placeholder with no value at all is
 //! removed rather than shown to the model.
 
+use crate::chat::completion::ChatMessage;
 use crate::domain::agent::AgentVariable;
 use crate::knowledge::retrieve::Ranked;
 use crate::knowledge::tokens::estimate_tokens;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Turn {
@@ -81,14 +82,14 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    /// The Chat Completions `messages` array.
-    pub fn messages(&self) -> Vec<Value> {
-        let mut messages = vec![json!({"role": "system", "content": self.system})];
+    /// The conversation a model is sent: instructions, earlier turns, the question.
+    pub fn messages(&self) -> Vec<ChatMessage> {
+        let mut messages = vec![ChatMessage::system(&self.system)];
         for turn in &self.history {
-            messages.push(json!({"role": "user", "content": turn.query}));
-            messages.push(json!({"role": "assistant", "content": turn.response}));
+            messages.push(ChatMessage::user(&turn.query));
+            messages.push(ChatMessage::assistant(&turn.response));
         }
-        messages.push(json!({"role": "user", "content": self.query}));
+        messages.push(ChatMessage::user(&self.query));
         messages
     }
 }
@@ -180,6 +181,8 @@ pub fn assemble(input: &PromptInput) -> Prompt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::completion::openai;
+    use serde_json::json;
     use crate::domain::agent::DefaultValue;
     use crate::knowledge::retrieve::ChunkHit;
 
@@ -280,7 +283,7 @@ mod tests {
             p.prompt_tokens,
             p.answer_tokens
         );
-        let m = p.messages();
+        let m: Vec<Value> = p.messages().iter().map(openai::message_json).collect();
         assert_eq!(m[0]["role"], "system");
         assert_eq!(m.last().unwrap()["content"], "How fast is shipping?");
     }

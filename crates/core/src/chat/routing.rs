@@ -3,6 +3,10 @@
 //! answered the previous turn), whether the user is asking for a person (the human-escalation
 //! agent), and which of a background agent's tags a conversation matches.
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::chat::models::{self, ModelInfo};
+use crate::domain::agent::{Agent, AgentType};
+use crate::domain::session::{Message, MessageKind};
 use crate::knowledge::query::words;
 use crate::knowledge::retrieve::stems;
 use std::collections::HashSet;
@@ -150,6 +154,65 @@ pub fn criteria_score(criteria: &str, user_message: &str, answer: &str) -> f64 {
 
 pub fn matches_criteria(criteria: &str, user_message: &str, answer: &str) -> bool {
     criteria_score(criteria, user_message, answer) >= TAG_THRESHOLD
+}
+
+/// Who handles a message: the human-escalation agent when the user asks for a person (and
+/// that agent is enabled), else the enabled user-facing agent whose description fits best.
+/// The flag says whether the message escalates. No enabled user-facing agent is a conflict.
+pub fn pick_agent(query: &str, agents: &[Agent], previous: Option<&str>) -> ApiResult<(Agent, bool)> {
+    if let Some(escalation) = agents
+        .iter()
+        .find(|a| a.config.agent_type == AgentType::HumanEscalation && a.config.enabled)
+    {
+        let monitored = escalation
+            .config
+            .human_escalation_settings
+            .as_ref()
+            .map(|s| s.monitored_messages.clone())
+            .unwrap_or_default();
+        if wants_person(query, &monitored, escalation.config.meta.bias.unwrap_or(0.0)) {
+            return Ok((escalation.clone(), true));
+        }
+    }
+    let answering: Vec<&Agent> = agents
+        .iter()
+        .filter(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
+        .collect();
+    let profiles: Vec<AgentProfile> = answering
+        .iter()
+        .map(|a| AgentProfile {
+            uuid: &a.uuid,
+            name: &a.config.name,
+            description: &a.config.description,
+            bias: a.config.meta.bias.unwrap_or(0.0),
+        })
+        .collect();
+    let chosen = choose_agent(query, &profiles, previous)
+        .and_then(|i| answering.get(i))
+        .ok_or_else(|| {
+            ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
+        })?;
+    Ok(((*chosen).clone(), false))
+}
+
+/// The agent that answered the last exchange of `history` (oldest first).
+pub fn previous_agent(history: &[Message]) -> Option<String> {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Answer)
+        .and_then(|m| m.meta.get("agent")?.get("uuid")?.as_str().map(str::to_string))
+}
+
+/// The agent's model, or the default when it names none (or one no longer offered).
+pub fn agent_model(agent: &Agent) -> &'static ModelInfo {
+    agent
+        .config
+        .meta
+        .model
+        .as_deref()
+        .and_then(models::find)
+        .unwrap_or_else(models::default_model)
 }
 
 #[cfg(test)]

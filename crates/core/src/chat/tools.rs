@@ -1,8 +1,8 @@
 //! Tool calls in a model's stream: pieces joined into whole calls, and how a call becomes an
 //! HTTP request to the tool's endpoint.
 
-use crate::chat::sse::ToolCallDelta;
-use serde_json::{json, Map, Value};
+use crate::chat::completion::ToolCallDelta;
+use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolCall {
@@ -78,24 +78,6 @@ pub fn url_with_query(base: &str, arguments: &Map<String, Value>) -> Option<Stri
     Some(url.to_string())
 }
 
-/// The assistant message that carried the calls, and one `tool` message per result, to send
-/// back to the model.
-pub fn follow_up_messages(text_so_far: &str, calls: &[ToolCall], results: &[String]) -> Vec<Value> {
-    let mut out = vec![json!({
-        "role": "assistant",
-        "content": if text_so_far.is_empty() { Value::Null } else { json!(text_so_far) },
-        "tool_calls": calls.iter().map(|c| json!({
-            "id": c.id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments},
-        })).collect::<Vec<_>>(),
-    })];
-    for (call, result) in calls.iter().zip(results) {
-        out.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,22 +125,5 @@ mod tests {
         );
         assert!(arguments_object("not json").is_empty());
         assert!(arguments_object("[1]").is_empty());
-    }
-
-    #[test]
-    fn follow_up_carries_calls_and_results() {
-        let calls = vec![ToolCall {
-            id: "a".into(),
-            name: "lookup".into(),
-            arguments: "{}".into(),
-        }];
-        let m = follow_up_messages("", &calls, &["{\"status\":\"shipped\"}".into()]);
-        assert_eq!(m[0]["role"], "assistant");
-        assert!(m[0]["content"].is_null());
-        assert_eq!(m[0]["tool_calls"][0]["function"]["name"], "lookup");
-        assert_eq!(
-            m[1],
-            json!({"role": "tool", "tool_call_id": "a", "content": "{\"status\":\"shipped\"}"})
-        );
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{Body, MAX_DESCRIPTION_CHARS};
+use crate::chat::completion::ToolSpec;
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -46,16 +47,13 @@ impl ToolFunction {
         })
     }
 
-    /// The Chat Completions `tools` entry for this function.
-    pub fn tool_definition(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            }
-        })
+    /// This function as a tool a model may call.
+    pub fn tool_spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+        }
     }
 }
 
@@ -288,7 +286,10 @@ mod tests {
         assert!(f.enabled);
         assert_eq!(f.to_json()["enabled"], 1);
         assert_eq!(f.parameters["required"], json!(["order_id"]));
-        assert_eq!(f.tool_definition()["function"]["name"], "lookup_order");
+        assert_eq!(
+            crate::chat::completion::openai::tool_json(&f.tool_spec())["function"]["name"],
+            "lookup_order"
+        );
     }
 
     #[test]

@@ -1,0 +1,339 @@
+//! The service's configuration: every secret, variable and binding it reads, declared once,
+//! parsed once per request from whatever the runtime holds, and handed down as one typed value.
+//!
+//! Parsing never fails: a value that is malformed or out of range is reported as a `Problem`
+//! (the shell logs it) and replaced by the safe default, so a typo in a variable degrades one
+//! setting instead of turning requests into 500s.
+
+use crate::knowledge::url_guard::PrivateAccess;
+use std::time::Duration;
+
+/// Names of the runtime bindings the Worker uses; `wrangler.toml` must declare each (the `AI`
+/// binding is optional: without it Workers AI is simply not offered).
+pub mod bindings {
+    pub const DATABASE: &str = "DB";
+    pub const FILES: &str = "FILES";
+    pub const RATE_LIMITER: &str = "RATE_LIMITER";
+    pub const AI: &str = "AI";
+    /// Every binding, for checks that compare the code with the deploy configuration.
+    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI];
+}
+
+/// Names of the secrets and variables read, each with its meaning in one place.
+pub mod names {
+    /// The operator's token; manages API keys only.
+    pub const ADMIN_TOKEN: &str = "ADMIN_TOKEN";
+    /// Signs site visitors' tokens; at least `MIN_WIDGET_SECRET_BYTES` long.
+    pub const WIDGET_TOKEN_SECRET: &str = "WIDGET_TOKEN_SECRET";
+    pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+    pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+    pub const ALLOW_PRIVATE_URLS: &str = "ALLOW_PRIVATE_URLS";
+    pub const ALLOW_PRIVATE_HOSTS: &str = "ALLOW_PRIVATE_HOSTS";
+    pub const MODEL_TIMEOUT_SECONDS: &str = "MODEL_TIMEOUT_SECONDS";
+    pub const TOOL_TIMEOUT_SECONDS: &str = "TOOL_TIMEOUT_SECONDS";
+    pub const MAX_UPLOAD_BYTES: &str = "MAX_UPLOAD_BYTES";
+    pub const ORPHAN_GRACE_SECONDS: &str = "ORPHAN_GRACE_SECONDS";
+    /// Every name read, in the order they are parsed.
+    pub const ALL: &[&str] = &[
+        ADMIN_TOKEN,
+        WIDGET_TOKEN_SECRET,
+        OPENAI_API_KEY,
+        OPENAI_BASE_URL,
+        ALLOW_PRIVATE_URLS,
+        ALLOW_PRIVATE_HOSTS,
+        MODEL_TIMEOUT_SECONDS,
+        TOOL_TIMEOUT_SECONDS,
+        MAX_UPLOAD_BYTES,
+        ORPHAN_GRACE_SECONDS,
+    ];
+}
+
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
+pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
+/// Timeouts the operator may set, in whole seconds.
+pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
+pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
+/// Uploads larger than this are refused whatever the variable says: the Worker holds an upload
+/// in memory while it stores it.
+pub const MAX_UPLOAD_BYTES_CEILING: usize = 100 * 1024 * 1024;
+/// How old an R2 object without a record must be before the cron removes it: an upload writes
+/// the object before its row, so a young orphan may be an upload in flight.
+pub const DEFAULT_ORPHAN_GRACE_SECS: i64 = 60 * 60;
+pub use crate::domain::widget::MIN_SECRET_BYTES as MIN_WIDGET_SECRET_BYTES;
+
+/// An OpenAI-compatible Chat Completions endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenAiEndpoint {
+    /// Without a trailing slash.
+    pub base_url: String,
+    pub api_key: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub admin_token: Option<String>,
+    /// `None` when unset or too short to be safe: then no visitor is admitted.
+    pub widget_token_secret: Option<String>,
+    /// Set when `OPENAI_API_KEY` is.
+    pub openai: Option<OpenAiEndpoint>,
+    /// Whether the `AI` (Workers AI) binding exists.
+    pub workers_ai: bool,
+    pub private_access: PrivateAccess,
+    /// The longest wait for a model's first output and for each next piece.
+    pub model_timeout: Duration,
+    /// The longest wait for a tool function's endpoint.
+    pub tool_timeout: Duration,
+    pub max_upload_bytes: usize,
+    pub orphan_grace_secs: i64,
+}
+
+/// A setting that could not be used as given, and what was used instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub name: &'static str,
+    pub reason: String,
+    /// What the service uses instead, in words.
+    pub fallback: String,
+}
+
+impl Default for Config {
+    /// The configuration of a Worker with nothing set.
+    fn default() -> Self {
+        Config::parse(|_| None, false).0
+    }
+}
+
+impl Config {
+    /// Reads every setting through `lookup` (a secret or variable by name; empty counts as
+    /// unset). `workers_ai` says whether the `AI` binding exists.
+    pub fn parse(lookup: impl Fn(&str) -> Option<String>, workers_ai: bool) -> (Config, Vec<Problem>) {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let mut problems = Vec::new();
+
+        let widget_token_secret = match get(names::WIDGET_TOKEN_SECRET) {
+            Some(secret) if secret.len() < MIN_WIDGET_SECRET_BYTES => {
+                problems.push(Problem {
+                    name: names::WIDGET_TOKEN_SECRET,
+                    reason: format!(
+                        "is {} bytes long; at least {MIN_WIDGET_SECRET_BYTES} are needed",
+                        secret.len()
+                    ),
+                    fallback: "no site visitor is admitted".into(),
+                });
+                None
+            }
+            other => other,
+        };
+
+        let openai = get(names::OPENAI_API_KEY).map(|api_key| {
+            let base_url = match get(names::OPENAI_BASE_URL) {
+                Some(url) if url.starts_with("http://") || url.starts_with("https://") => url,
+                Some(url) => {
+                    problems.push(Problem {
+                        name: names::OPENAI_BASE_URL,
+                        reason: format!("{url:?} is not an http(s) URL"),
+                        fallback: DEFAULT_OPENAI_BASE_URL.into(),
+                    });
+                    DEFAULT_OPENAI_BASE_URL.to_string()
+                }
+                None => DEFAULT_OPENAI_BASE_URL.to_string(),
+            };
+            OpenAiEndpoint {
+                base_url: base_url.trim_end_matches('/').to_string(),
+                api_key,
+            }
+        });
+
+        let allow_private_urls = match get(names::ALLOW_PRIVATE_URLS) {
+            None => false,
+            Some(v) if v.trim().eq_ignore_ascii_case("true") => true,
+            Some(v) if v.trim().eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                problems.push(Problem {
+                    name: names::ALLOW_PRIVATE_URLS,
+                    reason: format!("{v:?} is neither \"true\" nor \"false\""),
+                    fallback: "false (private addresses stay closed)".into(),
+                });
+                false
+            }
+        };
+        let private_access = PrivateAccess::from_settings(
+            allow_private_urls,
+            &get(names::ALLOW_PRIVATE_HOSTS).unwrap_or_default(),
+        );
+
+        let mut seconds = |name: &'static str, default: u64| -> Duration {
+            let secs = match get(name) {
+                None => default,
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(s) if TIMEOUT_RANGE_SECS.contains(&s) => s,
+                    _ => {
+                        problems.push(Problem {
+                            name,
+                            reason: format!(
+                                "{v:?} is not a whole number of seconds from {} to {}",
+                                TIMEOUT_RANGE_SECS.start(),
+                                TIMEOUT_RANGE_SECS.end()
+                            ),
+                            fallback: format!("{default} seconds"),
+                        });
+                        default
+                    }
+                },
+            };
+            Duration::from_secs(secs)
+        };
+        let model_timeout = seconds(names::MODEL_TIMEOUT_SECONDS, DEFAULT_MODEL_TIMEOUT_SECS);
+        let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
+
+        let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
+            None => DEFAULT_MAX_UPLOAD_BYTES,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if (1..=MAX_UPLOAD_BYTES_CEILING).contains(&n) => n,
+                _ => {
+                    problems.push(Problem {
+                        name: names::MAX_UPLOAD_BYTES,
+                        reason: format!(
+                            "{v:?} is not a whole number of bytes from 1 to {MAX_UPLOAD_BYTES_CEILING}"
+                        ),
+                        fallback: format!("{DEFAULT_MAX_UPLOAD_BYTES} bytes"),
+                    });
+                    DEFAULT_MAX_UPLOAD_BYTES
+                }
+            },
+        };
+
+        let orphan_grace_secs = match get(names::ORPHAN_GRACE_SECONDS) {
+            None => DEFAULT_ORPHAN_GRACE_SECS,
+            Some(v) => match v.trim().parse::<i64>() {
+                Ok(n) if n >= 0 => n,
+                _ => {
+                    problems.push(Problem {
+                        name: names::ORPHAN_GRACE_SECONDS,
+                        reason: format!("{v:?} is not a whole number of seconds (0 or more)"),
+                        fallback: format!("{DEFAULT_ORPHAN_GRACE_SECS} seconds"),
+                    });
+                    DEFAULT_ORPHAN_GRACE_SECS
+                }
+            },
+        };
+
+        let config = Config {
+            admin_token: get(names::ADMIN_TOKEN),
+            widget_token_secret,
+            openai,
+            workers_ai,
+            private_access,
+            model_timeout,
+            tool_timeout,
+            max_upload_bytes,
+            orphan_grace_secs,
+        };
+        (config, problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(pairs: &[(&str, &str)]) -> (Config, Vec<Problem>) {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::parse(|name| map.get(name).cloned(), false)
+    }
+
+    #[test]
+    fn nothing_set_gives_the_documented_defaults() {
+        let (config, problems) = parse(&[]);
+        assert!(problems.is_empty());
+        assert_eq!(config.admin_token, None);
+        assert_eq!(config.widget_token_secret, None);
+        assert_eq!(config.openai, None);
+        assert!(!config.workers_ai);
+        assert_eq!(config.model_timeout, Duration::from_secs(60));
+        assert_eq!(config.tool_timeout, Duration::from_secs(10));
+        assert_eq!(config.max_upload_bytes, 20 * 1024 * 1024);
+        assert_eq!(config.orphan_grace_secs, 3600);
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn good_values_are_taken() {
+        let secret = "s".repeat(40);
+        let (config, problems) = parse(&[
+            ("ADMIN_TOKEN", "adm"),
+            ("WIDGET_TOKEN_SECRET", &secret),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
+            ("ALLOW_PRIVATE_URLS", "TRUE"),
+            ("MODEL_TIMEOUT_SECONDS", " 2 "),
+            ("TOOL_TIMEOUT_SECONDS", "600"),
+            ("MAX_UPLOAD_BYTES", "1024"),
+            ("ORPHAN_GRACE_SECONDS", "0"),
+        ]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config.admin_token.as_deref(), Some("adm"));
+        assert_eq!(config.widget_token_secret, Some(secret));
+        assert_eq!(
+            config.openai,
+            Some(OpenAiEndpoint {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: "sk-1".into()
+            })
+        );
+        assert_eq!(config.model_timeout, Duration::from_secs(2));
+        assert_eq!(config.tool_timeout, Duration::from_secs(600));
+        assert_eq!(config.max_upload_bytes, 1024);
+        assert_eq!(config.orphan_grace_secs, 0);
+    }
+
+    #[test]
+    fn malformed_values_fall_back_and_are_reported_once_each() {
+        let (config, problems) = parse(&[
+            ("WIDGET_TOKEN_SECRET", "short"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("OPENAI_BASE_URL", "ftp://x"),
+            ("ALLOW_PRIVATE_URLS", "yes"),
+            ("MODEL_TIMEOUT_SECONDS", "0"),
+            ("TOOL_TIMEOUT_SECONDS", "ten"),
+            ("MAX_UPLOAD_BYTES", "-5"),
+            ("ORPHAN_GRACE_SECONDS", "soon"),
+        ]);
+        let named: Vec<&str> = problems.iter().map(|p| p.name).collect();
+        assert_eq!(
+            named,
+            vec![
+                "WIDGET_TOKEN_SECRET",
+                "OPENAI_BASE_URL",
+                "ALLOW_PRIVATE_URLS",
+                "MODEL_TIMEOUT_SECONDS",
+                "TOOL_TIMEOUT_SECONDS",
+                "MAX_UPLOAD_BYTES",
+                "ORPHAN_GRACE_SECONDS"
+            ]
+        );
+        assert_eq!(config.widget_token_secret, None);
+        assert_eq!(
+            config.openai.map(|o| o.base_url).as_deref(),
+            Some(DEFAULT_OPENAI_BASE_URL)
+        );
+        assert_eq!(config.model_timeout, Duration::from_secs(60));
+        assert_eq!(config.tool_timeout, Duration::from_secs(10));
+        assert_eq!(config.max_upload_bytes, DEFAULT_MAX_UPLOAD_BYTES);
+        assert_eq!(config.orphan_grace_secs, DEFAULT_ORPHAN_GRACE_SECS);
+        assert!(problems.iter().all(|p| !p.reason.is_empty() && !p.fallback.is_empty()));
+    }
+
+    #[test]
+    fn empty_values_count_as_unset() {
+        let (config, problems) = parse(&[("OPENAI_API_KEY", "  "), ("MODEL_TIMEOUT_SECONDS", "")]);
+        assert!(problems.is_empty());
+        assert_eq!(config.openai, None);
+        assert_eq!(config.model_timeout, Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,69 @@
+//! Storing an exchange: the message is written exactly once, when the answer has ended
+//! (finished, cut off, failed midway or abandoned by its reader), and a request for a person is
+//! noted on the session.
+
+use super::relay::Outcome;
+use super::Exchange;
+use crate::storage::Store;
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::completion::Usage;
+use edgechat_core::chat::wire::cite_data;
+use edgechat_core::domain::session::{Message, MessageKind};
+use edgechat_core::knowledge::tokens::estimate_tokens;
+use edgechat_core::time;
+use serde_json::json;
+
+/// The message an exchange ends as. Usage is the provider's count, else an estimate.
+pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
+    let usage = outcome.usage.unwrap_or_else(|| {
+        let prompt_tokens = ex.prompt.prompt_tokens as u64;
+        let completion_tokens = estimate_tokens(&outcome.text) as u64;
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+        }
+    });
+    Message {
+        uuid: ex.message_uuid.clone(),
+        kind: MessageKind::Answer,
+        session_uuid: ex.session.uuid.clone(),
+        chatbot_uuid: ex.chatbot.uuid.clone(),
+        started_ms: ex.started_ms,
+        query: ex.query.clone(),
+        response: outcome.text.clone(),
+        finish_reason: outcome.finish,
+        cite_data: cite_data(&ex.ranked, &outcome.cited),
+        meta: json!({
+            "agent": {"uuid": ex.agent.uuid, "name": ex.agent.config.name},
+            "model": ex.model.name,
+            "provider": ex.provider.name(),
+            "functions_called": outcome.functions_called,
+            "usage": usage,
+        }),
+        created_at: ex.created_at.clone(),
+        modified_at: time::now(),
+    }
+}
+
+/// Stores the message, and on an escalation the session's request for a person.
+pub async fn store(store: &Store, ex: &Exchange, message: Message) -> ApiResult<Message> {
+    store.insert_message(&message).await?;
+    if ex.escalation_reply.is_some() {
+        let request = json!({
+            "requested": true,
+            "requested_at": message.created_at,
+            "message_uuid": message.uuid,
+            "agent_uuid": ex.agent.uuid,
+        });
+        store
+            .set_session_meta(
+                &ex.session.uuid,
+                "human_escalation",
+                &request,
+                &message.modified_at,
+            )
+            .await?;
+    }
+    Ok(message)
+}

@@ -1,0 +1,216 @@
+//! The answer on its way: read from the provider, written to the client as it comes (or only
+//! collected), with the tool-call loop when a model asks for functions; then handed to
+//! `record` to be stored once, however it ended.
+
+use super::{record, tools, Exchange};
+use crate::platform::log;
+use crate::platform::stream::StreamSink;
+use crate::providers::AnswerStream;
+use crate::storage::Store;
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
+use edgechat_core::chat::tools::ToolCallCollector;
+use edgechat_core::chat::wire::WireFormat;
+use edgechat_core::config::Config;
+use edgechat_core::domain::session::{FinishReason, Message};
+use serde_json::{json, Value};
+use worker::Env;
+
+/// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
+pub const MAX_TOOL_ROUNDS: usize = 3;
+
+/// Where the answer goes: a client's stream, or nowhere but the stored message.
+pub enum Output {
+    Stream { sink: StreamSink, format: WireFormat },
+    Collect,
+}
+
+impl Output {
+    /// `false` once the client has gone away.
+    async fn send(&self, text: &str) -> bool {
+        match self {
+            Output::Stream { sink, .. } => sink.write_str(text).await.is_ok(),
+            Output::Collect => true,
+        }
+    }
+
+    async fn event(&self, name: &str, data: Value) -> bool {
+        match self {
+            Output::Stream { sink, format } => match format.event(name, &data) {
+                Some(frame) => sink.write_str(&frame).await.is_ok(),
+                None => true,
+            },
+            Output::Collect => true,
+        }
+    }
+
+    async fn delta(&self, text: &str) -> bool {
+        match self {
+            Output::Stream { format, .. } => self.send(&format.delta(text)).await,
+            Output::Collect => true,
+        }
+    }
+
+    async fn close(&self) {
+        if let Output::Stream { sink, .. } = self {
+            sink.close().await;
+        }
+    }
+}
+
+/// How an answer ended, and what it said.
+pub struct Outcome {
+    pub text: String,
+    pub finish: FinishReason,
+    pub usage: Option<Usage>,
+    pub error: Option<String>,
+    /// Indices into the exchange's ranked sources, in citation-number order.
+    pub cited: Vec<usize>,
+    pub functions_called: Vec<Value>,
+}
+
+/// Opens the answer: the escalation agent's fixed reply, or the provider's. A provider failure
+/// before any output is an `Upstream` error (502).
+pub async fn open(env: &Env, config: &Config, ex: &Exchange) -> ApiResult<AnswerStream> {
+    if let Some(reply) = &ex.escalation_reply {
+        return Ok(AnswerStream::complete([
+            CompletionEvent::Text(reply.clone()),
+            CompletionEvent::Cited(Vec::new()),
+            CompletionEvent::Finish("stop".into()),
+            CompletionEvent::Done,
+        ]));
+    }
+    let messages = ex.prompt.messages();
+    let tools = ex.tool_specs();
+    ex.provider
+        .open(env, config, &ex.turn(&messages, &tools))
+        .await
+}
+
+/// Reads the answer to the end, writing it to `out`, running tool calls between rounds.
+async fn relay(env: &Env, config: &Config, ex: &Exchange, first: AnswerStream, out: &Output) -> Outcome {
+    let mut text = String::new();
+    let mut finish = None;
+    let mut usage: Option<Usage> = None;
+    let mut error = None;
+    let mut cited = None;
+    let mut functions_called = Vec::new();
+    let mut messages = ex.prompt.messages();
+    let tool_specs = ex.tool_specs();
+    let mut answer = first;
+    for round in 0..=MAX_TOOL_ROUNDS {
+        let mut calls = ToolCallCollector::default();
+        let mut round_text = String::new();
+        while let Some(event) = answer.next().await {
+            match event {
+                Ok(CompletionEvent::Text(piece)) => {
+                    text.push_str(&piece);
+                    round_text.push_str(&piece);
+                    if !out.delta(&piece).await {
+                        finish = Some(FinishReason::Aborted);
+                        break;
+                    }
+                }
+                Ok(CompletionEvent::Cited(indices)) => cited = Some(indices),
+                Ok(CompletionEvent::Finish(reason)) => {
+                    finish = Some(FinishReason::from_provider(&reason))
+                }
+                Ok(CompletionEvent::Usage(u)) => {
+                    let total = usage.get_or_insert_with(Usage::default);
+                    total.prompt_tokens += u.prompt_tokens;
+                    total.completion_tokens += u.completion_tokens;
+                    total.total_tokens += u.total_tokens;
+                }
+                Ok(CompletionEvent::Done) => break,
+                Ok(CompletionEvent::ToolCall(delta)) => calls.add(delta),
+                Ok(CompletionEvent::Error(e)) | Err(e) => {
+                    error = Some(e);
+                    finish = Some(FinishReason::Error);
+                    break;
+                }
+            }
+        }
+        // Dropping the stream aborts the upstream call when it is still open.
+        drop(answer);
+        if calls.is_empty() || matches!(finish, Some(FinishReason::Aborted | FinishReason::Error)) {
+            break;
+        }
+        let calls = calls.take();
+        if round == MAX_TOOL_ROUNDS {
+            error = Some(format!(
+                "the model asked for tools more than {MAX_TOOL_ROUNDS} times"
+            ));
+            finish = Some(FinishReason::Error);
+            break;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for call in &calls {
+            let result = tools::run(config, &ex.tools, call).await;
+            functions_called
+                .push(json!({"name": call.name, "arguments": call.arguments, "content": result}));
+            results.push(result);
+        }
+        messages.extend(tool_round_messages(&round_text, &calls, &results));
+        finish = None;
+        answer = match ex
+            .provider
+            .open(env, config, &ex.turn(&messages, &tool_specs))
+            .await
+        {
+            Ok(next) => next,
+            Err(err) => {
+                error = Some(err.to_string());
+                finish = Some(FinishReason::Error);
+                break;
+            }
+        };
+    }
+    Outcome {
+        text,
+        finish: finish.unwrap_or(FinishReason::Stop),
+        usage,
+        error,
+        // A model cites the sources its prompt carried.
+        cited: cited.unwrap_or_else(|| (0..ex.prompt.sources_used).collect()),
+        functions_called,
+    }
+}
+
+/// Streams the answer to `out`, then stores the message. Returns the stored message.
+pub async fn deliver(
+    store: &Store,
+    env: &Env,
+    config: &Config,
+    ex: Exchange,
+    answer: AnswerStream,
+    out: Output,
+) -> ApiResult<Message> {
+    let citations_on = ex.chatbot.settings.show_citations;
+    out.event(
+        "start",
+        json!({"message_uuid": ex.message_uuid, "session_uuid": ex.session.uuid, "agent_uuid": ex.agent.uuid}),
+    )
+    .await;
+    let outcome = relay(env, config, &ex, answer, &out).await;
+    let message = record::message(&ex, &outcome);
+    if outcome.finish != FinishReason::Aborted {
+        if let Some(error) = &outcome.error {
+            log::upstream_failure("streaming a model's answer", &ex.message_uuid, error);
+            out.event(
+                "error",
+                json!({"code": "upstream_error", "message": "The model stopped answering midway."}),
+            )
+            .await;
+        }
+        if citations_on && outcome.finish != FinishReason::Error {
+            out.event("citations", message.cite_data.clone()).await;
+        }
+        out.event(
+            "end",
+            json!({"message_uuid": ex.message_uuid, "finish_reason": outcome.finish.as_str(), "usage": message.meta["usage"]}),
+        )
+        .await;
+    }
+    out.close().await;
+    record::store(store, &ex, message).await
+}

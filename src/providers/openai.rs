@@ -1,0 +1,69 @@
+//! An OpenAI-compatible Chat Completions endpoint: `POST {base}/chat/completions`, streamed.
+//! The request body and the stream decoder are the core's (`chat::completion::openai`).
+
+use super::upstream::{AnswerStream, UpstreamBody};
+use super::{upstream_error, ChatTurn};
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::completion::{openai, CompletionRequest};
+use edgechat_core::chat::sse::truncate;
+use edgechat_core::config::OpenAiEndpoint;
+use futures::future::{select, Either};
+use std::time::Duration;
+use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+pub async fn open(
+    endpoint: &OpenAiEndpoint,
+    turn: &ChatTurn<'_>,
+    timeout: Duration,
+) -> ApiResult<AnswerStream> {
+    let body = openai::request_body(&CompletionRequest {
+        model: turn.model.upstream,
+        messages: turn.messages,
+        tools: turn.tools,
+        temperature: turn.temperature,
+        max_tokens: turn.max_tokens,
+    });
+    let headers = Headers::new();
+    headers.set("Authorization", &format!("Bearer {}", endpoint.api_key))?;
+    headers.set("Content-Type", "application/json")?;
+    headers.set("Accept", "text/event-stream")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(wasm_bindgen::JsValue::from_str(&body.to_string())));
+    let request = Request::new_with_init(&format!("{}/chat/completions", endpoint.base_url), &init)?;
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let fetch = Fetch::Request(request);
+    let send = fetch.send_with_signal(&signal);
+    let timer = Delay::from(timeout);
+    futures::pin_mut!(send);
+    let mut response = match select(send, timer).await {
+        Either::Left((Ok(r), _)) => r,
+        Either::Left((Err(e), _)) => return Err(upstream_error(format!("could not reach it ({e})"))),
+        Either::Right(_) => {
+            controller.abort();
+            return Err(upstream_error(format!(
+                "it did not answer within {} seconds",
+                timeout.as_secs()
+            )));
+        }
+    };
+    let status = response.status_code();
+    if !(200..300).contains(&status) {
+        // The provider's own words may hold details the client must not see: logged only.
+        let text = response.text().await.unwrap_or_default();
+        crate::platform::log::upstream_failure(
+            "opening a model's answer",
+            &endpoint.base_url,
+            &format!("HTTP {status}: {}", truncate(text.trim(), 500)),
+        );
+        return Err(upstream_error(format!("it answered HTTP {status}")));
+    }
+    Ok(AnswerStream::upstream(UpstreamBody::new(
+        response.stream()?,
+        openai::decode,
+        Some(controller),
+        timeout,
+    )))
+}
