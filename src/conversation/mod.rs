@@ -93,16 +93,9 @@ pub async fn sources_for(
 }
 
 pub fn prepare(config: &Config, req: Request) -> Exchange {
-    let Request {
-        chatbot,
-        session,
-        agent,
-        escalating,
-        query,
-        history,
-        ranked,
-        tools,
-    } = req;
+    let (chatbot, session, agent, query, ranked) =
+        (req.chatbot, req.session, req.agent, req.query, req.ranked);
+    let (escalating, history, tools) = (req.escalating, req.history, req.tools);
     let started_ms = time::now_ms();
     let created_at = time::now();
     let escalation_reply = escalating.then(|| {

@@ -349,4 +349,73 @@ mod tests {
             "filler words alone match nothing"
         );
     }
+
+    fn agent(uuid: &str, agent_type: AgentType, name: &str, description: &str, enabled: bool) -> Agent {
+        let mut config = crate::domain::agent::AgentConfig::defaults(agent_type, name.into());
+        config.description = description.into();
+        config.enabled = enabled;
+        Agent {
+            uuid: uuid.into(),
+            chatbot_uuid: "c".into(),
+            created_at: "t".into(),
+            modified_at: "t".into(),
+            config,
+        }
+    }
+
+    fn team() -> Vec<Agent> {
+        vec![
+            agent("general", AgentType::UserFacing, "General Q&A", "Answers general questions.", true),
+            agent("weather", AgentType::UserFacing, "Weather", "Forecasts, rain, temperature and wind.", true),
+            agent("off", AgentType::UserFacing, "Billing", "Invoices, refunds and payments.", false),
+            agent("person", AgentType::HumanEscalation, "Escalation", "", true),
+            agent("tagger", AgentType::Background, "Tagger", "Refunds and payments.", true),
+        ]
+    }
+
+    #[test]
+    fn a_request_for_a_person_goes_to_the_enabled_escalation_agent() {
+        let (chosen, escalating) = pick_agent("Can I talk to a human please?", &team(), None).unwrap();
+        assert_eq!(chosen.uuid, "person");
+        assert!(escalating);
+        let mut agents = team();
+        agents[3].config.enabled = false;
+        let (chosen, escalating) = pick_agent("Can I talk to a human please?", &agents, None).unwrap();
+        assert_ne!(chosen.uuid, "person");
+        assert!(!escalating);
+    }
+
+    #[test]
+    fn only_enabled_user_facing_agents_answer() {
+        let (chosen, _) = pick_agent("Will it rain tomorrow, what temperature?", &team(), None).unwrap();
+        assert_eq!(chosen.uuid, "weather");
+        // The disabled billing agent and the background tagger never answer.
+        let (chosen, _) = pick_agent("I want a refund of my payment", &team(), None).unwrap();
+        assert!(chosen.uuid == "general" || chosen.uuid == "weather", "{}", chosen.uuid);
+        let nobody: Vec<Agent> = team().into_iter().filter(|a| a.config.agent_type != AgentType::UserFacing).collect();
+        assert_eq!(pick_agent("hello", &nobody, None).unwrap_err().status(), 409);
+    }
+
+    #[test]
+    fn the_previous_answer_names_the_previous_agent() {
+        use crate::domain::session::{sample_message, FinishReason};
+        use serde_json::json;
+        let mut older = sample_message("a", FinishReason::Stop, json!({}), json!({"agent": {"uuid": "weather"}}));
+        older.uuid = "1".into();
+        let mut operator = sample_message("b", FinishReason::Stop, json!({}), json!({}));
+        operator.kind = MessageKind::Operator;
+        assert_eq!(previous_agent(&[older.clone(), operator]).as_deref(), Some("weather"));
+        assert_eq!(previous_agent(&[]), None);
+        let (chosen, _) = pick_agent("and tomorrow?", &team(), previous_agent(&[older]).as_deref()).unwrap();
+        assert_eq!(chosen.uuid, "weather", "a follow-up stays with the agent that answered");
+    }
+
+    #[test]
+    fn an_unknown_model_falls_back_to_the_default() {
+        let mut a = agent("a", AgentType::UserFacing, "A", "", true);
+        a.config.meta.model = Some("no-such-model".into());
+        assert_eq!(agent_model(&a).name, models::DEFAULT_MODEL);
+        a.config.meta.model = Some("gpt-4o-mini-4k".into());
+        assert_eq!(agent_model(&a).name, "gpt-4o-mini-4k");
+    }
 }

@@ -170,6 +170,25 @@ impl Message {
     }
 }
 
+/// A stored answer with every field filled, for tests that shape messages.
+#[cfg(test)]
+pub(crate) fn sample_message(response: &str, finish_reason: FinishReason, cite_data: Value, meta: Value) -> Message {
+    Message {
+        uuid: "m".into(),
+        kind: MessageKind::Answer,
+        session_uuid: "s".into(),
+        chatbot_uuid: "c".into(),
+        started_ms: 1,
+        query: "q".into(),
+        response: response.into(),
+        finish_reason,
+        cite_data,
+        meta,
+        created_at: "t".into(),
+        modified_at: "t".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,20 +246,12 @@ mod tests {
 
     #[test]
     fn records_encode_json_fields_as_strings() {
-        let m = Message {
-            uuid: "m".into(),
-            kind: MessageKind::Answer,
-            session_uuid: "s".into(),
-            chatbot_uuid: "c".into(),
-            started_ms: 1,
-            query: "q".into(),
-            response: "r".into(),
-            finish_reason: FinishReason::Aborted,
-            cite_data: json!({"1": {"title": "t"}}),
-            meta: json!({"model": "x"}),
-            created_at: "t".into(),
-            modified_at: "t".into(),
-        };
+        let m = sample_message(
+            "r",
+            FinishReason::Aborted,
+            json!({"1": {"title": "t"}}),
+            json!({"model": "x"}),
+        );
         let v = m.to_json();
         assert_eq!(v["finish_reason"], "aborted");
         assert_eq!(v["cite_data_json"], r#"{"1":{"title":"t"}}"#);

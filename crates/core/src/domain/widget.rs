@@ -636,21 +636,13 @@ mod tests {
 
     #[test]
     fn visitors_read_messages_without_the_owners_details() {
-        use crate::domain::session::{FinishReason, MessageKind};
-        let message = Message {
-            uuid: "m".into(),
-            kind: MessageKind::Answer,
-            session_uuid: "s".into(),
-            chatbot_uuid: "c".into(),
-            started_ms: 1,
-            query: "q".into(),
-            response: "r [1]".into(),
-            finish_reason: FinishReason::Stop,
-            cite_data: json!({"1": {"title": "Returns", "text": "Within 30 days."}}),
-            meta: json!({"functions_called": [{"name": "crm", "content": "secret"}]}),
-            created_at: "t".into(),
-            modified_at: "t".into(),
-        };
+        use crate::domain::session::{sample_message, FinishReason};
+        let message = sample_message(
+            "r [1]",
+            FinishReason::Stop,
+            json!({"1": {"title": "Returns", "text": "Within 30 days."}}),
+            json!({"functions_called": [{"name": "crm", "content": "secret"}]}),
+        );
         let shown = visitor_message_json(&message, true);
         assert!(shown.get("meta_json").is_none());
         assert_eq!(shown["cite_data_json"], message.to_json()["cite_data_json"]);
