@@ -1,7 +1,7 @@
 # Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
 # Both install what they need first.
 
-.PHONY: dev test build setup eval bench bench-knowledge bench-stream
+.PHONY: dev test build setup deploy eval bench bench-knowledge bench-stream
 
 dev:
 	@scripts/dev.sh
@@ -14,6 +14,11 @@ build:
 
 setup:
 	@scripts/setup.sh test
+
+# Everything Cloudflare needs, created when missing, then the Worker deployed (after
+# `npx wrangler login`). `make deploy DRY_RUN=1` shows each step's command without an account.
+deploy:
+	@scripts/deploy.sh
 
 # Retrieval quality on a fixed corpus; see Evaluation in README.md.
 eval:

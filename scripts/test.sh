@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: every tier, in order: native unit tests, wasm tests in headless Chromium, and
-# end-to-end tests against `wrangler dev` with real local D1, R2 and Durable Objects.
+# `make test`: every tier, in order: native unit tests, wasm tests in headless Chromium,
+# end-to-end tests against `wrangler dev` with real local D1, R2 and Durable Objects, and the
+# deploy check (the release bundle, its bindings and the migrations, without an account).
 # All tiers run even when one fails; the exit code says whether all passed.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +30,9 @@ if build_worker; then
 else
   failed+=("worker build")
 fi
+
+say "Tier 4: deploy check (what was tested would deploy; no account needed)"
+"$ROOT/scripts/deploy-check.sh" || failed+=("deploy check")
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED tiers: %s\n' "${failed[*]}" >&2

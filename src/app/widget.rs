@@ -5,7 +5,9 @@
 use crate::app::Caller;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::config::Config;
-use edgechat_core::domain::widget::{admits, normalize_origin, verify, TokenError};
+use edgechat_core::domain::widget::{
+    admits, normalize_origin, verify, TokenError, VisitorClaims,
+};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{admits_visitors, Endpoint};
 use crate::storage::Store;
@@ -39,6 +41,17 @@ pub fn token_secret(config: &Config) -> ApiResult<Vec<u8>> {
     Ok(value.as_bytes().to_vec())
 }
 
+/// Checks a visitor token against the current secret and, while one is set, the secret before
+/// the last rotation (see docs/operations.md).
+pub fn verify_token(config: &Config, token: &str, now: i64) -> ApiResult<Result<VisitorClaims, TokenError>> {
+    let current = token_secret(config)?;
+    let result = verify(token, &current, now);
+    Ok(match (&result, config.widget_token_previous_secret.as_deref()) {
+        (Err(TokenError::Invalid), Some(previous)) => verify(token, previous.as_bytes(), now),
+        _ => result,
+    })
+}
+
 pub fn now_secs() -> i64 {
     edgechat_core::time::now_ms().div_euclid(1000)
 }
@@ -69,7 +82,7 @@ pub async fn authenticate(
     token: &str,
     endpoint: Endpoint,
 ) -> ApiResult<Caller> {
-    let claims = verify(token, &token_secret(config)?, now_secs())?;
+    let claims = verify_token(config, token, now_secs())??;
     if !admits_visitors(endpoint) {
         return Err(ApiError::Forbidden(
             "A visitor token only opens its chatbot's chat (new sessions, and messages in the \
@@ -111,8 +124,7 @@ pub async fn authenticate(
 /// can read the 401 and renew.
 pub fn cors_grant(req: &Request, config: &Config, token: Option<&str>) -> Option<String> {
     let origin = foreign_origin(req).ok().flatten()?;
-    let secret = token_secret(config).ok()?;
-    let claims = match verify(token?, &secret, now_secs()) {
+    let claims = match verify_token(config, token?, now_secs()).ok()? {
         Ok(claims) | Err(TokenError::Expired(claims)) => claims,
         Err(TokenError::Invalid) => return None,
     };

@@ -8,7 +8,7 @@ use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{initial_variables, Session};
 use edgechat_core::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
-    takes_visitors, visitor_message_json, Refusal, VisitorClaims, TOKEN_TTL_SECS,
+    takes_visitors, verify, visitor_message_json, Refusal, TokenError, VisitorClaims, TOKEN_TTL_SECS,
 };
 use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::{error_response, json_response};
@@ -68,6 +68,15 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
     })
 }
 
+/// The pre-rotation secret, when it (and not the current one) signed `token`.
+fn config_previous_secret(call: &Call, token: &str, now: i64) -> Option<Vec<u8>> {
+    let previous = call.config.widget_token_previous_secret.as_deref()?.as_bytes();
+    let current = token_secret(&call.config).ok()?;
+    let signed_by_current = !matches!(verify(token, &current, now), Err(TokenError::Invalid));
+    let signed_by_previous = !matches!(verify(token, previous, now), Err(TokenError::Invalid));
+    (!signed_by_current && signed_by_previous).then(|| previous.to_vec())
+}
+
 fn mint(
     call: &Call,
     chatbot: &Chatbot,
@@ -77,7 +86,12 @@ fn mint(
     let secret = token_secret(&call.config)?;
     let now = now_secs();
     let visitor_id = match previous {
-        Some(old) => renewed_visitor_id(old, &secret, now, &chatbot.uuid, origin.as_deref())?,
+        Some(old) => {
+            // A token signed before the last rotation is renewed under the current secret.
+            let previous_secret = config_previous_secret(call, old, now);
+            let signed_with = previous_secret.as_deref().unwrap_or(&secret);
+            renewed_visitor_id(old, signed_with, now, &chatbot.uuid, origin.as_deref())?
+        }
         None => new_visitor_id().map_err(ApiError::internal)?,
     };
     let claims = VisitorClaims {

@@ -2,6 +2,7 @@
 //! a chatbot owns can also be found by prefix.
 
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::config::bindings;
 use std::collections::HashMap;
 use worker::{Bucket, Env, HttpMetadata};
 
@@ -14,7 +15,7 @@ pub fn object_key(chatbot_uuid: &str, source_uuid: &str) -> String {
 }
 
 fn bucket(env: &Env) -> ApiResult<Bucket> {
-    Ok(env.bucket("FILES")?)
+    Ok(env.bucket(bindings::FILES)?)
 }
 
 pub async fn put(

@@ -10,7 +10,7 @@ pub async fn admit_message(
 ) -> edgechat_core::api::error::ApiResult<Decision> {
     use worker::{Method, Request, RequestInit};
     let stub = env
-        .durable_object("RATE_LIMITER")?
+        .durable_object(edgechat_core::config::bindings::RATE_LIMITER)?
         .id_from_name(chatbot_uuid)?
         .get_stub()?;
     let mut init = RequestInit::new();

@@ -77,7 +77,7 @@ fn is_unique_violation(err: &worker::Error) -> bool {
 
 impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
-        Ok(Store { db: env.d1("DB")? })
+        Ok(Store { db: env.d1(edgechat_core::config::bindings::DATABASE)? })
     }
 
     fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {

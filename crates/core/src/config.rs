@@ -15,8 +15,11 @@ pub mod bindings {
     pub const FILES: &str = "FILES";
     pub const RATE_LIMITER: &str = "RATE_LIMITER";
     pub const AI: &str = "AI";
-    /// Every binding, for checks that compare the code with the deploy configuration.
+    /// Every binding, for checks that compare the code with the deploy configuration
+    /// (`scripts/deploy-check.sh` reads these two lists).
     pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI];
+    /// Bindings the Worker works without (it checks for them at run time).
+    pub const OPTIONAL: &[&str] = &[AI];
 }
 
 /// Names of the secrets and variables read, each with its meaning in one place.
@@ -25,6 +28,9 @@ pub mod names {
     pub const ADMIN_TOKEN: &str = "ADMIN_TOKEN";
     /// Signs site visitors' tokens; at least `MIN_WIDGET_SECRET_BYTES` long.
     pub const WIDGET_TOKEN_SECRET: &str = "WIDGET_TOKEN_SECRET";
+    /// The secret before the last rotation: tokens it signed are still accepted (and renewed
+    /// under the new one) while it is set, so rotating cuts no visitor off.
+    pub const WIDGET_TOKEN_SECRET_PREVIOUS: &str = "WIDGET_TOKEN_SECRET_PREVIOUS";
     pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
     pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
     pub const ALLOW_PRIVATE_URLS: &str = "ALLOW_PRIVATE_URLS";
@@ -37,6 +43,7 @@ pub mod names {
     pub const ALL: &[&str] = &[
         ADMIN_TOKEN,
         WIDGET_TOKEN_SECRET,
+        WIDGET_TOKEN_SECRET_PREVIOUS,
         OPENAI_API_KEY,
         OPENAI_BASE_URL,
         ALLOW_PRIVATE_URLS,
@@ -75,6 +82,8 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// `None` when unset or too short to be safe: then no visitor is admitted.
     pub widget_token_secret: Option<String>,
+    /// The secret before the last rotation, still accepted for tokens it signed.
+    pub widget_token_previous_secret: Option<String>,
     /// Set when `OPENAI_API_KEY` is.
     pub openai: Option<OpenAiEndpoint>,
     /// Whether the `AI` (Workers AI) binding exists.
@@ -111,20 +120,26 @@ impl Config {
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mut problems = Vec::new();
 
-        let widget_token_secret = match get(names::WIDGET_TOKEN_SECRET) {
+        let mut signing_secret = |name: &'static str, fallback: &str| match get(name) {
             Some(secret) if secret.len() < MIN_WIDGET_SECRET_BYTES => {
                 problems.push(Problem {
-                    name: names::WIDGET_TOKEN_SECRET,
+                    name,
                     reason: format!(
                         "is {} bytes long; at least {MIN_WIDGET_SECRET_BYTES} are needed",
                         secret.len()
                     ),
-                    fallback: "no site visitor is admitted".into(),
+                    fallback: fallback.into(),
                 });
                 None
             }
             other => other,
         };
+        let widget_token_secret =
+            signing_secret(names::WIDGET_TOKEN_SECRET, "no site visitor is admitted");
+        let widget_token_previous_secret = signing_secret(
+            names::WIDGET_TOKEN_SECRET_PREVIOUS,
+            "tokens signed before the rotation are refused",
+        );
 
         let openai = get(names::OPENAI_API_KEY).map(|api_key| {
             let base_url = match get(names::OPENAI_BASE_URL) {
@@ -222,6 +237,7 @@ impl Config {
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
             widget_token_secret,
+            widget_token_previous_secret,
             openai,
             workers_ai,
             private_access,
