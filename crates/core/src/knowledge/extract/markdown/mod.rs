@@ -303,7 +303,7 @@ impl Builder {
             return;
         };
         self.push_block(Block::Code(Code {
-            text: code,
+            text: code.trim_end_matches('\n').to_string(),
             fenced: false,
         }));
     }

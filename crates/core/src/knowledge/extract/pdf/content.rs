@@ -582,8 +582,8 @@ struct Glyph {
     bold: bool,
 }
 
-/// Appends glyph text, turning symbol-font private-use codes (as Word's
-/// bullets come out) into real characters and dropping control codes.
+/// Skips an inline image (`BI … ID data EI`): its data is pixels, which read as
+/// operators could be anything.
 fn skip_inline_image(lx: &mut Lexer) {
     // Skip the parameter dictionary up to the ID keyword.
     loop {

@@ -3,8 +3,8 @@
 //!
 //! A PDF has no tables or headings of its own, only glyphs at positions: headings are told
 //! by size, list items by their markers, and table rows by wide gaps between the pieces of
-//! a line. No PDF table is known to have a header row, so its rows come out in the plain
-//! `a | b | c` form.
+//! a line. Nothing on the page says which row of a table names its columns, so a PDF table
+//! has no header and its rows come out in the plain `a | b | c` form.
 
 mod content;
 mod file;
