@@ -9,7 +9,7 @@ use std::ops::Range;
 
 /// What the packer needs to know of one rendered table.
 struct SeenTable<'a> {
-    source: &'a Table,
+    block: &'a Table,
     first: Option<(Range<usize>, &'a Row)>,
     rows: usize,
 }
@@ -73,11 +73,13 @@ pub(super) fn layout(doc: &Document) -> (String, Layout) {
                     table: None,
                 });
             }
-            Placement::Row { table, source, row } => {
+            Placement::Row { table, block, row } => {
                 (last_item, last_definitions) = (None, None);
+                // Tables are numbered in order; one that wrote no row leaves a gap, filled
+                // with an entry that repeats nothing.
                 while seen.len() <= *table {
                     seen.push(SeenTable {
-                        source,
+                        block,
                         first: None,
                         rows: 0,
                     });
@@ -100,7 +102,7 @@ pub(super) fn layout(doc: &Document) -> (String, Layout) {
         .into_iter()
         .map(|t| TableLead {
             header: t.first.and_then(|(range, row)| {
-                let repeat = !t.source.has_header()
+                let repeat = !t.block.has_header()
                     && t.rows >= 2
                     && looks_like_titles(
                         row.cells

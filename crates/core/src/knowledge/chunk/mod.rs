@@ -2,7 +2,7 @@
 //!
 //! Pipeline: spans (paragraph, list item, table row, code) grouped into heading sections
 //! -> units (spans, or sentence/line/word/character pieces of spans too big for one chunk)
-//! -> greedy packing per section ([`pack`]).
+//! -> greedy packing per section (`pack`).
 //!
 //! The spans come from one of two places:
 //!
@@ -13,7 +13,7 @@
 //!   a header whose first row reads like column titles has that row repeated at the top of
 //!   each later chunk of the table.
 //! * [`chunk_text`]: text with no document behind it (a Q&A answer someone typed), read as
-//!   the light markdown people type ([`from_text`]).
+//!   the light markdown people type (`from_text`).
 //!
 //! Every chunk's text is a contiguous slice of the rendered (or newline-normalised) text,
 //! optionally preceded by a repeated table header, which keeps packing cheap and the output

@@ -1,7 +1,7 @@
 //! The typed document every reader produces and everything downstream consumes.
 //!
 //! A reader says what the source holds (a heading, a list, a table with or without header
-//! cells) and nothing about how it will be written; [`super::render`] alone decides the
+//! cells) and nothing about how it will be written; [`super::render()`] alone decides the
 //! indexed text and the chunker reads the same blocks, so a table reads the same whichever
 //! format it came from.
 

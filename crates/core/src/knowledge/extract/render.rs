@@ -71,7 +71,7 @@ pub enum Placement<'a> {
     Row {
         /// Numbers the tables in rendering order.
         table: usize,
-        source: &'a Table,
+        block: &'a Table,
         row: &'a Row,
     },
 }
@@ -300,7 +300,7 @@ impl<'a> Writer<'a> {
                     range,
                     Placement::Row {
                         table: id,
-                        source: table,
+                        block: table,
                         row,
                     },
                 );
@@ -393,6 +393,8 @@ fn plain_row<'s>(cells: impl Iterator<Item = &'s str>) -> String {
         .join(" | ")
 }
 
+const MAX_HEADER_SPAN: u32 = 1000;
+
 /// The lines a table is written as, each with the row it came from. A header row is only
 /// written itself when no data row used it (a table that is all header).
 fn table_lines(table: &Table) -> Vec<(String, &Row)> {
@@ -414,7 +416,9 @@ fn table_lines(table: &Table) -> Vec<(String, &Row)> {
             }
             let mut cols = Vec::new();
             for (text, _, span) in &cells {
-                for _ in 0..*span {
+                // No real header cell spans more columns than this; the bound keeps a
+                // forged span from filling memory.
+                for _ in 0..(*span).min(MAX_HEADER_SPAN) {
                     cols.push(text.to_string());
                 }
             }

@@ -14,7 +14,7 @@
 //! Everything here runs on text that users and the web supply, inside a WebAssembly worker
 //! where a panic kills the request. So nothing indexes by an offset derived from input
 //! without checking it, no recursion follows input nesting without a bound (the tree is at
-//! most [`tree::MAX_DEPTH`] deep), and every scan is linear in the input length.
+//! most `tree::MAX_DEPTH` deep), and every scan is linear in the input length.
 
 mod entities;
 mod reader;
