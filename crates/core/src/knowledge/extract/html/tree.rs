@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 pub(super) const NONE: u32 = u32::MAX;
 /// Deeper nesting than this is treated as flat. Real pages stay far below it;
-/// the cap keeps end-tag searches and the recursive renderer bounded on hostile
+/// the cap keeps end-tag searches and the recursive reader bounded on hostile
 /// input (thousands of unclosed `<div>`s).
 pub(super) const MAX_DEPTH: usize = 256;
 
