@@ -1,5 +1,5 @@
-use edgechat_core::knowledge::extract::markup::{csv_to_text, json_to_text, plain_to_text};
 use edgechat_core::knowledge::extract::ExtractError;
+use edgechat_core::knowledge::extract::{csv_to_text, json_to_text, plain_to_text};
 
 fn fixture(name: &str) -> String {
     let path = format!(

@@ -1,6 +1,8 @@
 //! Feeds pseudo-random input to every function: none may panic, and the
 //! output must keep the promised shape whatever comes in.
-use edgechat_core::knowledge::extract::markup::*;
+use edgechat_core::knowledge::extract::{
+    csv_to_text, html_to_text, json_to_text, markdown_to_text, plain_to_text,
+};
 
 struct XorShift(u64);
 

@@ -1,4 +1,4 @@
-use edgechat_core::knowledge::extract::markup::html_to_text;
+use edgechat_core::knowledge::extract::html_to_text;
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> String {

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use edgechat_core::knowledge::extract::office::{docx_to_text, pdf_to_text};
+use edgechat_core::knowledge::extract::{docx_to_text, pdf_to_text};
 use edgechat_core::knowledge::extract::{ExtractError, Extracted};
 
 fn fixture(name: &str) -> Vec<u8> {

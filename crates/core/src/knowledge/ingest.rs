@@ -1,7 +1,10 @@
-//! From bytes to indexable chunks: which kind of document this is, its text, its chunks.
+//! From bytes to indexable chunks: which kind of document this is, its [`Document`], the
+//! text that document renders to, and its chunks.
 
-use super::chunk::{chunk_text, Chunk, ChunkOptions};
-use super::extract::{markup, office, ExtractError, Extracted};
+use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions};
+use super::extract::{
+    csv, docx, html, json, markdown, pdf, render, text, Document, ExtractError, Extracted,
+};
 use super::tokens::estimate_tokens;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,32 +136,43 @@ fn windows_1252(b: u8) -> char {
     }
 }
 
-/// The readable text of a document of `kind`.
-pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    let extracted = match kind {
-        DocKind::Pdf => office::pdf_to_text(bytes)?,
-        DocKind::Docx => office::docx_to_text(bytes)?,
-        DocKind::Html => markup::html_to_text(&decode_text(bytes)),
-        DocKind::Markdown => markup::markdown_to_text(&decode_text(bytes)),
-        DocKind::Csv => Extracted {
-            title: None,
-            text: markup::csv_to_text(&decode_text(bytes))?,
-        },
-        DocKind::Json => Extracted {
-            title: None,
-            text: markup::json_to_text(&decode_text(bytes))?,
-        },
-        DocKind::Text => Extracted {
-            title: None,
-            text: markup::plain_to_text(&decode_text(bytes)),
-        },
+/// A document read from its bytes, and the text it renders to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extraction {
+    pub document: Document,
+    pub text: String,
+}
+
+/// Text that was extracted elsewhere reads as plain text.
+impl From<Extracted> for Extraction {
+    fn from(extracted: Extracted) -> Extraction {
+        let mut document = text::read(&extracted.text);
+        document.title = extracted.title;
+        Extraction {
+            document,
+            text: extracted.text,
+        }
+    }
+}
+
+/// Reads a document of `kind`.
+pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> {
+    let document = match kind {
+        DocKind::Pdf => pdf::read(bytes)?,
+        DocKind::Docx => docx::read(bytes)?,
+        DocKind::Html => html::read(&decode_text(bytes)),
+        DocKind::Markdown => markdown::read(&decode_text(bytes)),
+        DocKind::Csv => csv::read(&decode_text(bytes))?,
+        DocKind::Json => json::read(&decode_text(bytes))?,
+        DocKind::Text => text::read(&decode_text(bytes)),
     };
-    if extracted.text.trim().is_empty() {
+    if document.is_blank() {
         return Err(ExtractError(
             "The document holds no readable text.".to_string(),
         ));
     }
-    Ok(extracted)
+    let text = render(&document);
+    Ok(Extraction { document, text })
 }
 
 /// A document ready for the index.
@@ -169,11 +183,13 @@ pub struct Prepared {
     pub chunks: Vec<Chunk>,
 }
 
-pub fn prepare(extracted: Extracted) -> Prepared {
-    let chunks = chunk_text(&extracted.text, &ChunkOptions::default());
+/// Chunks a document from its blocks and counts the tokens of its text.
+pub fn prepare(extraction: impl Into<Extraction>) -> Prepared {
+    let Extraction { document, text } = extraction.into();
+    let chunks = chunk_document(&document, &ChunkOptions::default());
     Prepared {
-        title: extracted.title.filter(|t| !t.trim().is_empty()),
-        tokens: estimate_tokens(&extracted.text),
+        title: document.title.filter(|t| !t.trim().is_empty()),
+        tokens: estimate_tokens(&text),
         chunks,
     }
 }

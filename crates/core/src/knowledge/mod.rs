@@ -1,5 +1,11 @@
 //! Reading, indexing and searching a chatbot's sources. Everything here is pure and tested
 //! natively; `storage` runs the queries and `handlers` the fetches.
+//!
+//! A source travels: bytes → [`ingest::detect_upload`] / [`ingest::detect_page`] (which
+//! format) → a reader in [`extract`] (one folder per format) → one typed
+//! [`extract::Document`] → [`extract::render()`] (the indexed text) and
+//! [`chunk::chunk_document`] (chunks cut along the document's blocks) → stored and searched
+//! through [`query`] and [`retrieve`]. [`ingest`] strings these together.
 
 pub mod chunk;
 pub mod extract;

@@ -5,8 +5,9 @@
 //! The tables are deliberately small: only what real documents' text needs,
 //! instead of the full Adobe glyph list and every predefined CMap.
 
-use super::pdf::{Doc, Item, Lexer, Obj};
-use super::FastMap;
+use super::file::Doc;
+use super::objects::{Dict, Item, Lexer, Obj};
+use crate::knowledge::extract::binary::FastMap;
 
 enum Kind {
     Simple,
@@ -320,7 +321,7 @@ impl Font {
     }
 }
 
-fn is_bold(doc: &Doc, d: &super::pdf::Dict, base: &[u8]) -> bool {
+fn is_bold(doc: &Doc, d: &Dict, base: &[u8]) -> bool {
     let name = strip_subset(base);
     if [
         &b"Bold"[..],

@@ -3,7 +3,8 @@
 //! Hand-written because the `zip` crate carries writers, many codecs and time
 //! handling that a reader of deflated XML parts never needs.
 
-use super::{inflate, Budget, ExtractError};
+use crate::knowledge::extract::binary::{inflate, Budget};
+use crate::knowledge::extract::ExtractError;
 
 struct Entry {
     name: String,

@@ -1,8 +1,19 @@
-//! DOCX (WordprocessingML) to light markdown.
+//! DOCX (WordprocessingML): paragraphs by style (headings, list items, body text) and
+//! tables, read from the ZIP package with a small XML reader of our own.
+//!
+//! Numbered and bulleted paragraphs both come out as bullet items, since Word keeps the
+//! numbers in a separate numbering part. A table row marked to repeat as the header row on
+//! each page (`w:tblHeader`) names the columns; other tables have no header.
 
-use super::xml::{attr, Ev, Reader};
-use super::zip::Zip;
-use super::{render, tidy, Block, Budget, ExtractError, Extracted, FastMap, DECOMPRESS_BUDGET};
+mod xml;
+mod zip;
+
+use super::binary::{Budget, FastMap, DECOMPRESS_BUDGET};
+use super::clean::squeeze_lines as tidy;
+use super::document::{Block, Cell, Document, PushFlat, Row};
+use super::ExtractError;
+use xml::{attr, Ev, Reader};
+use zip::Zip;
 
 /// What a paragraph style means for the output, after following `basedOn`.
 #[derive(Clone, Copy, Default)]
@@ -18,7 +29,8 @@ struct Style {
     numbered: Option<bool>,
 }
 
-pub(crate) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+/// Reads a Word document.
+pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
     let zip = Zip::open(bytes)?;
     let budget = Budget::new(DECOMPRESS_BUDGET);
     let main = main_part(&zip, &budget);
@@ -57,14 +69,11 @@ pub(crate) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let blocks = body_blocks(&decode_xml_text(&doc), &styles);
     let title = core_title.or_else(|| {
         blocks.iter().find_map(|b| match b {
-            Block::Heading(_, t) => Some(t.clone()),
+            Block::Heading { text, .. } => Some(text.clone()),
             _ => None,
         })
     });
-    Ok(Extracted {
-        title,
-        text: render(&blocks),
-    })
+    Ok(Document { title, blocks })
 }
 
 /// OOXML parts are UTF-8 in practice, but the format allows UTF-16.
@@ -217,8 +226,8 @@ struct Para {
 
 #[derive(Default)]
 struct Table {
-    rows: Vec<Vec<String>>,
-    row: Vec<String>,
+    rows: Vec<Row>,
+    row: Row,
     cell: String,
 }
 
@@ -278,7 +287,13 @@ fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
                 "tbl" if !empty => tables.push(Table::default()),
                 "tr" if !empty => {
                     if let Some(t) = tables.last_mut() {
-                        t.row.clear();
+                        t.row = Row::default();
+                    }
+                }
+                "tblHeader" => {
+                    let on = attr(a, "val").is_none_or(|v| !matches!(&*v, "0" | "false" | "off"));
+                    if let Some(t) = tables.last_mut() {
+                        t.row.header = on;
                     }
                 }
                 "tc" if !empty => {
@@ -304,7 +319,7 @@ fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
                 "tc" => {
                     if let Some(t) = tables.last_mut() {
                         let cell = std::mem::take(&mut t.cell);
-                        t.row.push(tidy(&cell.replace('\n', " ")));
+                        t.row.cells.push(Cell::new(tidy(&cell.replace('\n', " "))));
                     }
                 }
                 "tr" => {
@@ -370,26 +385,26 @@ fn finish_para(
     if let Some(level) = heading {
         let text = tidy(&p.text.replace('\n', " "));
         if !text.is_empty() {
-            blocks.push(Block::Heading(level.min(6), text));
+            blocks.push(Block::Heading {
+                level: level.min(6),
+                text,
+            });
         }
     } else if list {
         let text = tidy(&p.text.replace('\n', " "));
         if !text.is_empty() {
-            blocks.push(Block::Item(text));
+            blocks.push_item(text);
         }
     } else {
         let text = tidy(&p.text);
         if !text.is_empty() {
-            blocks.push(Block::Para(text));
+            blocks.push(Block::Paragraph(text));
         }
     }
 }
 
 fn finish_table(t: Table, outer: &mut [Table], blocks: &mut Vec<Block>) {
-    let rows = t
-        .rows
-        .into_iter()
-        .filter(|r| r.iter().any(|c| !c.is_empty()));
+    let rows = t.rows.into_iter().filter(|r| !r.is_blank());
     if let Some(parent) = outer.last_mut() {
         // A nested table becomes plain text of the enclosing cell: a `|` in
         // there would break the row structure of the outer table.
@@ -398,13 +413,16 @@ fn finish_table(t: Table, outer: &mut [Table], blocks: &mut Vec<Block>) {
                 parent.cell.push_str(if i == 0 { " " } else { "; " });
             }
             let cells: Vec<&str> = row
+                .cells
                 .iter()
-                .map(String::as_str)
+                .map(|c| c.text.as_str())
                 .filter(|c| !c.is_empty())
                 .collect();
             parent.cell.push_str(&cells.join(" "));
         }
     } else {
-        blocks.extend(rows.map(|r| Block::Row(r.join(" | "))));
+        for row in rows {
+            blocks.push_row(row);
+        }
     }
 }

@@ -1,0 +1,133 @@
+//! Splits a document into retrieval chunks.
+//!
+//! Pipeline: spans (paragraph, list item, table row, code) grouped into heading sections
+//! -> units (spans, or sentence/line/word/character pieces of spans too big for one chunk)
+//! -> greedy packing per section (`pack`).
+//!
+//! The spans come from one of two places:
+//!
+//! * [`chunk_document`]: a [`Document`] from `knowledge::extract`. It is rendered once, and
+//!   the renderer says where each block landed, so a heading, a list item or a table row
+//!   is known from the block itself. A table whose format names its columns writes them
+//!   into every row (`Header: value`), so its rows need nothing repeated; a table without
+//!   a header whose first row reads like column titles has that row repeated at the top of
+//!   each later chunk of the table.
+//! * [`chunk_text`]: text with no document behind it (a Q&A answer someone typed), read as
+//!   the light markdown people type (`from_text`).
+//!
+//! Every chunk's text is a contiguous slice of the rendered (or newline-normalised) text,
+//! optionally preceded by a repeated table header, which keeps packing cheap and the output
+//! faithful to the source.
+
+mod from_document;
+mod from_text;
+mod layout;
+mod pack;
+mod sentences;
+mod split;
+
+use super::extract::Document;
+use pack::pack_section;
+use split::section_units;
+use std::borrow::Cow;
+
+/// Limits for chunking, all in estimated cl100k tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkOptions {
+    /// Packing stops before a block would push a chunk past this size.
+    pub target_tokens: usize,
+    /// Hard ceiling; blocks above it are split. Values below
+    /// [`MIN_MAX_TOKENS`] are raised to it.
+    pub max_tokens: usize,
+    /// Budget for sentences repeated from the previous chunk of a section.
+    /// Capped at half the target so every chunk still makes progress.
+    pub overlap_tokens: usize,
+}
+
+/// One estimated character can cost up to 3 tokens (astral-plane symbols),
+/// so a smaller ceiling could not be honoured by any split.
+pub const MIN_MAX_TOKENS: usize = 8;
+
+impl Default for ChunkOptions {
+    /// ~200 tokens (~150 English words) is one or two paragraphs: specific
+    /// enough that a full-text hit points at the passage that answers the
+    /// query, yet enough context to be useful when pasted into a prompt
+    /// (several chunks fit a typical budget). A 320 ceiling lets most whole
+    /// paragraphs stay intact instead of being cut at 201 tokens. 40 tokens
+    /// of overlap (20 %) is one or two sentences, enough that a statement
+    /// straddling a boundary is still found whole in one of the two chunks
+    /// without bloating the index.
+    fn default() -> Self {
+        ChunkOptions {
+            target_tokens: 200,
+            max_tokens: 320,
+            overlap_tokens: 40,
+        }
+    }
+}
+
+/// A piece of a document ready for indexing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// 0-based order within the document.
+    pub position: usize,
+    /// Heading path the chunk falls under, e.g. "Installation > Linux".
+    pub heading: Option<String>,
+    /// Chunk text, without the heading line unless it is the only content.
+    pub text: String,
+    /// `estimate_tokens(text)`.
+    pub tokens: usize,
+}
+
+/// Splits a document into chunks, from its blocks.
+#[must_use]
+pub fn chunk_document(doc: &Document, opts: &ChunkOptions) -> Vec<Chunk> {
+    let (text, layout) = from_document::layout(doc);
+    chunk_layout(&text, &layout, opts)
+}
+
+/// Splits text that has no document behind it into chunks, reading it as light markdown.
+#[must_use]
+pub fn chunk_text(text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    // Byte ranges are computed on this copy, so "\r\n" is folded first to
+    // keep line handling in one place.
+    let text: Cow<str> = if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let layout = from_text::layout(&text);
+    chunk_layout(&text, &layout, opts)
+}
+
+fn chunk_layout(text: &str, layout: &layout::Layout, opts: &ChunkOptions) -> Vec<Chunk> {
+    let limits = Limits::new(opts);
+    let mut out = Vec::new();
+    for section in &layout.sections {
+        let units = section_units(text, section, &limits);
+        pack_section(text, layout, section, &units, &limits, &mut out);
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+struct Limits {
+    target: usize,
+    max: usize,
+    overlap: usize,
+}
+
+impl Limits {
+    fn new(o: &ChunkOptions) -> Self {
+        let max = o.max_tokens.max(MIN_MAX_TOKENS);
+        let target = o.target_tokens.clamp(1, max);
+        Limits {
+            target,
+            max,
+            overlap: o.overlap_tokens.min(target / 2),
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! Layout: lines from positioned runs, then headings, paragraphs, list items and table
+//! rows from lines.
+
+use super::content::{is_bullet, Span, CELL_GAP, SPACE_GAP};
+use crate::knowledge::extract::binary::FastMap;
+use crate::knowledge::extract::clean::squeeze_lines;
+use crate::knowledge::extract::document::{Block, PushFlat, Row};
+
+/// A stretch of a line without wide gaps: a table cell, or the whole line.
+pub(super) struct Seg {
+    pub(super) x0: f64,
+    pub(super) text: String,
+}
+
+pub(super) struct Line {
+    pub(super) y: f64,
+    /// Size of the text that carries most of the line's characters.
+    pub(super) h: f64,
+    pub(super) x0: f64,
+    pub(super) x1: f64,
+    pub(super) segs: Vec<Seg>,
+    pub(super) bold: bool,
+    pub(super) frame: i32,
+    /// Drawn after a bullet shape, so it starts a list item.
+    pub(super) dot: bool,
+}
+
+impl Line {
+    fn text(&self) -> String {
+        let parts: Vec<&str> = self.segs.iter().map(|s| s.text.as_str()).collect();
+        parts.join(" | ")
+    }
+    fn cells(&self) -> bool {
+        self.segs.len() > 1
+    }
+}
+
+/// A page's lines and the horizontal extent of its page box.
+pub(super) struct PageLines {
+    pub(super) lines: Vec<Line>,
+    pub(super) box_x: Option<(f64, f64)>,
+}
+
+/// Size bucket used to compare font sizes across lines.
+fn bucket(h: f64) -> i64 {
+    (h * 2.0).round() as i64
+}
+
+pub(super) fn layout(spans: Vec<Span>) -> Vec<Line> {
+    let mut frames: FastMap<i32, Vec<Span>> = FastMap::default();
+    for s in spans {
+        frames.entry(s.frame).or_default().push(s);
+    }
+    // Upright text first; rotated text (stamps, axis labels, sideways
+    // tables) follows as its own lines.
+    let mut keys: Vec<i32> = frames.keys().copied().collect();
+    keys.sort_unstable_by_key(|&k| (k != 0, k));
+    let mut lines = Vec::new();
+    for k in keys {
+        if let Some(v) = frames.remove(&k) {
+            layout_frame(v, k, &mut lines);
+        }
+    }
+    lines
+}
+
+fn layout_frame(mut upright: Vec<Span>, frame: i32, lines: &mut Vec<Line>) {
+    upright.sort_unstable_by(|a, b| b.y.total_cmp(&a.y).then(a.x0.total_cmp(&b.x0)));
+    let mut groups: Vec<Vec<Span>> = Vec::new();
+    let mut line_y = f64::NAN;
+    let mut line_h: f64 = 0.0;
+    for s in upright {
+        // Half a font size of baseline tolerance keeps superscripts on their
+        // line, but never more than the smaller text's own size.
+        let tol = 0.5 * line_h.max(s.h).min(2.0 * line_h.min(s.h));
+        match groups.last_mut() {
+            Some(g) if (line_y - s.y).abs() <= tol => {
+                line_h = line_h.max(s.h);
+                g.push(s);
+            }
+            _ => {
+                line_y = s.y;
+                line_h = s.h;
+                groups.push(vec![s]);
+            }
+        }
+    }
+    for mut g in groups {
+        g.sort_unstable_by(|a, b| a.x0.total_cmp(&b.x0));
+        let mut chars_by_size: FastMap<i64, (usize, f64)> = FastMap::default();
+        for s in &g {
+            let e = chars_by_size.entry(bucket(s.h)).or_insert((0, s.h));
+            e.0 += s.text.chars().count();
+        }
+        // Gap thresholds follow the main text size, so a big bullet or a small
+        // superscript does not distort them.
+        let h = chars_by_size
+            .values()
+            .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
+            .map_or(1.0, |v| v.1);
+        let mut segs: Vec<Seg> = Vec::new();
+        let mut prev: Option<&Span> = None;
+        let mut kept = 0;
+        for s in &g {
+            let mut new_seg = prev.is_none();
+            if let Some(p) = prev {
+                // Fake bold draws the same text twice, slightly offset.
+                if p.text == s.text && (s.x0 - p.x0).abs() < 0.3 * h {
+                    continue;
+                }
+                let gap = s.x0 - p.x1;
+                let bullet_first = kept == 1 && {
+                    let t = p.text.trim();
+                    t.chars().count() == 1 && t.chars().all(is_bullet)
+                };
+                let cur = segs.last_mut().map(|s| &mut s.text);
+                if gap >= CELL_GAP * h && !bullet_first {
+                    new_seg = true;
+                } else if let Some(t) = cur {
+                    if bullet_first
+                        || (gap > SPACE_GAP * h && !t.ends_with(' ') && !s.text.starts_with(' '))
+                    {
+                        t.push(' ');
+                    }
+                }
+            }
+            if new_seg {
+                segs.push(Seg {
+                    x0: s.x0,
+                    text: String::new(),
+                });
+            }
+            if let Some(seg) = segs.last_mut() {
+                seg.text.push_str(&s.text);
+            }
+            prev = Some(s);
+            kept += 1;
+        }
+        let segs: Vec<Seg> = segs
+            .into_iter()
+            .map(|s| Seg {
+                x0: s.x0,
+                text: squeeze_lines(&s.text),
+            })
+            .filter(|s| !s.text.is_empty())
+            .collect();
+        if segs.is_empty() {
+            continue;
+        }
+        let bold = g
+            .iter()
+            .filter(|s| !s.text.trim().is_empty())
+            .all(|s| s.bold);
+        let y = g.first().map_or(0.0, |s| s.y);
+        let x0 = segs.first().map_or(0.0, |s| s.x0);
+        let x1 = g.iter().map(|s| s.x1).fold(f64::MIN, f64::max);
+        lines.push(Line {
+            y,
+            h,
+            x0,
+            x1,
+            segs,
+            bold,
+            frame,
+            dot: false,
+        });
+    }
+}
+
+/// How a line starts a list item: the marker's byte length and whether the
+/// marker is kept (numbers carry meaning, bullets do not).
+fn list_marker(text: &str) -> Option<(usize, bool)> {
+    let first = text.chars().next()?;
+    let rest = &text[first.len_utf8()..];
+    if is_bullet(first) && !rest.trim().is_empty() {
+        return Some((first.len_utf8(), false));
+    }
+    if matches!(first, '-' | '*' | '\u{2013}') && rest.starts_with(' ') {
+        return Some((first.len_utf8(), false));
+    }
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if (1..=3).contains(&digits) {
+        let after = &text.as_bytes()[digits..];
+        if matches!(after.first(), Some(b'.' | b')')) && after.get(1) == Some(&b' ') {
+            return Some((0, true));
+        }
+    }
+    None
+}
+
+struct Acc {
+    item: bool,
+    text: String,
+    y: f64,
+    h: f64,
+    pitch: Option<f64>,
+    x1: f64,
+    x0: f64,
+}
+
+/// The table row most recently emitted, kept so that wrapped cell text on
+/// the following lines can be folded back into its cell.
+struct RowAcc {
+    segs: Vec<Seg>,
+    y: f64,
+    h: f64,
+    pitch: Option<f64>,
+}
+
+pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
+    // Body size: the size carrying the most characters.
+    let mut weight: FastMap<i64, usize> = FastMap::default();
+    for l in pages.iter().flat_map(|p| &p.lines) {
+        *weight.entry(bucket(l.h)).or_default() +=
+            l.segs.iter().map(|s| s.text.chars().count()).sum::<usize>();
+    }
+    let body = weight
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map_or(10.0, |(&b, _)| b as f64 / 2.0);
+    let is_heading = |l: &Line| {
+        !l.cells()
+            && l.y.is_finite()
+            && l.segs.iter().map(|s| s.text.chars().count()).sum::<usize>() <= 200
+            && (l.h >= body * 1.15 || (l.bold && l.h >= body * 1.05))
+    };
+    let mut heading_sizes: Vec<i64> = pages
+        .iter()
+        .flat_map(|p| &p.lines)
+        .filter(|l| is_heading(l))
+        .map(|l| bucket(l.h))
+        .collect();
+    heading_sizes.sort_unstable_by(|a, b| b.cmp(a));
+    heading_sizes.dedup();
+    let level = |h: f64| -> u8 {
+        let b = bucket(h);
+        let rank = heading_sizes.iter().position(|&s| s <= b + 1).unwrap_or(0);
+        rank.min(2) as u8 + 1
+    };
+
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut carry: Option<Acc> = None;
+    for page in pages {
+        let lines = &page.lines;
+        let left = lines
+            .iter()
+            .map(|l| l.x0)
+            .filter(|x| x.is_finite())
+            .fold(f64::MAX, f64::min);
+        let widest = lines
+            .iter()
+            .map(|l| l.x1)
+            .filter(|x| x.is_finite())
+            .fold(f64::MIN, f64::max);
+        // Margins are usually symmetric, so the page box tells where full
+        // lines end even on a page whose lines are all short.
+        let right = match page.box_x {
+            Some((bx0, bx1)) if bx1 > bx0 && left >= bx0 && left < bx1 => bx1 - (left - bx0),
+            _ => widest,
+        };
+        let width = (right - left).max(1.0);
+        // A paragraph cut by the page break may continue on this page.
+        let mut cur: Option<Acc> = carry.take();
+        let mut from_prev_page = cur.is_some();
+        let mut row: Option<RowAcc> = None;
+        let mut last_heading: Option<(f64, f64)> = None;
+        for l in lines {
+            if let Some(r) = row.as_mut() {
+                if continues_row(r, l) {
+                    for seg in &l.segs {
+                        let target = r
+                            .segs
+                            .iter_mut()
+                            .min_by(|a, b| (a.x0 - seg.x0).abs().total_cmp(&(b.x0 - seg.x0).abs()));
+                        if let Some(t) = target {
+                            t.text.push(' ');
+                            t.text.push_str(&seg.text);
+                        }
+                    }
+                    if let Some(Block::Table(table)) = blocks.last_mut() {
+                        if let Some(last) = table.rows.last_mut() {
+                            *last = Row::data(r.segs.iter().map(|s| s.text.clone()));
+                        }
+                    }
+                    r.y = l.y;
+                    continue;
+                }
+            }
+            if l.cells() {
+                flush(&mut cur, &mut blocks);
+                last_heading = None;
+                let pitch = row.as_ref().map(|r| r.y - l.y).filter(|p| *p > 0.0);
+                blocks.push_row(Row::data(l.segs.iter().map(|s| s.text.clone())));
+                let segs = l
+                    .segs
+                    .iter()
+                    .map(|s| Seg {
+                        x0: s.x0,
+                        text: s.text.clone(),
+                    })
+                    .collect();
+                row = Some(RowAcc {
+                    segs,
+                    y: l.y,
+                    h: l.h,
+                    pitch,
+                });
+                continue;
+            }
+            row = None;
+            let text = l.text();
+            if is_heading(l) {
+                flush(&mut cur, &mut blocks);
+                let lv = level(l.h);
+                // A heading that wraps continues on the next line in the same size.
+                if let (
+                    Some((hy, hh)),
+                    Some(Block::Heading {
+                        level: plv,
+                        text: t,
+                    }),
+                ) = (last_heading, blocks.last_mut())
+                {
+                    if *plv == lv && (hy - l.y) < 1.3 * hh && (hh - l.h).abs() < 0.1 * hh {
+                        t.push(' ');
+                        t.push_str(&text);
+                        last_heading = Some((l.y, l.h));
+                        continue;
+                    }
+                }
+                blocks.push(Block::Heading { level: lv, text });
+                last_heading = Some((l.y, l.h));
+                continue;
+            }
+            last_heading = None;
+            if let Some((skip, _)) = list_marker(&text).or(l.dot.then_some((0, false))) {
+                flush(&mut cur, &mut blocks);
+                let rest = text[skip..].trim().to_string();
+                cur = Some(Acc {
+                    item: true,
+                    text: rest,
+                    y: l.y,
+                    h: l.h,
+                    pitch: None,
+                    x1: l.x1,
+                    x0: l.x0,
+                });
+                continue;
+            }
+            if let (true, Some(a)) = (from_prev_page, cur.as_mut()) {
+                from_prev_page = false;
+                let same_size = (a.h - l.h).abs() <= 0.15 * a.h.max(l.h);
+                if same_size && text.chars().next().is_some_and(char::is_lowercase) {
+                    join_line(&mut a.text, &text);
+                    (a.y, a.x1) = (l.y, l.x1);
+                    continue;
+                }
+            }
+            if let Some(a) = cur.as_mut() {
+                let gap = a.y - l.y;
+                let same_size = (a.h - l.h).abs() <= 0.15 * a.h.max(l.h);
+                let limit = a.pitch.map_or(1.75 * a.h.max(l.h), |p| p * 1.3);
+                let prev_short = a.x1 < right - 0.2 * width;
+                let ended = a.text.ends_with(['.', '!', '?', ':']);
+                // List items continue only with lines indented past the marker.
+                let item_ok = !a.item || l.x0 > a.x0 + 0.5 * a.h;
+                if same_size && gap > 0.0 && gap <= limit && !(prev_short && ended) && item_ok {
+                    join_line(&mut a.text, &text);
+                    a.pitch.get_or_insert(gap);
+                    a.y = l.y;
+                    a.x1 = l.x1;
+                    continue;
+                }
+            }
+            flush(&mut cur, &mut blocks);
+            cur = Some(Acc {
+                item: false,
+                text,
+                y: l.y,
+                h: l.h,
+                pitch: None,
+                x1: l.x1,
+                x0: l.x0,
+            });
+        }
+        match cur {
+            Some(a) if !a.item && !a.text.ends_with(['.', '!', '?', ':']) => carry = Some(a),
+            _ => flush(&mut cur, &mut blocks),
+        }
+    }
+    flush(&mut carry, &mut blocks);
+    blocks
+}
+
+/// Whether `l` is wrapped text of the cells of the row above: fewer pieces,
+/// each starting under a cell, and either closer than rows are to each other
+/// or missing the first column, which a new row would almost always fill.
+fn continues_row(r: &RowAcc, l: &Line) -> bool {
+    let gap = r.y - l.y;
+    let h = l.h.max(r.h);
+    let aligned = |s: &Seg, c: &Seg| (c.x0 - s.x0).abs() < 0.6 * h;
+    let tighter = r.pitch.is_none_or(|p| gap < 0.9 * p);
+    let no_first = r
+        .segs
+        .first()
+        .is_some_and(|c| !l.segs.iter().any(|s| aligned(s, c)));
+    gap > 0.0
+        && gap <= 1.6 * h
+        && (tighter || no_first)
+        && l.segs.len() < r.segs.len()
+        && l.segs.iter().all(|s| r.segs.iter().any(|c| aligned(s, c)))
+}
+
+fn flush(cur: &mut Option<Acc>, blocks: &mut Vec<Block>) {
+    if let Some(a) = cur.take() {
+        if a.item {
+            blocks.push_item(a.text);
+        } else {
+            blocks.push(Block::Paragraph(a.text));
+        }
+    }
+}
+
+/// Joins a wrapped line to its paragraph, undoing end-of-line hyphenation
+/// when a lowercase word was clearly split in two.
+fn join_line(text: &mut String, next: &str) {
+    let mut tail = text.chars().rev();
+    let hyphenated = tail.next() == Some('-')
+        && tail.next().is_some_and(|c| c.is_lowercase())
+        && next.chars().next().is_some_and(|c| c.is_lowercase());
+    if hyphenated {
+        text.pop();
+    } else {
+        text.push(' ');
+    }
+    text.push_str(next);
+}

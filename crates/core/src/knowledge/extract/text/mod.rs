@@ -1,0 +1,151 @@
+//! Plain text: paragraphs at blank lines, each line kept as written (indentation and single
+//! line breaks often carry meaning in plain text: addresses, poems, code).
+//!
+//! Two marks people put in text files on purpose are honoured: a `# Heading` line starts a
+//! section, and ``` (or `~~~`) fences hold code whose lines are never read as headings.
+//! Everything else is text, kept as written: a `|` or a leading `*` says too little in a
+//! text file (a shell pipeline, a box drawn in asterisks) to rewrite the line as a table
+//! row or a list item.
+
+use super::clean::normalise;
+use super::document::{Block, Code, Document};
+use std::ops::Range;
+
+/// Reads a plain-text file.
+pub fn read(text: &str) -> Document {
+    let text = normalise(text);
+    let mut r = Reader::default();
+    for line in text.split('\n') {
+        r.line(line);
+    }
+    if let Some((_, code)) = r.fence.take() {
+        r.blocks.push(code_block(&code));
+    }
+    r.end_paragraph();
+    Document {
+        title: None,
+        blocks: r.blocks,
+    }
+}
+
+#[derive(Default)]
+struct Reader<'t> {
+    blocks: Vec<Block>,
+    para: Vec<&'t str>,
+    /// The open fence's marker and its lines so far, the fence line included.
+    fence: Option<(&'static str, Vec<&'t str>)>,
+}
+
+impl<'t> Reader<'t> {
+    fn line(&mut self, line: &'t str) {
+        let trimmed = line.trim();
+        if let Some((marker, code)) = &mut self.fence {
+            let fence_char = marker.chars().next().unwrap_or('`');
+            code.push(line);
+            if trimmed.starts_with(*marker) && trimmed.trim_start_matches(fence_char).is_empty() {
+                let block = code_block(code);
+                self.blocks.push(block);
+                self.fence = None;
+            }
+            return;
+        }
+        if trimmed.is_empty() {
+            self.end_paragraph();
+            return;
+        }
+        if let Some(marker) = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)) {
+            self.end_paragraph();
+            self.fence = Some((marker, vec![line]));
+            return;
+        }
+        if let Some((level, title)) = heading(line) {
+            self.end_paragraph();
+            self.blocks.push(Block::Heading {
+                level: level.min(6) as u8,
+                text: line[title].to_string(),
+            });
+            return;
+        }
+        self.para.push(line);
+    }
+
+    fn end_paragraph(&mut self) {
+        if !self.para.is_empty() {
+            self.blocks.push(Block::Paragraph(self.para.join("\n")));
+            self.para.clear();
+        }
+    }
+}
+
+/// The fence lines are the file's own and stay as written (with any language name), so
+/// the block is not fenced again.
+fn code_block(lines: &[&str]) -> Block {
+    Block::Code(Code {
+        text: lines.join("\n"),
+        fenced: false,
+    })
+}
+
+/// `(level, title range relative to line)` for an ATX heading line: at most three spaces
+/// of indent, one to six `#`, a space, and a title (an optional closing `##` run goes).
+pub(crate) fn heading(line: &str) -> Option<(usize, Range<usize>)> {
+    let indent = line.len() - line.trim_start().len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let level = rest.bytes().take_while(|&b| b == b'#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let after = &rest[level..];
+    if !after.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut title = after.trim();
+    // Optional closing sequence: "## Title ##".
+    let stripped = title.trim_end_matches('#');
+    if stripped.len() < title.len() && (stripped.is_empty() || stripped.ends_with([' ', '\t'])) {
+        title = stripped.trim_end();
+    }
+    if title.is_empty() {
+        return None;
+    }
+    let start = title.as_ptr() as usize - line.as_ptr() as usize;
+    Some((level, start..start + title.len()))
+}
+
+/// A line that starts a list item: `- `, `* `, `+ `, or a number of up to nine digits
+/// followed by `. ` or `) `.
+pub(crate) fn is_list_item(t: &str) -> bool {
+    if t.starts_with("- ") || t.starts_with("* ") || t.starts_with("+ ") {
+        return true;
+    }
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=9).contains(&digits) && (t[digits..].starts_with(". ") || t[digits..].starts_with(") "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heading;
+    use crate::knowledge::extract::plain_to_text;
+
+    #[test]
+    fn headings_are_recognised_strictly() {
+        assert_eq!(heading("## Title"), Some((2, 3..8)));
+        assert_eq!(
+            heading("# Title ##").map(|(l, r)| (l, &"# Title ##"[r])),
+            Some((1, "Title"))
+        );
+        assert_eq!(heading("# C#"), Some((1, 2..4)));
+        assert_eq!(heading("#Title"), None);
+        assert_eq!(heading("####### Seven"), None);
+        assert_eq!(heading("#   "), None);
+        assert_eq!(heading("    # indented code"), None);
+    }
+
+    #[test]
+    fn blank_runs_collapse() {
+        assert_eq!(plain_to_text("\n\na  \n\n\n\nb\n \n"), "a\n\nb");
+    }
+}
