@@ -3,7 +3,7 @@
 //! The rules themselves are pure, in `domain::widget`.
 
 use crate::app::{secret, Caller};
-use edgechat_core::domain::chatbot::Chatbot;
+use edgechat_core::domain::chatbot::{Chatbot, Visibility};
 use edgechat_core::domain::widget::{admits, normalize_origin, verify, TokenError, MIN_SECRET_BYTES};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{admits_visitors, Endpoint};
@@ -90,7 +90,7 @@ pub async fn authenticate(
         &settings.allowed_origins,
         claims.origin.as_deref(),
     )?;
-    if settings.visibility == "hybrid" {
+    if settings.visibility == Visibility::Hybrid {
         if let Some(calling) = foreign_origin(req)? {
             if claims.origin.as_deref() != Some(calling.as_str()) {
                 return Err(ApiError::Forbidden(format!(

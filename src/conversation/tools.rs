@@ -5,7 +5,7 @@
 
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
-use edgechat_core::domain::tool_function::ToolFunction;
+use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use crate::platform::outbound::{self, seconds_setting, Limits, Outgoing};
 use serde_json::Value;
 use worker::{Env, Method};
@@ -23,13 +23,13 @@ fn tool_limits(env: &Env) -> Limits {
 /// The most of a tool's answer handed to the model.
 pub const MAX_RESULT_CHARS: usize = 8_000;
 
-fn method(name: &str) -> Method {
-    match name {
-        "GET" => Method::Get,
-        "PUT" => Method::Put,
-        "PATCH" => Method::Patch,
-        "DELETE" => Method::Delete,
-        _ => Method::Post,
+fn method(method: HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::Get,
+        HttpMethod::Post => Method::Post,
+        HttpMethod::Put => Method::Put,
+        HttpMethod::Patch => Method::Patch,
+        HttpMethod::Delete => Method::Delete,
     }
 }
 
@@ -39,7 +39,7 @@ pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> Stri
         return format!("Error: there is no tool named {:?}.", call.name);
     };
     let args = arguments_object(&call.arguments);
-    let (url, body) = if function.method == "GET" {
+    let (url, body) = if function.method == HttpMethod::Get {
         match url_with_query(&function.external_url, &args) {
             Some(u) => (u, None),
             None => return "Error: the tool's URL is not valid.".to_string(),
@@ -64,7 +64,7 @@ pub async fn run(env: &Env, functions: &[ToolFunction], call: &ToolCall) -> Stri
     }
     let result = outbound::fetch(
         Outgoing {
-            method: method(&function.method),
+            method: method(function.method),
             url: &url,
             headers,
             body,

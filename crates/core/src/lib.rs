@@ -9,4 +9,5 @@ pub mod api;
 pub mod chat;
 pub mod domain;
 pub mod knowledge;
+pub mod string_enum;
 pub mod time;

@@ -180,7 +180,8 @@ pub fn assemble(input: &PromptInput) -> Prompt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::agent::DefaultValue;
+    use crate::domain::agent::{DefaultValue, VariableType};
+    use crate::domain::data_source::SourceType;
     use crate::knowledge::retrieve::ChunkHit;
 
     fn var(name: &str, default: &str, is_static: u8) -> AgentVariable {
@@ -188,7 +189,7 @@ mod tests {
             name: name.into(),
             description: String::new(),
             example: String::new(),
-            var_type: "string".into(),
+            var_type: VariableType::String,
             default_value: DefaultValue {
                 content: default.into(),
                 is_static,
@@ -205,7 +206,7 @@ mod tests {
                 heading: String::new(),
                 text: text.into(),
                 tokens: 1,
-                source_type: "file".into(),
+                source_type: SourceType::File,
                 title: title.into(),
                 file_name: String::new(),
                 meta_json: "{}".into(),
