@@ -28,6 +28,7 @@ string_enum! {
         Object = "object",
     }
 }
+
 pub const MAX_HEADERS: usize = 50;
 pub const MAX_PARAMETERS: usize = 50;
 pub const MAX_URL_CHARS: usize = 2_048;
