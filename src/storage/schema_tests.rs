@@ -102,8 +102,8 @@ fn parse(sql: &str) -> Schema {
             creating = None;
         } else if let Some(table) = &creating {
             let first = trimmed.split_whitespace().next().unwrap_or("");
-            let is_constraint = ["PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT"]
-                .contains(&first);
+            let is_constraint =
+                ["PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT"].contains(&first);
             if !first.is_empty() && !is_constraint {
                 schema
                     .columns

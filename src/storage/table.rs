@@ -453,7 +453,10 @@ mod tests {
         let bytes = text.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {
             if b == b'?' {
-                let digits: String = text[i + 1..].chars().take_while(char::is_ascii_digit).collect();
+                let digits: String = text[i + 1..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
                 highest = highest.max(digits.parse().unwrap_or(0));
             }
         }
@@ -461,7 +464,12 @@ mod tests {
     }
 
     fn check_count(sql: &Sql) {
-        assert_eq!(highest_placeholder(sql.text()), sql.args().len(), "{}", sql.text());
+        assert_eq!(
+            highest_placeholder(sql.text()),
+            sql.args().len(),
+            "{}",
+            sql.text()
+        );
     }
 
     #[test]
@@ -485,7 +493,10 @@ mod tests {
             "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at, secret) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
         );
-        assert_eq!(texts(&sql), ["u", "o", "k", "n", "3", "NULL", "c", "m", "s"]);
+        assert_eq!(
+            texts(&sql),
+            ["u", "o", "k", "n", "3", "NULL", "c", "m", "s"]
+        );
         assert_eq!(sql.param("owner"), "?2");
         assert_eq!(sql.param("secret"), "?9");
         check_count(&sql);
@@ -534,10 +545,16 @@ mod tests {
 
     #[test]
     fn update_columns_pairs_each_column_with_its_value() {
-        let mut sql = Sql::update_columns(&THINGS, vec![("name", Arg::Text("x")), ("size", Arg::Int(4))]);
+        let mut sql = Sql::update_columns(
+            &THINGS,
+            vec![("name", Arg::Text("x")), ("size", Arg::Int(4))],
+        );
         let key = sql.bind(Arg::Text("u"));
         sql.push(&format!(" WHERE uuid = {key}"));
-        assert_eq!(sql.text(), "UPDATE things SET name = ?1, size = ?2 WHERE uuid = ?3");
+        assert_eq!(
+            sql.text(),
+            "UPDATE things SET name = ?1, size = ?2 WHERE uuid = ?3"
+        );
         check_count(&sql);
     }
 

@@ -136,13 +136,19 @@ mod tests {
 
     #[test]
     fn serde_uses_the_spelling() {
-        assert_eq!(serde_json::to_value(Fruit::BloodOrange).unwrap(), "blood-orange");
+        assert_eq!(
+            serde_json::to_value(Fruit::BloodOrange).unwrap(),
+            "blood-orange"
+        );
         assert_eq!(
             serde_json::from_value::<Fruit>("apple".into()).unwrap(),
             Fruit::Apple
         );
         let err = serde_json::from_value::<Fruit>("pear".into()).unwrap_err();
-        assert!(err.to_string().contains("apple, blood-orange") || err.to_string().contains("`apple`"), "{err}");
+        assert!(
+            err.to_string().contains("apple, blood-orange") || err.to_string().contains("`apple`"),
+            "{err}"
+        );
         assert!(serde_json::from_value::<Fruit>(1.into()).is_err());
     }
 }
