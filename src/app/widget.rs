@@ -3,8 +3,8 @@
 //! The rules themselves are pure, in `domain::widget`.
 
 use crate::app::Caller;
-use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::config::Config;
+use edgechat_core::domain::chatbot::{Chatbot, Visibility};
 use edgechat_core::domain::widget::{
     admits, normalize_origin, verify, TokenError, VisitorClaims,
 };
@@ -102,7 +102,7 @@ pub async fn authenticate(
         &settings.allowed_origins,
         claims.origin.as_deref(),
     )?;
-    if settings.visibility == "hybrid" {
+    if settings.visibility == Visibility::Hybrid {
         if let Some(calling) = foreign_origin(req)? {
             if claims.origin.as_deref() != Some(calling.as_str()) {
                 return Err(ApiError::Forbidden(format!(

@@ -5,9 +5,9 @@
 
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
-use edgechat_core::domain::tool_function::ToolFunction;
 use crate::platform::outbound::{self, Limits, Outgoing};
 use edgechat_core::config::Config;
+use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use serde_json::Value;
 use worker::Method;
 
@@ -21,13 +21,13 @@ fn tool_limits(config: &Config) -> Limits {
 /// The most of a tool's answer handed to the model.
 pub const MAX_RESULT_CHARS: usize = 8_000;
 
-fn method(name: &str) -> Method {
-    match name {
-        "GET" => Method::Get,
-        "PUT" => Method::Put,
-        "PATCH" => Method::Patch,
-        "DELETE" => Method::Delete,
-        _ => Method::Post,
+fn method(method: HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::Get,
+        HttpMethod::Post => Method::Post,
+        HttpMethod::Put => Method::Put,
+        HttpMethod::Patch => Method::Patch,
+        HttpMethod::Delete => Method::Delete,
     }
 }
 
@@ -37,7 +37,7 @@ pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -
         return format!("Error: there is no tool named {:?}.", call.name);
     };
     let args = arguments_object(&call.arguments);
-    let (url, body) = if function.method == "GET" {
+    let (url, body) = if function.method == HttpMethod::Get {
         match url_with_query(&function.external_url, &args) {
             Some(u) => (u, None),
             None => return "Error: the tool's URL is not valid.".to_string(),
@@ -62,7 +62,7 @@ pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -
     }
     let result = outbound::fetch(
         Outgoing {
-            method: method(&function.method),
+            method: method(function.method),
             url: &url,
             headers,
             body,

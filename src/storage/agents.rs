@@ -1,38 +1,58 @@
-use super::tool_functions::{by_agent, ToolRow, TOOL_COLUMNS};
+use super::table::{table, Sql};
+use super::tool_functions::{by_agent, ToolRow, TOOL_FUNCTIONS};
 use super::{batch_rows, changes, flag, Arg, Owner, Store, ToolsByAgent};
-use edgechat_core::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
 use serde::Deserialize;
 use worker::{D1PreparedStatement, D1Result};
 
-#[derive(Deserialize)]
-pub(super) struct AgentRow {
-    uuid: String,
-    chatbot_uuid: String,
-    #[serde(rename = "type")]
-    agent_type: String,
-    name: String,
-    prompt: String,
-    description: String,
-    enabled: i64,
-    meta_json: String,
-    data_source_uuids_json: String,
-    human_escalation_settings_json: Option<String>,
-    variables_json: String,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct AgentRow in AGENTS = "agents" {
+        key uuid: String,
+        fixed chatbot_uuid: String,
+        fixed agent_type as "type": AgentType,
+        set name: String,
+        set prompt: String,
+        set description: String,
+        set enabled: i64,
+        set meta_json: String,
+        set data_source_uuids_json: String,
+        set human_escalation_settings_json: Option<String>,
+        set variables_json: String,
+        fixed created_at: String,
+        set modified_at: String,
+    }
+}
+
+impl AgentRow {
+    fn new(agent: &Agent) -> ApiResult<Self> {
+        let c = &agent.config;
+        Ok(AgentRow {
+            uuid: agent.uuid.clone(),
+            chatbot_uuid: agent.chatbot_uuid.clone(),
+            agent_type: c.agent_type,
+            name: c.name.clone(),
+            prompt: c.prompt.clone(),
+            description: c.description.clone(),
+            enabled: flag(c.enabled),
+            meta_json: serde_json::to_string(&c.meta)?,
+            data_source_uuids_json: serde_json::to_string(&c.data_source_uuids)?,
+            human_escalation_settings_json: c
+                .human_escalation_settings
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
+            variables_json: serde_json::to_string(&c.variables)?,
+            created_at: agent.created_at.clone(),
+            modified_at: agent.modified_at.clone(),
+        })
+    }
 }
 
 impl TryFrom<AgentRow> for Agent {
     type Error = ApiError;
 
     fn try_from(r: AgentRow) -> ApiResult<Agent> {
-        let agent_type = AgentType::parse(&r.agent_type).ok_or_else(|| {
-            ApiError::internal(format!(
-                "agent {} has unknown type {}",
-                r.uuid, r.agent_type
-            ))
-        })?;
         let meta: AgentMeta = serde_json::from_str(&r.meta_json)?;
         let human_escalation_settings: Option<HumanEscalationSettings> =
             match r.human_escalation_settings_json {
@@ -45,7 +65,7 @@ impl TryFrom<AgentRow> for Agent {
             created_at: r.created_at,
             modified_at: r.modified_at,
             config: AgentConfig {
-                agent_type,
+                agent_type: r.agent_type,
                 name: r.name,
                 prompt: r.prompt,
                 description: r.description,
@@ -55,34 +75,6 @@ impl TryFrom<AgentRow> for Agent {
                 human_escalation_settings,
                 variables: serde_json::from_str(&r.variables_json)?,
             },
-        })
-    }
-}
-
-pub(super) const AGENT_COLUMNS: &str =
-    "a.uuid, a.chatbot_uuid, a.type, a.name, a.prompt, a.description, a.enabled, \
-     a.meta_json, a.data_source_uuids_json, a.human_escalation_settings_json, a.variables_json, \
-     a.created_at, a.modified_at";
-
-/// The JSON columns of an agent, encoded once for an insert or an update.
-struct EncodedConfig {
-    meta: String,
-    sources: String,
-    escalation: Option<String>,
-    variables: String,
-}
-
-impl EncodedConfig {
-    fn of(c: &AgentConfig) -> ApiResult<Self> {
-        Ok(EncodedConfig {
-            meta: serde_json::to_string(&c.meta)?,
-            sources: serde_json::to_string(&c.data_source_uuids)?,
-            escalation: c
-                .human_escalation_settings
-                .as_ref()
-                .map(serde_json::to_string)
-                .transpose()?,
-            variables: serde_json::to_string(&c.variables)?,
         })
     }
 }
@@ -109,31 +101,13 @@ pub(super) fn agents_and_tools(
 
 impl Store {
     pub(super) fn insert_agent_statement(&self, agent: &Agent) -> ApiResult<D1PreparedStatement> {
-        let c = &agent.config;
-        let e = EncodedConfig::of(c)?;
-        self.statement(
-            // Nothing is inserted for a chatbot that is not there (the batch creating it may
-            // have inserted nothing), rather than failing on the foreign key.
-            "INSERT INTO agents (uuid, chatbot_uuid, type, name, prompt, description, enabled, meta_json, \
-             data_source_uuids_json, human_escalation_settings_json, variables_json, created_at, modified_at) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 \
-             WHERE EXISTS (SELECT 1 FROM chatbots WHERE uuid = ?2)",
-            &[
-                Arg::Text(&agent.uuid),
-                Arg::Text(&agent.chatbot_uuid),
-                Arg::Text(c.agent_type.as_str()),
-                Arg::Text(&c.name),
-                Arg::Text(&c.prompt),
-                Arg::Text(&c.description),
-                Arg::Int(flag(c.enabled)),
-                Arg::Text(&e.meta),
-                Arg::Text(&e.sources),
-                e.escalation.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&e.variables),
-                Arg::Text(&agent.created_at),
-                Arg::Text(&agent.modified_at),
-            ],
-        )
+        let row = AgentRow::new(agent)?;
+        // Nothing is inserted for a chatbot that is not there (the batch creating it may have
+        // inserted nothing), rather than failing on the foreign key.
+        let mut insert = Sql::insert_select(&row, &[]);
+        let chatbot = insert.param("chatbot_uuid");
+        insert.push(&format!(" WHERE EXISTS (SELECT 1 FROM chatbots WHERE uuid = {chatbot})"));
+        self.prepare(&insert)
     }
 
     pub async fn insert_agent(&self, agent: &Agent) -> ApiResult<()> {
@@ -152,7 +126,10 @@ impl Store {
     pub async fn list_agents(&self, chatbot_uuid: &str) -> ApiResult<Vec<Agent>> {
         let rows: Vec<AgentRow> = self
             .rows(
-                &format!("SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = ?1 ORDER BY a.created_at, a.rowid"),
+                &format!(
+                    "SELECT {} FROM agents a WHERE a.chatbot_uuid = ?1 ORDER BY a.created_at, a.rowid",
+                    AGENTS.select("a")
+                ),
                 &[Arg::Text(chatbot_uuid)],
             )
             .await?;
@@ -169,15 +146,17 @@ impl Store {
         Ok([
             self.statement(
                 &format!(
-                    "SELECT {AGENT_COLUMNS} FROM agents a WHERE a.chatbot_uuid = {chatbot} \
-                     ORDER BY a.created_at, a.rowid"
+                    "SELECT {} FROM agents a WHERE a.chatbot_uuid = {chatbot} \
+                     ORDER BY a.created_at, a.rowid",
+                    AGENTS.select("a")
                 ),
                 args,
             )?,
             self.statement(
                 &format!(
-                    "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
-                     WHERE a.chatbot_uuid = {chatbot} ORDER BY t.created_at, t.rowid"
+                    "SELECT {} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
+                     WHERE a.chatbot_uuid = {chatbot} ORDER BY t.created_at, t.rowid",
+                    TOOL_FUNCTIONS.select("t")
                 ),
                 args,
             )?,
@@ -220,8 +199,9 @@ impl Store {
         let row: Option<AgentRow> = self
             .row(
                 &format!(
-                    "SELECT {AGENT_COLUMNS} FROM agents a JOIN chatbots c ON c.uuid = a.chatbot_uuid \
+                    "SELECT {} FROM agents a JOIN chatbots c ON c.uuid = a.chatbot_uuid \
                      WHERE a.uuid = ?1 AND {}",
+                    AGENTS.select("a"),
                     owner.test("c.account_uuid", 2)
                 ),
                 &[Arg::Text(uuid), owner.arg()],
@@ -231,27 +211,9 @@ impl Store {
     }
 
     pub async fn update_agent(&self, agent: &Agent) -> ApiResult<()> {
-        let c = &agent.config;
-        let e = EncodedConfig::of(c)?;
-        self.execute(
-            "UPDATE agents SET name = ?1, prompt = ?2, description = ?3, enabled = ?4, meta_json = ?5, \
-             data_source_uuids_json = ?6, human_escalation_settings_json = ?7, variables_json = ?8, modified_at = ?9 \
-             WHERE uuid = ?10",
-            &[
-                Arg::Text(&c.name),
-                Arg::Text(&c.prompt),
-                Arg::Text(&c.description),
-                Arg::Int(flag(c.enabled)),
-                Arg::Text(&e.meta),
-                Arg::Text(&e.sources),
-                e.escalation.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&e.variables),
-                Arg::Text(&agent.modified_at),
-                Arg::Text(&agent.uuid),
-            ],
-        )
-        .await
-        .map(|_| ())
+        let row = AgentRow::new(agent)?;
+        let update = Sql::update(&row);
+        self.execute(update.text(), update.args()).await.map(|_| ())
     }
 
     /// Deletes an agent unless it is the chatbot's last user-facing one, which answers users.
@@ -259,9 +221,13 @@ impl Store {
     pub async fn delete_agent(&self, agent: &Agent) -> ApiResult<bool> {
         let changed = self
             .execute(
-                "DELETE FROM agents WHERE uuid = ?1 AND (type != 'user-facing' OR \
-                 (SELECT COUNT(*) FROM agents WHERE chatbot_uuid = ?2 AND type = 'user-facing') > 1)",
-                &[Arg::Text(&agent.uuid), Arg::Text(&agent.chatbot_uuid)],
+                "DELETE FROM agents WHERE uuid = ?1 AND (type != ?3 OR \
+                 (SELECT COUNT(*) FROM agents WHERE chatbot_uuid = ?2 AND type = ?3) > 1)",
+                &[
+                    Arg::Text(&agent.uuid),
+                    Arg::Text(&agent.chatbot_uuid),
+                    Arg::Text(AgentType::UserFacing.as_str()),
+                ],
             )
             .await?;
         Ok(changed > 0)

@@ -1,15 +1,37 @@
+use super::table::{table, Sql};
 use super::{Arg, Store};
-use edgechat_core::domain::api_key::ApiKey;
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::domain::api_key::ApiKey;
 use serde::Deserialize;
 
-#[derive(Deserialize)]
-struct KeyRow {
-    uuid: String,
-    account_uuid: String,
-    name: String,
-    prefix: String,
-    created_at: String,
+table! {
+    pub(super) struct AccountRow in ACCOUNTS = "accounts" {
+        key uuid: String,
+        fixed created_at: String,
+    }
+}
+
+table! {
+    /// A key as it is listed; its hash is written beside it and never read back.
+    pub(super) struct KeyRow in API_KEYS = "api_keys" {
+        key uuid: String,
+        fixed account_uuid: String,
+        fixed name: String,
+        fixed prefix: String,
+        fixed created_at: String,
+    }
+}
+
+impl From<&ApiKey> for KeyRow {
+    fn from(k: &ApiKey) -> Self {
+        KeyRow {
+            uuid: k.uuid.clone(),
+            account_uuid: k.account_uuid.clone(),
+            name: k.name.clone(),
+            prefix: k.prefix.clone(),
+            created_at: k.created_at.clone(),
+        }
+    }
 }
 
 impl From<KeyRow> for ApiKey {
@@ -30,8 +52,6 @@ pub struct KeyOwner {
     pub account_uuid: String,
     pub key_hash: String,
 }
-
-const KEY_COLUMNS: &str = "uuid, account_uuid, name, prefix, created_at";
 
 impl Store {
     /// The key whose hash this is, with its account.
@@ -62,22 +82,14 @@ impl Store {
     ) -> ApiResult<()> {
         let mut statements = Vec::with_capacity(2);
         if new_account {
-            statements.push(self.statement(
-                "INSERT INTO accounts (uuid, created_at) VALUES (?1, ?2)",
-                &[Arg::Text(&key.account_uuid), Arg::Text(&key.created_at)],
-            )?);
+            let account = AccountRow {
+                uuid: key.account_uuid.clone(),
+                created_at: key.created_at.clone(),
+            };
+            statements.push(self.prepare(&Sql::insert(&account, Vec::new()))?);
         }
-        statements.push(self.statement(
-            "INSERT INTO api_keys (uuid, account_uuid, name, key_hash, prefix, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            &[
-                Arg::Text(&key.uuid),
-                Arg::Text(&key.account_uuid),
-                Arg::Text(&key.name),
-                Arg::Text(key_hash),
-                Arg::Text(&key.prefix),
-                Arg::Text(&key.created_at),
-            ],
-        )?);
+        let row = KeyRow::from(key);
+        statements.push(self.prepare(&Sql::insert(&row, vec![("key_hash", Arg::Text(key_hash))]))?);
         self.batch(statements, || {
             ApiError::Conflict("That key already exists.".into())
         })
@@ -90,13 +102,19 @@ impl Store {
         let rows: Vec<KeyRow> = match account_uuid {
             Some(account) => {
                 self.rows(
-                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE account_uuid = ?1 ORDER BY created_at, rowid"),
+                    &format!(
+                        "SELECT {} FROM api_keys WHERE account_uuid = ?1 ORDER BY created_at, rowid",
+                        API_KEYS.select("")
+                    ),
                     &[Arg::Text(account)],
                 )
                 .await?
             }
             None => {
-                self.rows(&format!("SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, rowid"), &[])
+                self.rows(
+                    &format!("SELECT {} FROM api_keys ORDER BY created_at, rowid", API_KEYS.select("")),
+                    &[],
+                )
                     .await?
             }
         };

@@ -1,21 +1,43 @@
+use super::table::{table, Sql};
 use super::{changes, flag, Arg, Owner, Store};
-use edgechat_core::domain::agent::Agent;
-use edgechat_core::domain::chatbot::{Chatbot, ChatbotSettings};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use serde::Deserialize;
+use edgechat_core::domain::agent::Agent;
+use edgechat_core::domain::chatbot::{Chatbot, ChatbotSettings, Visibility};
 
-#[derive(Deserialize)]
-pub(super) struct ChatbotRow {
-    uuid: String,
-    name: String,
-    visibility: String,
-    rate_limit_count: i64,
-    rate_limit_window: i64,
-    rate_limit_message: String,
-    show_citations: i64,
-    allowed_origins_json: String,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct ChatbotRow in CHATBOTS = "chatbots" {
+        key uuid: String,
+        fixed account_uuid: String,
+        set name: String,
+        set visibility: Visibility,
+        set rate_limit_count: i64,
+        set rate_limit_window: i64,
+        set rate_limit_message: String,
+        set show_citations: i64,
+        fixed created_at: String,
+        set modified_at: String,
+        set allowed_origins_json: String,
+    }
+}
+
+impl ChatbotRow {
+    /// The row for `chatbot`, owned by `account_uuid` (on insert: whatever the owner binds).
+    fn new(chatbot: &Chatbot, account_uuid: &str) -> ApiResult<Self> {
+        let s = &chatbot.settings;
+        Ok(ChatbotRow {
+            uuid: chatbot.uuid.clone(),
+            account_uuid: account_uuid.to_string(),
+            name: s.name.clone(),
+            visibility: s.visibility,
+            rate_limit_count: s.rate_limit_count,
+            rate_limit_window: s.rate_limit_window,
+            rate_limit_message: s.rate_limit_message.clone(),
+            show_citations: flag(s.show_citations),
+            created_at: chatbot.created_at.clone(),
+            modified_at: chatbot.modified_at.clone(),
+            allowed_origins_json: serde_json::to_string(&s.allowed_origins)?,
+        })
+    }
 }
 
 impl From<ChatbotRow> for Chatbot {
@@ -39,10 +61,6 @@ impl From<ChatbotRow> for Chatbot {
     }
 }
 
-pub(super) const CHATBOT_COLUMNS: &str =
-    "uuid, name, visibility, rate_limit_count, rate_limit_window, \
-     rate_limit_message, show_citations, allowed_origins_json, created_at, modified_at";
-
 impl Store {
     /// Creates a chatbot and its first agent together: a chatbot never exists without it.
     /// `false` when the owner is a key that names no account: then nothing is stored.
@@ -52,32 +70,13 @@ impl Store {
         chatbot: &Chatbot,
         first_agent: &Agent,
     ) -> ApiResult<bool> {
-        let s = &chatbot.settings;
-        let account = match owner {
-            Owner::Account(_) => "?2",
-            Owner::KeyHash(_) => "(SELECT account_uuid FROM api_keys WHERE key_hash = ?2)",
-        };
-        let origins = serde_json::to_string(&s.allowed_origins)?;
-        let insert_chatbot = self.statement(
-            &format!(
-                "INSERT INTO chatbots (uuid, account_uuid, name, visibility, rate_limit_count, rate_limit_window, \
-                 rate_limit_message, show_citations, created_at, modified_at, allowed_origins_json) \
-                 SELECT ?1, a, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 FROM (SELECT {account} AS a) WHERE a IS NOT NULL"
-            ),
-            &[
-                Arg::Text(&chatbot.uuid),
-                owner.arg(),
-                Arg::Text(&s.name),
-                Arg::Text(&s.visibility),
-                Arg::Int(s.rate_limit_count),
-                Arg::Int(s.rate_limit_window),
-                Arg::Text(&s.rate_limit_message),
-                Arg::Int(flag(s.show_citations)),
-                Arg::Text(&chatbot.created_at),
-                Arg::Text(&chatbot.modified_at),
-                Arg::Text(&origins),
-            ],
-        )?;
+        // The owner's value goes where the account does; the statement turns a key into its
+        // account and inserts nothing when there is none.
+        let row = ChatbotRow::new(chatbot, owner.value())?;
+        let mut insert = Sql::insert_select(&row, &[("account_uuid", "a")]);
+        let account = owner.account(&insert.param("account_uuid"));
+        insert.push(&format!(" FROM (SELECT {account} AS a) WHERE a IS NOT NULL"));
+        let insert_chatbot = self.prepare(&insert)?;
         let insert_agent = self.insert_agent_statement(first_agent)?;
         let results = self
             .batch(vec![insert_chatbot, insert_agent], || {
@@ -100,7 +99,8 @@ impl Store {
         let row: Option<ChatbotRow> = self
             .row(
                 &format!(
-                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = ?1 AND {}",
+                    "SELECT {} FROM chatbots WHERE uuid = ?1 AND {}",
+                    CHATBOTS.select(""),
                     owner.test("account_uuid", 2)
                 ),
                 &[Arg::Text(uuid), owner.arg()],
@@ -112,7 +112,10 @@ impl Store {
     pub async fn list_chatbots(&self, account_uuid: &str) -> ApiResult<Vec<Chatbot>> {
         let rows: Vec<ChatbotRow> = self
             .rows(
-                &format!("SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE account_uuid = ?1 ORDER BY created_at, rowid"),
+                &format!(
+                    "SELECT {} FROM chatbots WHERE account_uuid = ?1 ORDER BY created_at, rowid",
+                    CHATBOTS.select("")
+                ),
                 &[Arg::Text(account_uuid)],
             )
             .await?;
@@ -120,27 +123,11 @@ impl Store {
     }
 
     pub async fn update_chatbot(&self, account_uuid: &str, chatbot: &Chatbot) -> ApiResult<bool> {
-        let s = &chatbot.settings;
-        let origins = serde_json::to_string(&s.allowed_origins)?;
-        let changed = self
-            .execute(
-                "UPDATE chatbots SET name = ?1, visibility = ?2, rate_limit_count = ?3, rate_limit_window = ?4, \
-                 rate_limit_message = ?5, show_citations = ?6, modified_at = ?7, allowed_origins_json = ?10 \
-                 WHERE uuid = ?8 AND account_uuid = ?9",
-                &[
-                    Arg::Text(&s.name),
-                    Arg::Text(&s.visibility),
-                    Arg::Int(s.rate_limit_count),
-                    Arg::Int(s.rate_limit_window),
-                    Arg::Text(&s.rate_limit_message),
-                    Arg::Int(flag(s.show_citations)),
-                    Arg::Text(&chatbot.modified_at),
-                    Arg::Text(&chatbot.uuid),
-                    Arg::Text(account_uuid),
-                    Arg::Text(&origins),
-                ],
-            )
-            .await?;
+        let row = ChatbotRow::new(chatbot, account_uuid)?;
+        let mut update = Sql::update(&row);
+        let account = update.bind(Arg::Text(account_uuid));
+        update.push(&format!(" AND account_uuid = {account}"));
+        let changed = self.execute(update.text(), update.args()).await?;
         Ok(changed > 0)
     }
 

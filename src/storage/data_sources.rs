@@ -1,6 +1,7 @@
-use super::{batch_rows, Arg, Owner, Store};
-use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
+use super::table::{table, Sql};
+use super::{batch_rows, object_text, Arg, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
 use edgechat_core::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
@@ -8,43 +9,64 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use worker::{D1PreparedStatement, D1Result};
 
-#[derive(Deserialize)]
-struct SourceRow {
-    uuid: String,
-    chatbot_uuid: String,
-    #[serde(rename = "type")]
-    source_type: String,
-    title: String,
-    file_name: String,
-    file_size: i64,
-    tokens: i64,
-    status: String,
-    meta_json: String,
-    object_key: Option<String>,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct SourceRow in DATA_SOURCES = "data_sources" {
+        key uuid: String,
+        fixed chatbot_uuid: String,
+        fixed source_type as "type": SourceType,
+        set title: String,
+        fixed file_name: String,
+        fixed file_size: i64,
+        set tokens: i64,
+        set status: Status,
+        set meta_json: String,
+        fixed object_key: Option<String>,
+        fixed created_at: String,
+        set modified_at: String,
+    }
+}
+
+impl From<&DataSource> for SourceRow {
+    fn from(s: &DataSource) -> Self {
+        SourceRow {
+            uuid: s.uuid.clone(),
+            chatbot_uuid: s.chatbot_uuid.clone(),
+            source_type: s.source_type,
+            title: s.title.clone(),
+            file_name: s.file_name.clone(),
+            file_size: s.file_size,
+            tokens: s.tokens,
+            status: s.status,
+            meta_json: object_text(&s.meta),
+            object_key: s.object_key.clone(),
+            created_at: s.created_at.clone(),
+            modified_at: s.modified_at.clone(),
+        }
+    }
 }
 
 impl TryFrom<SourceRow> for DataSource {
     type Error = ApiError;
 
     fn try_from(r: SourceRow) -> ApiResult<DataSource> {
-        let bad = |what: &str| ApiError::internal(format!("data source {} has bad {what}", r.uuid));
-        let source_type = SourceType::parse(&r.source_type).ok_or_else(|| bad("type"))?;
-        let status = Status::parse(&r.status).ok_or_else(|| bad("status"))?;
         let meta = match serde_json::from_str::<Value>(&r.meta_json)? {
             Value::Object(m) => m,
-            _ => return Err(bad("meta_json")),
+            _ => {
+                return Err(ApiError::internal(format!(
+                    "data source {} has bad meta_json",
+                    r.uuid
+                )))
+            }
         };
         Ok(DataSource {
             uuid: r.uuid,
             chatbot_uuid: r.chatbot_uuid,
-            source_type,
+            source_type: r.source_type,
             title: r.title,
             file_name: r.file_name,
             file_size: r.file_size,
             tokens: r.tokens,
-            status,
+            status: r.status,
             meta,
             object_key: r.object_key,
             created_at: r.created_at,
@@ -53,13 +75,42 @@ impl TryFrom<SourceRow> for DataSource {
     }
 }
 
-const SOURCE_COLUMNS: &str =
-    "s.uuid, s.chatbot_uuid, s.type, s.title, s.file_name, s.file_size, s.tokens, \
-     s.status, s.meta_json, s.object_key, s.created_at, s.modified_at";
+table! {
+    /// A chunk as it is written; reads go through the index (`search_chunks`).
+    pub(super) struct ChunkRow in CHUNKS = "chunks" {
+        fixed data_source_uuid: String,
+        fixed chatbot_uuid: String,
+        fixed position: i64,
+        fixed heading: String,
+        fixed text: String,
+        fixed tokens: i64,
+    }
+}
+
+impl ChunkRow {
+    fn new(source: &DataSource, chunk: &Chunk) -> Self {
+        ChunkRow {
+            data_source_uuid: source.uuid.clone(),
+            chatbot_uuid: source.chatbot_uuid.clone(),
+            position: chunk.position as i64,
+            heading: chunk.heading.clone().unwrap_or_default(),
+            text: chunk.text.clone(),
+            tokens: chunk.tokens as i64,
+        }
+    }
+}
+
+/// `UPDATE data_sources SET` the columns given `WHERE uuid =` the source's; more conditions
+/// may be appended.
+fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>) -> Sql<'a> {
+    let mut update = Sql::update_columns(&DATA_SOURCES, set);
+    let uuid = update.bind(Arg::Text(uuid));
+    update.push(&format!(" WHERE uuid = {uuid}"));
+    update
+}
 
 /// Rows per multi-row chunk INSERT: D1 binds at most 100 parameters per statement.
-const CHUNK_ROWS_PER_STATEMENT: usize = 16;
-const CHUNK_PARAMS: usize = 6;
+const CHUNK_ROWS_PER_STATEMENT: usize = 100 / CHUNKS.columns.len();
 
 fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
@@ -91,27 +142,9 @@ impl Store {
         s: &DataSource,
         content_hash: Option<&str>,
     ) -> ApiResult<D1PreparedStatement> {
-        let meta = Value::Object(s.meta.clone()).to_string();
-        self.statement(
-            "INSERT INTO data_sources (uuid, chatbot_uuid, type, title, file_name, file_size, tokens, status, \
-             meta_json, content_hash, object_key, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            &[
-                Arg::Text(&s.uuid),
-                Arg::Text(&s.chatbot_uuid),
-                Arg::Text(s.source_type.as_str()),
-                Arg::Text(&s.title),
-                Arg::Text(&s.file_name),
-                Arg::Int(s.file_size),
-                Arg::Int(s.tokens),
-                Arg::Text(s.status.as_str()),
-                Arg::Text(&meta),
-                content_hash.map_or(Arg::Null, Arg::Text),
-                s.object_key.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&s.created_at),
-                Arg::Text(&s.modified_at),
-            ],
-        )
+        let row = SourceRow::from(s);
+        let hash = content_hash.map_or(Arg::Null, Arg::Text);
+        self.prepare(&Sql::insert(&row, vec![("content_hash", hash)]))
     }
 
     fn insert_chunk_statements(
@@ -119,35 +152,10 @@ impl Store {
         source: &DataSource,
         chunks: &[Chunk],
     ) -> ApiResult<Vec<D1PreparedStatement>> {
-        let mut statements = Vec::with_capacity(chunks.len() / CHUNK_ROWS_PER_STATEMENT + 1);
-        for group in chunks.chunks(CHUNK_ROWS_PER_STATEMENT) {
-            let placeholders: Vec<String> = (0..group.len())
-                .map(|row| {
-                    let base = row * CHUNK_PARAMS;
-                    let params: Vec<String> = (1..=CHUNK_PARAMS)
-                        .map(|i| format!("?{}", base + i))
-                        .collect();
-                    format!("({})", params.join(", "))
-                })
-                .collect();
-            let sql = format!(
-                "INSERT INTO chunks (data_source_uuid, chatbot_uuid, position, heading, text, tokens) VALUES {}",
-                placeholders.join(", ")
-            );
-            let mut args: Vec<Arg> = Vec::with_capacity(group.len() * CHUNK_PARAMS);
-            for chunk in group {
-                args.extend([
-                    Arg::Text(&source.uuid),
-                    Arg::Text(&source.chatbot_uuid),
-                    Arg::Int(chunk.position as i64),
-                    Arg::Text(chunk.heading.as_deref().unwrap_or("")),
-                    Arg::Text(&chunk.text),
-                    Arg::Int(chunk.tokens as i64),
-                ]);
-            }
-            statements.push(self.statement(&sql, &args)?);
-        }
-        Ok(statements)
+        let rows: Vec<ChunkRow> = chunks.iter().map(|c| ChunkRow::new(source, c)).collect();
+        rows.chunks(CHUNK_ROWS_PER_STATEMENT)
+            .map(|group| self.prepare(&Sql::insert_rows(group)))
+            .collect()
     }
 
     /// A new source, and its chunks when it is already read (Q&A). A second upload of the same
@@ -172,8 +180,9 @@ impl Store {
         let row: Option<SourceRow> = self
             .row(
                 &format!(
-                    "SELECT {SOURCE_COLUMNS} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
-                     WHERE s.uuid = ?1 AND c.account_uuid = ?2"
+                    "SELECT {} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                     WHERE s.uuid = ?1 AND c.account_uuid = ?2",
+                    DATA_SOURCES.select("s")
                 ),
                 &[Arg::Text(uuid), Arg::Text(account_uuid)],
             )
@@ -191,9 +200,10 @@ impl Store {
         let rows: Vec<SourceRow> = self
             .rows(
                 &format!(
-                    "SELECT {SOURCE_COLUMNS} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                    "SELECT {} FROM data_sources s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
                      WHERE s.uuid IN (SELECT value FROM json_each(?1)) AND c.account_uuid = ?2 \
-                     ORDER BY s.created_at, s.rowid"
+                     ORDER BY s.created_at, s.rowid",
+                    DATA_SOURCES.select("s")
                 ),
                 &[Arg::Text(&list), Arg::Text(account_uuid)],
             )
@@ -204,7 +214,10 @@ impl Store {
     pub async fn list_sources(&self, chatbot_uuid: &str) -> ApiResult<Vec<DataSource>> {
         let rows: Vec<SourceRow> = self
             .rows(
-                &format!("SELECT {SOURCE_COLUMNS} FROM data_sources s WHERE s.chatbot_uuid = ?1 ORDER BY s.created_at, s.rowid"),
+                &format!(
+                    "SELECT {} FROM data_sources s WHERE s.chatbot_uuid = ?1 ORDER BY s.created_at, s.rowid",
+                    DATA_SOURCES.select("s")
+                ),
                 &[Arg::Text(chatbot_uuid)],
             )
             .await?;
@@ -234,45 +247,46 @@ impl Store {
     /// Moves a source to `running` if it is not already being read; false when another reader
     /// holds it (a re-scrape racing the first fetch).
     pub async fn claim_source(&self, uuid: &str, now: &str) -> ApiResult<bool> {
-        let changed = self
-            .execute(
-                "UPDATE data_sources SET status = 'running', modified_at = ?2 WHERE uuid = ?1 AND status != 'running'",
-                &[Arg::Text(uuid), Arg::Text(now)],
-            )
-            .await?;
-        Ok(changed > 0)
+        self.move_unless_running(uuid, Status::Running, now).await
     }
 
     /// Sets a source back to `await` before it is read again.
     pub async fn queue_source(&self, uuid: &str, now: &str) -> ApiResult<bool> {
-        let changed = self
-            .execute(
-                "UPDATE data_sources SET status = 'await', modified_at = ?2 WHERE uuid = ?1 AND status != 'running'",
-                &[Arg::Text(uuid), Arg::Text(now)],
-            )
-            .await?;
+        self.move_unless_running(uuid, Status::Await, now).await
+    }
+
+    /// Moves a source to `status` unless it is `running`; whether it moved.
+    async fn move_unless_running(&self, uuid: &str, status: Status, now: &str) -> ApiResult<bool> {
+        let mut update = update_source(
+            uuid,
+            vec![("status", Arg::Text(status.as_str())), ("modified_at", Arg::Text(now))],
+        );
+        let running = update.bind(Arg::Text(Status::Running.as_str()));
+        update.push(&format!(" AND status != {running}"));
+        let changed = self.execute(update.text(), update.args()).await?;
         Ok(changed > 0)
     }
 
     /// Replaces a source's chunks and marks it read, all in one batch: a search never sees half
     /// the old text and half the new.
     pub async fn finish_source(&self, source: &DataSource, chunks: &[Chunk]) -> ApiResult<()> {
-        let meta = Value::Object(source.meta.clone()).to_string();
+        let meta = object_text(&source.meta);
         let mut statements = vec![self.statement(
             "DELETE FROM chunks WHERE data_source_uuid = ?1",
             &[Arg::Text(&source.uuid)],
         )?];
         statements.extend(self.insert_chunk_statements(source, chunks)?);
-        statements.push(self.statement(
-            "UPDATE data_sources SET status = 'success', title = ?2, tokens = ?3, meta_json = ?4, modified_at = ?5 WHERE uuid = ?1",
-            &[
-                Arg::Text(&source.uuid),
-                Arg::Text(&source.title),
-                Arg::Int(source.tokens),
-                Arg::Text(&meta),
-                Arg::Text(&source.modified_at),
+        let finished = update_source(
+            &source.uuid,
+            vec![
+                ("status", Arg::Text(Status::Success.as_str())),
+                ("title", Arg::Text(&source.title)),
+                ("tokens", Arg::Int(source.tokens)),
+                ("meta_json", Arg::Text(&meta)),
+                ("modified_at", Arg::Text(&source.modified_at)),
             ],
-        )?);
+        );
+        statements.push(self.prepare(&finished)?);
         self.batch(statements, duplicate_upload).await.map(|_| ())
     }
 
@@ -283,13 +297,16 @@ impl Store {
         meta: &Map<String, Value>,
         now: &str,
     ) -> ApiResult<()> {
-        let meta = Value::Object(meta.clone()).to_string();
-        self.execute(
-            "UPDATE data_sources SET status = 'error', meta_json = ?2, modified_at = ?3 WHERE uuid = ?1",
-            &[Arg::Text(uuid), Arg::Text(&meta), Arg::Text(now)],
-        )
-        .await
-        .map(|_| ())
+        let meta = object_text(meta);
+        let failed = update_source(
+            uuid,
+            vec![
+                ("status", Arg::Text(Status::Error.as_str())),
+                ("meta_json", Arg::Text(&meta)),
+                ("modified_at", Arg::Text(now)),
+            ],
+        );
+        self.execute(failed.text(), failed.args()).await.map(|_| ())
     }
 
     pub async fn retitle_source(&self, uuid: &str, title: &str, now: &str) -> ApiResult<()> {
@@ -328,10 +345,16 @@ impl Store {
     /// Sources stuck in `await` or `running` since before `cutoff`: their reader was cut off.
     pub async fn fail_stale_sources(&self, cutoff: &str, now: &str) -> ApiResult<usize> {
         self.execute(
-            "UPDATE data_sources SET status = 'error', modified_at = ?2, \
+            "UPDATE data_sources SET status = ?3, modified_at = ?2, \
              meta_json = json_set(meta_json, '$.error', 'Reading this source was interrupted; re-scrape or upload it again.') \
-             WHERE status IN ('await', 'running') AND modified_at < ?1",
-            &[Arg::Text(cutoff), Arg::Text(now)],
+             WHERE status IN (?4, ?5) AND modified_at < ?1",
+            &[
+                Arg::Text(cutoff),
+                Arg::Text(now),
+                Arg::Text(Status::Error.as_str()),
+                Arg::Text(Status::Await.as_str()),
+                Arg::Text(Status::Running.as_str()),
+            ],
         )
         .await
     }

@@ -7,15 +7,20 @@ mod chatbots;
 mod data_sources;
 mod sessions;
 mod source_tags;
+mod table;
 mod tool_functions;
 mod turns;
 mod widget;
+
+#[cfg(test)]
+mod schema_tests;
 
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 
 use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;
+use table::Sql;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result, Env};
 
@@ -24,6 +29,7 @@ pub struct Store {
 }
 
 /// A bound argument. D1 takes JS values; these are the kinds the schema uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Arg<'a> {
     Text(&'a str),
     Int(i64),
@@ -55,19 +61,30 @@ pub enum Owner<'a> {
 impl<'a> Owner<'a> {
     /// SQL saying that `column` holds the owner's account, the owner bound as `?{param}`.
     fn test(&self, column: &str, param: usize) -> String {
+        format!("{column} = {}", self.account(&format!("?{param}")))
+    }
+
+    /// SQL for the owner's account, the owner bound at `placeholder`: the account itself, or
+    /// the account of the key, looked up inside the statement.
+    fn account(&self, placeholder: &str) -> String {
         match self {
-            Owner::Account(_) => format!("{column} = ?{param}"),
+            Owner::Account(_) => placeholder.to_string(),
             Owner::KeyHash(_) => {
-                format!("{column} = (SELECT account_uuid FROM api_keys WHERE key_hash = ?{param})")
+                format!("(SELECT account_uuid FROM api_keys WHERE key_hash = {placeholder})")
             }
         }
     }
 
-    fn arg(&self) -> Arg<'a> {
+    /// What is bound for the owner: the account's uuid or the key's hash.
+    fn value(&self) -> &'a str {
         match *self {
-            Owner::Account(uuid) => Arg::Text(uuid),
-            Owner::KeyHash(hash) => Arg::Text(hash),
+            Owner::Account(uuid) => uuid,
+            Owner::KeyHash(hash) => hash,
         }
+    }
+
+    fn arg(&self) -> Arg<'a> {
+        Arg::Text(self.value())
     }
 }
 
@@ -83,6 +100,11 @@ impl Store {
     fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
         let values: Vec<JsValue> = args.iter().map(JsValue::from).collect();
         Ok(self.db.prepare(sql).bind(&values)?)
+    }
+
+    /// A statement built with `Sql`, its arguments bound.
+    fn prepare(&self, sql: &Sql) -> ApiResult<D1PreparedStatement> {
+        self.statement(sql.text(), sql.args())
     }
 
     async fn rows<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Vec<T>> {
@@ -162,4 +184,9 @@ fn json_object(text: &str) -> ApiResult<serde_json::Map<String, serde_json::Valu
 /// SQLite stores booleans as 0/1.
 fn flag(b: bool) -> i64 {
     i64::from(b)
+}
+
+/// A JSON object as the text stored for it.
+fn object_text(object: &serde_json::Map<String, serde_json::Value>) -> String {
+    serde_json::Value::Object(object.clone()).to_string()
 }

@@ -1,17 +1,31 @@
-use super::{json_object as object, Arg, Store};
-use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
+use super::table::{table, Sql};
+use super::{json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use serde::Deserialize;
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
 use serde_json::Value;
 
-#[derive(Deserialize)]
-pub(super) struct SessionRow {
-    uuid: String,
-    chatbot_uuid: String,
-    initial_variables_json: Option<String>,
-    meta_json: String,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct SessionRow in SESSIONS = "sessions" {
+        key uuid: String,
+        fixed chatbot_uuid: String,
+        fixed initial_variables_json: Option<String>,
+        set meta_json: String,
+        fixed created_at: String,
+        set modified_at: String,
+    }
+}
+
+impl From<&Session> for SessionRow {
+    fn from(s: &Session) -> Self {
+        SessionRow {
+            uuid: s.uuid.clone(),
+            chatbot_uuid: s.chatbot_uuid.clone(),
+            initial_variables_json: s.initial_variables.as_ref().map(object_text),
+            meta_json: object_text(&s.meta),
+            created_at: s.created_at.clone(),
+            modified_at: s.modified_at.clone(),
+        }
+    }
 }
 
 impl TryFrom<SessionRow> for Session {
@@ -33,42 +47,48 @@ impl TryFrom<SessionRow> for Session {
     }
 }
 
-#[derive(Deserialize)]
-pub(super) struct MessageRow {
-    uuid: String,
-    kind: String,
-    session_uuid: String,
-    chatbot_uuid: String,
-    started_ms: i64,
-    query: String,
-    response: String,
-    finish_reason: String,
-    cite_data_json: String,
-    meta_json: String,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct MessageRow in MESSAGES = "messages" {
+        key uuid: String,
+        fixed kind: MessageKind,
+        fixed session_uuid: String,
+        fixed chatbot_uuid: String,
+        fixed started_ms: i64,
+        fixed query: String,
+        fixed response: String,
+        fixed finish_reason: FinishReason,
+        fixed cite_data_json: String,
+        fixed meta_json: String,
+        fixed created_at: String,
+        fixed modified_at: String,
+    }
+}
+
+impl From<&Message> for MessageRow {
+    fn from(m: &Message) -> Self {
+        MessageRow {
+            uuid: m.uuid.clone(),
+            kind: m.kind,
+            session_uuid: m.session_uuid.clone(),
+            chatbot_uuid: m.chatbot_uuid.clone(),
+            started_ms: m.started_ms,
+            query: m.query.clone(),
+            response: m.response.clone(),
+            finish_reason: m.finish_reason,
+            cite_data_json: m.cite_data.to_string(),
+            meta_json: m.meta.to_string(),
+            created_at: m.created_at.clone(),
+            modified_at: m.modified_at.clone(),
+        }
+    }
 }
 
 impl TryFrom<MessageRow> for Message {
     type Error = ApiError;
 
     fn try_from(r: MessageRow) -> ApiResult<Message> {
-        let finish_reason = match r.finish_reason.as_str() {
-            "stop" => FinishReason::Stop,
-            "length" => FinishReason::Length,
-            "error" => FinishReason::Error,
-            "aborted" => FinishReason::Aborted,
-            other => {
-                return Err(ApiError::internal(format!(
-                    "message {} has finish reason {other}",
-                    r.uuid
-                )))
-            }
-        };
-        let kind = MessageKind::parse(&r.kind)
-            .ok_or_else(|| ApiError::internal(format!("message {} has kind {}", r.uuid, r.kind)))?;
         Ok(Message {
-            kind,
+            kind: r.kind,
             cite_data: serde_json::from_str(&r.cite_data_json)?,
             meta: serde_json::from_str(&r.meta_json)?,
             uuid: r.uuid,
@@ -77,42 +97,20 @@ impl TryFrom<MessageRow> for Message {
             started_ms: r.started_ms,
             query: r.query,
             response: r.response,
-            finish_reason,
+            finish_reason: r.finish_reason,
             created_at: r.created_at,
             modified_at: r.modified_at,
         })
     }
 }
 
-pub(super) const SESSION_COLUMNS: &str =
-    "s.uuid, s.chatbot_uuid, s.initial_variables_json, s.meta_json, s.created_at, s.modified_at";
-pub(super) const MESSAGE_COLUMNS: &str =
-    "m.uuid, m.kind, m.session_uuid, m.chatbot_uuid, m.started_ms, m.query, m.response, \
-     m.finish_reason, m.cite_data_json, m.meta_json, m.created_at, m.modified_at";
-
 impl Store {
     /// Stores a session; `visitor_id` names the site visitor who opened it through the widget.
     pub async fn insert_session(&self, s: &Session, visitor_id: Option<&str>) -> ApiResult<()> {
-        let vars = s
-            .initial_variables
-            .as_ref()
-            .map(|v| Value::Object(v.clone()).to_string());
-        let meta = Value::Object(s.meta.clone()).to_string();
-        self.execute(
-            "INSERT INTO sessions (uuid, chatbot_uuid, initial_variables_json, meta_json, created_at, modified_at, visitor_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            &[
-                Arg::Text(&s.uuid),
-                Arg::Text(&s.chatbot_uuid),
-                vars.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&meta),
-                Arg::Text(&s.created_at),
-                Arg::Text(&s.modified_at),
-                visitor_id.map_or(Arg::Null, Arg::Text),
-            ],
-        )
-        .await
-        .map(|_| ())
+        let row = SessionRow::from(s);
+        let visitor = visitor_id.map_or(Arg::Null, Arg::Text);
+        let insert = Sql::insert(&row, vec![("visitor_id", visitor)]);
+        self.execute(insert.text(), insert.args()).await.map(|_| ())
     }
 
     /// A session, if its chatbot belongs to `account_uuid`.
@@ -120,8 +118,9 @@ impl Store {
         let row: Option<SessionRow> = self
             .row(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
-                     WHERE s.uuid = ?1 AND c.account_uuid = ?2"
+                    "SELECT {} FROM sessions s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                     WHERE s.uuid = ?1 AND c.account_uuid = ?2",
+                    SESSIONS.select("s")
                 ),
                 &[Arg::Text(uuid), Arg::Text(account_uuid)],
             )
@@ -139,9 +138,10 @@ impl Store {
         let rows: Vec<SessionRow> = self
             .rows(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                    "SELECT {} FROM sessions s WHERE s.chatbot_uuid = ?1 \
                      AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
-                     ORDER BY s.created_at, s.rowid"
+                     ORDER BY s.created_at, s.rowid",
+                    SESSIONS.select("s")
                 ),
                 &[
                     Arg::Text(chatbot_uuid),
@@ -163,30 +163,12 @@ impl Store {
 
     /// Stores a finished message and touches its session, together.
     pub async fn insert_message(&self, m: &Message) -> ApiResult<()> {
-        let cite = m.cite_data.to_string();
-        let meta = m.meta.to_string();
-        let insert = self.statement(
-            "INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, \
-             cite_data_json, meta_json, created_at, modified_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            &[
-                Arg::Text(&m.uuid),
-                Arg::Text(&m.session_uuid),
-                Arg::Text(&m.chatbot_uuid),
-                Arg::Int(m.started_ms),
-                Arg::Text(&m.query),
-                Arg::Text(&m.response),
-                Arg::Text(m.finish_reason.as_str()),
-                Arg::Text(&cite),
-                Arg::Text(&meta),
-                Arg::Text(&m.created_at),
-                Arg::Text(&m.modified_at),
-                Arg::Text(m.kind.as_str()),
-            ],
-        )?;
-        let touch = self.statement(
-            "UPDATE sessions SET modified_at = ?2 WHERE uuid = ?1",
-            &[Arg::Text(&m.session_uuid), Arg::Text(&m.modified_at)],
-        )?;
+        let row = MessageRow::from(m);
+        let insert = self.prepare(&Sql::insert(&row, Vec::new()))?;
+        let mut touch = Sql::update_columns(&SESSIONS, vec![("modified_at", Arg::Text(&m.modified_at))]);
+        let session = touch.bind(Arg::Text(&m.session_uuid));
+        touch.push(&format!(" WHERE uuid = {session}"));
+        let touch = self.prepare(&touch)?;
         self.batch(vec![insert, touch], || {
             ApiError::Conflict("That message was already stored.".into())
         })
@@ -198,7 +180,10 @@ impl Store {
     pub async fn list_messages(&self, session_uuid: &str) -> ApiResult<Vec<Message>> {
         let rows: Vec<MessageRow> = self
             .rows(
-                &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.session_uuid = ?1 ORDER BY m.started_ms, m.rowid"),
+                &format!(
+                    "SELECT {} FROM messages m WHERE m.session_uuid = ?1 ORDER BY m.started_ms, m.rowid",
+                    MESSAGES.select("m")
+                ),
                 &[Arg::Text(session_uuid)],
             )
             .await?;
@@ -214,8 +199,9 @@ impl Store {
         let rows: Vec<MessageRow> = self
             .rows(
                 &format!(
-                    "SELECT * FROM (SELECT {MESSAGE_COLUMNS}, m.rowid AS rid FROM messages m WHERE m.session_uuid = ?1 \
-                     ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?2) ORDER BY started_ms, rid"
+                    "SELECT * FROM (SELECT {}, m.rowid AS rid FROM messages m WHERE m.session_uuid = ?1 \
+                     ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?2) ORDER BY started_ms, rid",
+                    MESSAGES.select("m")
                 ),
                 &[Arg::Text(session_uuid), Arg::Int(limit as i64)],
             )
@@ -233,8 +219,9 @@ impl Store {
         let rows: Vec<MessageRow> = self
             .rows(
                 &format!(
-                    "SELECT {MESSAGE_COLUMNS} FROM messages m JOIN chatbots c ON c.uuid = m.chatbot_uuid \
-                     WHERE m.uuid IN (SELECT value FROM json_each(?1)) AND c.account_uuid = ?2"
+                    "SELECT {} FROM messages m JOIN chatbots c ON c.uuid = m.chatbot_uuid \
+                     WHERE m.uuid IN (SELECT value FROM json_each(?1)) AND c.account_uuid = ?2",
+                    MESSAGES.select("m")
                 ),
                 &[Arg::Text(&list), Arg::Text(account_uuid)],
             )

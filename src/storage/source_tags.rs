@@ -1,19 +1,35 @@
+use super::table::{table, Sql};
 use super::{Arg, Store};
-use edgechat_core::domain::data_source::SourceTag;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use serde::Deserialize;
+use edgechat_core::domain::data_source::SourceTag;
 use worker::D1PreparedStatement;
 
-#[derive(Deserialize)]
-struct TagRow {
-    uuid: String,
-    chatbot_uuid: String,
-    name: String,
-    color: String,
-    created_at: String,
-    modified_at: String,
-    /// JSON array of the tagged sources' uuids.
-    source_uuids: String,
+table! {
+    pub(super) struct TagRow in SOURCE_TAGS = "source_tags" {
+        key uuid: String,
+        fixed chatbot_uuid: String,
+        set name: String,
+        set color: String,
+        fixed created_at: String,
+        set modified_at: String,
+        /// JSON array of the tagged sources' uuids.
+        computed source_uuids: String = "(SELECT json_group_array(l.data_source_uuid) \
+            FROM data_source_tags l WHERE l.source_tag_uuid = {t}.uuid)",
+    }
+}
+
+impl TagRow {
+    fn new(tag: &SourceTag) -> ApiResult<Self> {
+        Ok(TagRow {
+            uuid: tag.uuid.clone(),
+            chatbot_uuid: tag.chatbot_uuid.clone(),
+            name: tag.name.clone(),
+            color: tag.color.clone(),
+            created_at: tag.created_at.clone(),
+            modified_at: tag.modified_at.clone(),
+            source_uuids: serde_json::to_string(&tag.data_source_uuids)?,
+        })
+    }
 }
 
 impl TryFrom<TagRow> for SourceTag {
@@ -32,39 +48,26 @@ impl TryFrom<TagRow> for SourceTag {
     }
 }
 
-const TAG_SELECT: &str = "SELECT t.uuid, t.chatbot_uuid, t.name, t.color, t.created_at, t.modified_at, \
-     (SELECT json_group_array(l.data_source_uuid) FROM data_source_tags l WHERE l.source_tag_uuid = t.uuid) AS source_uuids \
-     FROM source_tags t";
-
 impl Store {
-    fn link_statements(&self, tag: &SourceTag) -> ApiResult<Vec<D1PreparedStatement>> {
-        let list = serde_json::to_string(&tag.data_source_uuids)?;
+    /// The statements that make the tag's links exactly its row's sources.
+    fn link_statements(&self, row: &TagRow) -> ApiResult<Vec<D1PreparedStatement>> {
         Ok(vec![
             self.statement(
                 "DELETE FROM data_source_tags WHERE source_tag_uuid = ?1",
-                &[Arg::Text(&tag.uuid)],
+                &[Arg::Text(&row.uuid)],
             )?,
             self.statement(
                 "INSERT INTO data_source_tags (source_tag_uuid, data_source_uuid) \
                  SELECT ?1, value FROM json_each(?2)",
-                &[Arg::Text(&tag.uuid), Arg::Text(&list)],
+                &[Arg::Text(&row.uuid), Arg::Text(&row.source_uuids)],
             )?,
         ])
     }
 
     pub async fn insert_source_tag(&self, tag: &SourceTag) -> ApiResult<()> {
-        let mut statements = vec![self.statement(
-            "INSERT INTO source_tags (uuid, chatbot_uuid, name, color, created_at, modified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            &[
-                Arg::Text(&tag.uuid),
-                Arg::Text(&tag.chatbot_uuid),
-                Arg::Text(&tag.name),
-                Arg::Text(&tag.color),
-                Arg::Text(&tag.created_at),
-                Arg::Text(&tag.modified_at),
-            ],
-        )?];
-        statements.extend(self.link_statements(tag)?);
+        let row = TagRow::new(tag)?;
+        let mut statements = vec![self.prepare(&Sql::insert(&row, Vec::new()))?];
+        statements.extend(self.link_statements(&row)?);
         self.batch(statements, || {
             ApiError::Conflict("That source tag already exists.".into())
         })
@@ -74,16 +77,9 @@ impl Store {
 
     /// Saves a tag's name, colour and sources together.
     pub async fn update_source_tag(&self, tag: &SourceTag) -> ApiResult<()> {
-        let mut statements = vec![self.statement(
-            "UPDATE source_tags SET name = ?2, color = ?3, modified_at = ?4 WHERE uuid = ?1",
-            &[
-                Arg::Text(&tag.uuid),
-                Arg::Text(&tag.name),
-                Arg::Text(&tag.color),
-                Arg::Text(&tag.modified_at),
-            ],
-        )?];
-        statements.extend(self.link_statements(tag)?);
+        let row = TagRow::new(tag)?;
+        let mut statements = vec![self.prepare(&Sql::update(&row))?];
+        statements.extend(self.link_statements(&row)?);
         self.batch(statements, || {
             ApiError::Conflict("That source tag changed meanwhile.".into())
         })
@@ -98,7 +94,11 @@ impl Store {
     ) -> ApiResult<Option<SourceTag>> {
         let row: Option<TagRow> = self
             .row(
-                &format!("{TAG_SELECT} JOIN chatbots c ON c.uuid = t.chatbot_uuid WHERE t.uuid = ?1 AND c.account_uuid = ?2"),
+                &format!(
+                    "SELECT {} FROM source_tags t JOIN chatbots c ON c.uuid = t.chatbot_uuid \
+                     WHERE t.uuid = ?1 AND c.account_uuid = ?2",
+                    SOURCE_TAGS.select("t")
+                ),
                 &[Arg::Text(uuid), Arg::Text(account_uuid)],
             )
             .await?;
@@ -108,7 +108,10 @@ impl Store {
     pub async fn list_source_tags(&self, chatbot_uuid: &str) -> ApiResult<Vec<SourceTag>> {
         let rows: Vec<TagRow> = self
             .rows(
-                &format!("{TAG_SELECT} WHERE t.chatbot_uuid = ?1 ORDER BY t.created_at, t.rowid"),
+                &format!(
+                    "SELECT {} FROM source_tags t WHERE t.chatbot_uuid = ?1 ORDER BY t.created_at, t.rowid",
+                    SOURCE_TAGS.select("t")
+                ),
                 &[Arg::Text(chatbot_uuid)],
             )
             .await?;

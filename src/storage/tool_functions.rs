@@ -1,24 +1,43 @@
-use super::{flag, json_object as object, Arg, Store};
-use edgechat_core::domain::tool_function::ToolFunction;
+use super::table::{table, Sql};
+use super::{flag, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use serde::Deserialize;
-use serde_json::Value;
+use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use std::collections::HashMap;
 
-#[derive(Deserialize)]
-pub(super) struct ToolRow {
-    uuid: String,
-    agent_uuid: String,
-    name: String,
-    description: String,
-    enabled: i64,
-    external_url: String,
-    method: String,
-    headers_json: String,
-    meta_json: String,
-    parameters_json: String,
-    created_at: String,
-    modified_at: String,
+table! {
+    pub(super) struct ToolRow in TOOL_FUNCTIONS = "tool_functions" {
+        key uuid: String,
+        fixed agent_uuid: String,
+        set name: String,
+        set description: String,
+        set enabled: i64,
+        set external_url: String,
+        set method: HttpMethod,
+        set headers_json: String,
+        set meta_json: String,
+        set parameters_json: String,
+        fixed created_at: String,
+        set modified_at: String,
+    }
+}
+
+impl From<&ToolFunction> for ToolRow {
+    fn from(f: &ToolFunction) -> Self {
+        ToolRow {
+            uuid: f.uuid.clone(),
+            agent_uuid: f.agent_uuid.clone(),
+            name: f.name.clone(),
+            description: f.description.clone(),
+            enabled: flag(f.enabled),
+            external_url: f.external_url.clone(),
+            method: f.method,
+            headers_json: object_text(&f.headers),
+            meta_json: object_text(&f.meta),
+            parameters_json: f.parameters.to_string(),
+            created_at: f.created_at.clone(),
+            modified_at: f.modified_at.clone(),
+        }
+    }
 }
 
 impl TryFrom<ToolRow> for ToolFunction {
@@ -42,10 +61,6 @@ impl TryFrom<ToolRow> for ToolFunction {
     }
 }
 
-pub(super) const TOOL_COLUMNS: &str =
-    "t.uuid, t.agent_uuid, t.name, t.description, t.enabled, t.external_url, t.method, \
-     t.headers_json, t.meta_json, t.parameters_json, t.created_at, t.modified_at";
-
 fn name_taken() -> ApiError {
     ApiError::Conflict("This agent already has a tool function with that name.".into())
 }
@@ -54,29 +69,8 @@ impl Store {
     /// Stores a new tool function or replaces an existing one (same uuid); a name the agent
     /// already uses for another function is a conflict.
     pub async fn save_tool_function(&self, f: &ToolFunction) -> ApiResult<()> {
-        let statement = self.statement(
-            "INSERT INTO tool_functions (uuid, agent_uuid, name, description, enabled, external_url, method, \
-             headers_json, meta_json, parameters_json, created_at, modified_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
-             ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, description = excluded.description, \
-             enabled = excluded.enabled, external_url = excluded.external_url, method = excluded.method, \
-             headers_json = excluded.headers_json, meta_json = excluded.meta_json, \
-             parameters_json = excluded.parameters_json, modified_at = excluded.modified_at",
-            &[
-                Arg::Text(&f.uuid),
-                Arg::Text(&f.agent_uuid),
-                Arg::Text(&f.name),
-                Arg::Text(&f.description),
-                Arg::Int(flag(f.enabled)),
-                Arg::Text(&f.external_url),
-                Arg::Text(&f.method),
-                Arg::Text(&Value::Object(f.headers.clone()).to_string()),
-                Arg::Text(&Value::Object(f.meta.clone()).to_string()),
-                Arg::Text(&f.parameters.to_string()),
-                Arg::Text(&f.created_at),
-                Arg::Text(&f.modified_at),
-            ],
-        )?;
+        let row = ToolRow::from(f);
+        let statement = self.prepare(&Sql::upsert(&row))?;
         self.batch(vec![statement], name_taken).await.map(|_| ())
     }
 
@@ -89,8 +83,9 @@ impl Store {
         let row: Option<ToolRow> = self
             .row(
                 &format!(
-                    "SELECT {TOOL_COLUMNS} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
-                     JOIN chatbots c ON c.uuid = a.chatbot_uuid WHERE t.uuid = ?1 AND c.account_uuid = ?2"
+                    "SELECT {} FROM tool_functions t JOIN agents a ON a.uuid = t.agent_uuid \
+                     JOIN chatbots c ON c.uuid = a.chatbot_uuid WHERE t.uuid = ?1 AND c.account_uuid = ?2",
+                    TOOL_FUNCTIONS.select("t")
                 ),
                 &[Arg::Text(uuid), Arg::Text(account_uuid)],
             )
@@ -101,7 +96,10 @@ impl Store {
     pub async fn list_tool_functions(&self, agent_uuid: &str) -> ApiResult<Vec<ToolFunction>> {
         let rows: Vec<ToolRow> = self
             .rows(
-                &format!("SELECT {TOOL_COLUMNS} FROM tool_functions t WHERE t.agent_uuid = ?1 ORDER BY t.created_at, t.rowid"),
+                &format!(
+                    "SELECT {} FROM tool_functions t WHERE t.agent_uuid = ?1 ORDER BY t.created_at, t.rowid",
+                    TOOL_FUNCTIONS.select("t")
+                ),
                 &[Arg::Text(agent_uuid)],
             )
             .await?;

@@ -2,9 +2,9 @@
 //! read here used to be its own query, and each sat between the question and the first token.
 
 use super::agents::agents_and_tools;
-use super::chatbots::{ChatbotRow, CHATBOT_COLUMNS};
+use super::chatbots::{ChatbotRow, CHATBOTS};
 use super::data_sources::phrase_counts;
-use super::sessions::{MessageRow, SessionRow, MESSAGE_COLUMNS, SESSION_COLUMNS};
+use super::sessions::{MessageRow, SessionRow, MESSAGES, SESSIONS};
 
 use super::{batch_rows, Arg, Owner, Store, ToolsByAgent};
 use edgechat_core::domain::agent::Agent;
@@ -58,21 +58,26 @@ impl Store {
         let mut statements = vec![
             self.statement(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
+                    "SELECT {} FROM sessions s JOIN chatbots c ON c.uuid = s.chatbot_uuid \
                      WHERE s.uuid = ?1 AND {}",
+                    SESSIONS.select("s"),
                     owner.test("c.account_uuid", 2)
                 ),
                 &args,
             )?,
             self.statement(
-                &format!("SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = {chatbot_of_session}"),
+                &format!(
+                    "SELECT {} FROM chatbots WHERE uuid = {chatbot_of_session}",
+                    CHATBOTS.select("")
+                ),
                 &args,
             )?,
             self.statement(
                 &format!(
-                    "SELECT * FROM (SELECT {MESSAGE_COLUMNS}, m.rowid AS rid FROM messages m \
+                    "SELECT * FROM (SELECT {}, m.rowid AS rid FROM messages m \
                      WHERE m.session_uuid = ?1 AND m.chatbot_uuid = {chatbot_of_session} \
-                     ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?3) ORDER BY started_ms, rid"
+                     ORDER BY m.started_ms DESC, m.rowid DESC LIMIT ?3) ORDER BY started_ms, rid",
+                    MESSAGES.select("m")
                 ),
                 &[
                     Arg::Text(session_uuid),

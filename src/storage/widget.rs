@@ -1,34 +1,27 @@
 //! What site visitors reach: a chatbot by uuid alone (a visitor knows no account), and the
 //! sessions a visitor created, bound to the visitor's id.
 
-use super::chatbots::{ChatbotRow, CHATBOT_COLUMNS};
-use super::sessions::{SessionRow, SESSION_COLUMNS};
+use super::chatbots::{ChatbotRow, CHATBOTS};
+use super::sessions::{SessionRow, SESSIONS};
 use super::{Arg, Store};
+use edgechat_core::api::error::ApiResult;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::Session;
-use edgechat_core::api::error::{ApiError, ApiResult};
-use serde_json::Value;
 
 impl Store {
     /// A chatbot of any account, and that account. Only for visitor traffic, where the
     /// chatbot's visibility decides; account traffic goes through `get_chatbot`.
     pub async fn chatbot_for_visitors(&self, uuid: &str) -> ApiResult<Option<(Chatbot, String)>> {
-        let row: Option<Value> = self
+        let row: Option<ChatbotRow> = self
             .row(
-                &format!("SELECT {CHATBOT_COLUMNS}, account_uuid FROM chatbots WHERE uuid = ?1"),
+                &format!("SELECT {} FROM chatbots WHERE uuid = ?1", CHATBOTS.select("")),
                 &[Arg::Text(uuid)],
             )
             .await?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let account = row
-            .get("account_uuid")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ApiError::internal("chatbot row without account_uuid"))?
-            .to_string();
-        let chatbot = Chatbot::from(serde_json::from_value::<ChatbotRow>(row)?);
-        Ok(Some((chatbot, account)))
+        Ok(row.map(|row| {
+            let account = row.account_uuid.clone();
+            (Chatbot::from(row), account)
+        }))
     }
 
     /// The chatbot a session belongs to (a CORS preflight names only the session).
@@ -36,8 +29,9 @@ impl Store {
         let row: Option<ChatbotRow> = self
             .row(
                 &format!(
-                    "SELECT {CHATBOT_COLUMNS} FROM chatbots WHERE uuid = \
-                     (SELECT chatbot_uuid FROM sessions WHERE uuid = ?1)"
+                    "SELECT {} FROM chatbots WHERE uuid = \
+                     (SELECT chatbot_uuid FROM sessions WHERE uuid = ?1)",
+                    CHATBOTS.select("")
                 ),
                 &[Arg::Text(session_uuid)],
             )
@@ -55,8 +49,9 @@ impl Store {
         let row: Option<SessionRow> = self
             .row(
                 &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions s \
-                     WHERE s.uuid = ?1 AND s.chatbot_uuid = ?2 AND s.visitor_id = ?3"
+                    "SELECT {} FROM sessions s \
+                     WHERE s.uuid = ?1 AND s.chatbot_uuid = ?2 AND s.visitor_id = ?3",
+                    SESSIONS.select("s")
                 ),
                 &[
                     Arg::Text(uuid),

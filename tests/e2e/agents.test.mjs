@@ -1,17 +1,11 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, sleep, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
+import { startAccount, newChatbot as createChatbot, expectError, sleep, UUID_RE, TIMESTAMP_RE } from "./suite.mjs";
 
-let worker, api;
-before(async () => {
-  worker = await startWorker();
-  api = client(worker, (await worker.newAccount()).key);
-});
-after(async () => { await worker?.dispose(); });
+let api;
+before(async () => ({ api } = await startAccount()));
 
-async function newChatbot() {
-  return (await api.post("/chatbot/create", { body: { name: "Agents" } })).json;
-}
+const newChatbot = () => createChatbot(api, { name: "Agents" });
 const createAgent = (bot, body) => api.post(`/chatbot/${bot.uuid}/agent/create`, { body });
 
 test("agents of each type carry every seed field", async () => {

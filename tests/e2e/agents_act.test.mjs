@@ -1,22 +1,13 @@
 // Agents doing their jobs with the built-in engine: routing between user-facing agents, human
 // escalation and live chat, background tags.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, streamMessage, parseEvents, eventually } from "./harness.mjs";
+import { startAccount, chatbotWithSession, expectError, streamMessage, parseEvents, eventually } from "./suite.mjs";
 
 let worker, api, key;
-before(async () => {
-  worker = await startWorker();
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api, key } = await startAccount()));
 
-async function bot(name = "Agents at work") {
-  const b = (await api.post("/chatbot/create", { body: { name, rate_limit: [100, 60] } })).json;
-  const session = (await api.post(`/chatbot/${b.uuid}/session/create`)).json;
-  return { bot: b, session };
-}
+const bot = () => chatbotWithSession(api, { name: "Agents at work", rate_limit: [100, 60] });
 
 const ask = async (session, query) => {
   const r = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query } });

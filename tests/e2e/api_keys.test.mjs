@@ -1,10 +1,9 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
+import { startWorker, client, newChatbot, newSession, expectError, UUID_RE, TIMESTAMP_RE } from "./suite.mjs";
 
 let worker;
 before(async () => { worker = await startWorker(); });
-after(async () => { await worker?.dispose(); });
 
 test("the admin token creates a key on a new account, shown once and stored hashed", async () => {
   const created = await worker.newAccount("first");
@@ -74,8 +73,8 @@ test("a deleted key fails on the very next request", async () => {
 test("a deleted key fails at once on the routes that check it inside their first read", async () => {
   const owner = await worker.newAccount("owner");
   const api = client(worker, owner.key);
-  const bot = (await api.post("/chatbot/create", { body: { name: "Keyed" } })).json;
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const bot = await newChatbot(api, { name: "Keyed" });
+  const session = await newSession(api, bot);
   const missing = "00000000-0000-4000-8000-000000000000";
   const calls = [
     ["GET", `/api/v1/chatbot/${bot.uuid}`],

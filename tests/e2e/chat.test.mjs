@@ -1,33 +1,19 @@
 // Sessions and answers with the built-in engine (no model provider configured).
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import {
-  startWorker, startServer, client, expectError, settled, streamMessage, parseEvents, sleep, ROOT, UUID_RE, TIMESTAMP_RE,
-} from "./harness.mjs";
+  startAccount, startHelpSite, newChatbot, newSession, expectError, settled, streamMessage, parseEvents, sleep, UUID_RE, TIMESTAMP_RE,
+} from "./suite.mjs";
 
 let worker, site, api, key;
 
 before(async () => {
-  site = await startServer(async (req, res) => {
-    const pages = { "/shipping": "shipping.html", "/returns": "returns.html", "/warranty": "warranty.html" };
-    const file = pages[new URL(req.url, "http://x").pathname];
-    if (!file) { res.writeHead(404); return res.end(); }
-    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    res.end(await readFile(path.join(ROOT, "tests/fixtures/site", file)));
-  });
-  worker = await startWorker();
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => {
-  await worker?.dispose();
-  await site?.close();
+  site = await startHelpSite();
+  ({ worker, api, key } = await startAccount());
 });
 
 async function shopBot(meta = {}) {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Northwind help", ...meta } })).json;
+  const bot = await newChatbot(api, { name: "Northwind help", ...meta });
   for (const p of ["shipping", "returns", "warranty"]) {
     const s = (await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/${p}` } })).json;
     assert.equal((await settled(api, s.uuid)).status, "success");
@@ -38,19 +24,13 @@ async function shopBot(meta = {}) {
   return bot;
 }
 
-async function newSession(bot, body) {
-  const r = await api.post(`/chatbot/${bot.uuid}/session/create`, { body });
-  assert.equal(r.status, 200, r.text);
-  return r.json;
-}
-
 test("sessions are created, read, listed by time and deleted with their messages", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Sessions" } })).json;
-  const s1 = await newSession(bot);
+  const bot = await newChatbot(api, { name: "Sessions" });
+  const s1 = await newSession(api, bot);
   assert.match(s1.uuid, UUID_RE);
   assert.match(s1.created_at, TIMESTAMP_RE);
   assert.equal(s1.initial_variables, undefined);
-  const s2 = await newSession(bot, { initial_variables: { name: "Ada", plan: "pro", seats: 3 } });
+  const s2 = await newSession(api, bot, { initial_variables: { name: "Ada", plan: "pro", seats: 3 } });
   assert.deepEqual(s2.initial_variables, { name: "Ada", plan: "pro", seats: 3 });
   assert.deepEqual((await api.get(`/session/${s2.uuid}`)).json, s2);
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { a: { b: 1 } } } }), 400, "invalid_request", "initial_variables");
@@ -77,7 +57,7 @@ test("sessions are created, read, listed by time and deleted with their messages
 
 test("a plain stream carries only the answer text, with the contract's headers, stored once", async () => {
   const bot = await shopBot();
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   const r = await streamMessage(worker, key, session.uuid, "How much does express delivery cost?");
   assert.equal(r.status, 200);
   assert.equal(r.headers.get("content-type"), "text/plain; charset=utf-8");
@@ -104,7 +84,7 @@ test("a plain stream carries only the answer text, with the contract's headers, 
 
 test("event-stream mode sends start, deltas, citations and end", async () => {
   const bot = await shopBot({ show_citations: true });
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   const r = await streamMessage(worker, key, session.uuid, "when will my refund show up on my statement?", { accept: "text/event-stream" });
   assert.equal(r.status, 200);
   assert.match(r.headers.get("content-type"), /^text\/event-stream/);
@@ -128,7 +108,7 @@ test("event-stream mode sends start, deltas, citations and end", async () => {
 
 test("the built-in engine answers paraphrases from the right source and declines the unrelated", async () => {
   const bot = await shopBot({ show_citations: true });
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   const cases = [
     ["do you have a shop I could visit in person?", /12 Canal Street/, "qa"],
     ["what is the normal delivery time to the European Union?", /European Union; Standard: 4–6 working days/, "Shipping & Delivery | Northwind Outfitters"],
@@ -151,7 +131,7 @@ test("the built-in engine answers paraphrases from the right source and declines
 
 test("citations off: no markers in the text, but the stored message keeps its sources", async () => {
   const bot = await shopBot({ show_citations: false });
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   const r = await streamMessage(worker, key, session.uuid, "How much does express delivery cost?", { accept: "text/event-stream" });
   const events = parseEvents(r.text);
   assert.ok(!events.some((e) => e.event === "citations"));
@@ -163,7 +143,7 @@ test("citations off: no markers in the text, but the stored message keeps its so
 
 test("bad message input is refused before anything is stored", async () => {
   const bot = await shopBot();
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   for (const [body, field] of [[{}, "query"], [{ query: "" }, "query"], [{ query: 7 }, "query"], [{ query: "x".repeat(8001) }, "query"]]) {
     expectError(assert, await api.post(`/session/${session.uuid}/message/stream`, { body }), 400, "invalid_request", field);
   }
@@ -177,7 +157,7 @@ test("bad message input is refused before anything is stored", async () => {
 
 test("messages list oldest first; delete one and bulk delete (all or nothing)", async () => {
   const bot = await shopBot();
-  const session = await newSession(bot);
+  const session = await newSession(api, bot);
   const uuids = [];
   for (const q of ["first question", "second question", "third question"]) {
     uuids.push((await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: q } })).json.uuid);
@@ -194,8 +174,8 @@ test("messages list oldest first; delete one and bulk delete (all or nothing)", 
 });
 
 test("the rate limit answers 429 with Retry-After and the chatbot's message, and stores nothing", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Limited", rate_limit: [2, 60], rate_limit_message: "Easy there! Try again in a minute." } })).json;
-  const session = await newSession(bot);
+  const bot = await newChatbot(api, { name: "Limited", rate_limit: [2, 60], rate_limit_message: "Easy there! Try again in a minute." });
+  const session = await newSession(api, bot);
   assert.equal((await streamMessage(worker, key, session.uuid, "one")).status, 200);
   assert.equal((await streamMessage(worker, key, session.uuid, "two")).status, 200);
   const limited = await streamMessage(worker, key, session.uuid, "three");
@@ -220,8 +200,8 @@ test("the rate limit answers 429 with Retry-After and the chatbot's message, and
 
 test("under 100 concurrent messages to a chatbot limited to N, exactly N are answered", async () => {
   const N = 10;
-  const bot = (await api.post("/chatbot/create", { body: { name: "Burst", rate_limit: [N, 300] } })).json;
-  const sessions = await Promise.all(Array.from({ length: 5 }, () => newSession(bot)));
+  const bot = await newChatbot(api, { name: "Burst", rate_limit: [N, 300] });
+  const sessions = await Promise.all(Array.from({ length: 5 }, () => newSession(api, bot)));
   const results = await Promise.all(Array.from({ length: 100 }, (_, i) => streamMessage(worker, key, sessions[i % 5].uuid, `burst ${i}`)));
   const answered = results.filter((r) => r.status === 200).length;
   const limited = results.filter((r) => r.status === 429).length;
@@ -233,11 +213,11 @@ test("under 100 concurrent messages to a chatbot limited to N, exactly N are ans
 
 test("history stays within a session", async () => {
   const bot = await shopBot();
-  const a = await newSession(bot);
+  const a = await newSession(api, bot);
   await api.post(`/session/${a.uuid}/message/non-stream`, { body: { query: "How much does express delivery cost?" } });
   await sleep(5);
   await api.post(`/session/${a.uuid}/message/non-stream`, { body: { query: "And to the EU?" } });
   assert.equal((await api.get(`/session/${a.uuid}/messages`)).json.length, 2);
-  const b = await newSession(bot);
+  const b = await newSession(api, bot);
   assert.deepEqual((await api.get(`/session/${b.uuid}/messages`)).json, []);
 });

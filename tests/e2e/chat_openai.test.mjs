@@ -1,30 +1,23 @@
 // The OpenAI-compatible provider, against a local server speaking the Chat Completions
 // streaming format: pass-through, model mapping, history, failures before and during output,
 // a slow first token and a client that leaves midway.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, startServer, client, expectError, streamMessage, parseEvents, eventually } from "./harness.mjs";
-import { startModelServer, FAKE_KEY } from "./model_server.mjs";
+import {
+  startAccount, startServer, startModelAccount, modelVars, newChatbot, firstAgent, newSession, storedMessages,
+  expectError, streamMessage, parseEvents, eventually,
+} from "./suite.mjs";
 
 let worker, model, api, key;
 
-before(async () => {
-  model = await startModelServer();
-  worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base } });
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => {
-  await worker?.dispose();
-  await model?.close();
-});
+before(async () => ({ model, worker, api, key } = await startModelAccount()));
 
 async function setup({ show_citations = false, temperature = 0.3 } = {}) {
-  const bot = (await api.post("/chatbot/create", { body: { name: "LLM bot", show_citations } })).json;
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const bot = await newChatbot(api, { name: "LLM bot", show_citations });
+  const agent = await firstAgent(api, bot);
   await api.post(`/agent/${agent.uuid}/update`, { body: { temperature, prompt: "You are the Northwind assistant." } });
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What is the returns window?", answer: "Thirty days from delivery." } });
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const session = await newSession(api, bot);
   return { bot, agent, session };
 }
 
@@ -45,7 +38,7 @@ test("the model's stream passes through and the message records provider, model 
   assert.match(sent[0].messages[0].content, /You are the Northwind assistant\./);
   assert.match(sent[0].messages[0].content, /\[1\] What is the returns window\?/);
   assert.match(sent[0].messages[0].content, /Thirty days from delivery\./);
-  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; });
+  const [m] = await storedMessages(api, session);
   assert.equal(m.response, r.text);
   assert.equal(m.finish_reason, "stop");
   const meta = JSON.parse(m.meta_json);
@@ -75,7 +68,7 @@ test("history is carried across turns of a session and not across sessions", asy
     ["assistant", "You asked: My name is Grace.."],
     ["user", "What is my name?"],
   ]);
-  const other = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const other = await newSession(api, bot);
   const mark = completionRequests().length;
   await streamMessage(worker, key, other.uuid, "What is my name?");
   const [fresh] = completionRequests().slice(mark);
@@ -99,7 +92,7 @@ test("a stream cut midway ends the answer and stores what was produced with fini
   assert.equal(events.filter((e) => e.event === "delta").map((e) => e.data.text).join(""), "You asked:");
   assert.ok(events.some((e) => e.event === "error" && e.data.code === "upstream_error"));
   assert.equal(events.at(-1).data.finish_reason, "error");
-  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; });
+  const [m] = await storedMessages(api, session);
   assert.equal(m.finish_reason, "error");
   assert.equal(m.response, "You asked:");
 });
@@ -116,7 +109,7 @@ test("a client that leaves midway gets its message stored as aborted, and the mo
   const { session } = await setup();
   const r = await streamMessage(worker, key, session.uuid, "tell me everything [long]", { abortAfter: 30 });
   assert.ok(r.text.length >= 30 && r.text.length < 1000, `read ${r.text.length} chars`);
-  const [m] = await eventually(async () => { const l = (await api.get(`/session/${session.uuid}/messages`)).json; return l.length ? l : null; }, 15_000);
+  const [m] = await storedMessages(api, session, 15_000);
   assert.equal(m.finish_reason, "aborted");
   assert.ok(m.response.startsWith("word0 word1"), m.response.slice(0, 40));
   assert.ok(!m.response.includes("word199"), "the answer stopped when the client left");
@@ -133,8 +126,8 @@ test("the model list says which provider serves each name", async () => {
 });
 
 test("agent variables fill the prompt from the session, and a static default is kept", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Vars" } })).json;
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const bot = await newChatbot(api, { name: "Vars" });
+  const agent = await firstAgent(api, bot);
   const upd = await api.post(`/agent/${agent.uuid}/update`, {
     body: {
       prompt: "You help {{name}} on the {{plan}} plan at {{company}}. Region: {{ region }}.",
@@ -147,7 +140,7 @@ test("agent variables fill the prompt from the session, and a static default is 
     },
   });
   assert.equal(upd.status, 200, upd.text);
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { name: "Ada", plan: "pro", company: "Evil Corp" } } })).json;
+  const session = await newSession(api, bot, { initial_variables: { name: "Ada", plan: "pro", company: "Evil Corp" } });
   const before = completionRequests().length;
   await streamMessage(worker, key, session.uuid, "hi");
   const [sent] = completionRequests().slice(before);
@@ -163,8 +156,8 @@ test("tool functions: the Worker calls them for the model and records each call"
     res.end(JSON.stringify({ status: "shipped", method: req.method, got: body || url.search }));
   });
   try {
-    const bot = (await api.post("/chatbot/create", { body: { name: "Tools", rate_limit: [100, 60] } })).json;
-    const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+    const bot = await newChatbot(api, { name: "Tools", rate_limit: [100, 60] });
+    const agent = await firstAgent(api, bot);
     const define = (name, path, method = "POST") => api.post(`/agent/${agent.uuid}/tool-function/create`, {
       body: {
         name, description: "Looks up an order", external_url: `${tool.base}${path}`, method, headers: { "X-Api-Key": "k-123" },
@@ -174,7 +167,7 @@ test("tool functions: the Worker calls them for the model and records each call"
     for (const [n, p, m] of [["lookup_order", "/ok"], ["lookup_get", "/ok", "GET"], ["broken", "/fail"], ["slow", "/hang"]]) {
       assert.equal((await define(n, p, m)).status, 200);
     }
-    const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+    const session = await newSession(api, bot);
 
     const ok = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Where is my order? [tool:lookup_order]" } });
     assert.equal(ok.status, 200, ok.text);
@@ -219,14 +212,14 @@ test("with tools disabled or absent, the model is offered none", async () => {
 });
 
 test("with a model provider, a background agent judges its tags in one structured call", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Judged" } })).json;
+  const bot = await newChatbot(api, { name: "Judged" });
   await api.post(`/chatbot/${bot.uuid}/agent/create`, {
     body: { name: "Tagger", type: "background", enabled: true, tags: [
       { name: "shipping", color: "#00f", criteria: "asks about delivery" },
       { name: "warranty", color: "#f00", criteria: "asks about repairs" },
     ] },
   });
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const session = await newSession(api, bot);
   const before = completionRequests().length;
   await streamMessage(worker, key, session.uuid, "How long does shipping take?");
   const tagged = await eventually(async () => { const s = (await api.get(`/session/${session.uuid}`)).json; return s.meta.tags?.length ? s : null; });
@@ -238,14 +231,12 @@ test("with a model provider, a background agent judges its tags in one structure
 
 test("a tool on a private address is refused without ALLOW_PRIVATE_URLS, and the model is told", async () => {
   const tool = await startServer(async (req, res) => { res.writeHead(200); res.end("secret internal data"); });
-  const strict = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base, ALLOW_PRIVATE_URLS: "false" } });
+  const { worker: strict, api: a } = await startAccount({ vars: { ...modelVars(model), ALLOW_PRIVATE_URLS: "false" } });
   try {
-    const k = (await strict.newAccount()).key;
-    const a = client(strict, k);
-    const bot = (await a.post("/chatbot/create", { body: { name: "Strict tools" } })).json;
-    const [agent] = (await a.get(`/chatbot/${bot.uuid}/agents`)).json;
+    const bot = await newChatbot(a, { name: "Strict tools" });
+    const agent = await firstAgent(a, bot);
     assert.equal((await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "internal", external_url: `${tool.base}/data` } })).status, 200);
-    const session = (await a.post(`/chatbot/${bot.uuid}/session/create`)).json;
+    const session = await newSession(a, bot);
     const r = await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "fetch it [tool:internal]" } });
     assert.equal(r.status, 200, r.text);
     assert.match(r.json.response, /Tool said: Error: the tool could not be called\. The URL points to a private/);

@@ -1,13 +1,9 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, sleep, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
+import { startAccount, expectError, sleep, UUID_RE, TIMESTAMP_RE } from "./suite.mjs";
 
 let worker, api;
-before(async () => {
-  worker = await startWorker();
-  api = client(worker, (await worker.newAccount()).key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api } = await startAccount()));
 
 const create = (body) => api.post("/chatbot/create", { body });
 

@@ -1,49 +1,36 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { startWorker, startServer, client, expectError, settled, upload, sleep, ROOT, UUID_RE, TIMESTAMP_RE } from "./harness.mjs";
-
-const fixture = (...p) => readFile(path.join(ROOT, "tests/fixtures", ...p));
+import {
+  startAccount, startHelpSite, newChatbot as createChatbot, fixture, expectError, settled, upload, sleep, UUID_RE, TIMESTAMP_RE,
+} from "./suite.mjs";
 
 let worker, site, api, key;
 let pageVersion = 1;
 
 before(async () => {
-  site = await startServer(async (req, res) => {
-    const url = new URL(req.url, "http://x");
-    const pages = { "/shipping": "shipping.html", "/returns": "returns.html", "/warranty": "warranty.html" };
-    if (pages[url.pathname]) {
-      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-      return res.end(await fixture("site", pages[url.pathname]));
-    }
-    if (url.pathname === "/moved") {
-      res.writeHead(301, { Location: "/returns" });
-      return res.end();
-    }
-    if (url.pathname === "/changing") {
-      res.writeHead(200, { "Content-Type": "text/html" });
-      return res.end(`<html><head><title>Notice v${pageVersion}</title></head><body><p>The ${pageVersion === 1 ? "aardvark" : "zebra"} edition of the notice.</p></body></html>`);
-    }
-    if (url.pathname === "/image") {
-      res.writeHead(200, { "Content-Type": "image/png" });
-      return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-    }
-    res.writeHead(404, { "Content-Type": "text/html" });
-    res.end("<h1>Not found</h1>");
+  // The help site's pages, and pages that move, change, are no page at all or are missing.
+  site = await startHelpSite({
+    other: (req, res, url) => {
+      if (url.pathname === "/moved") {
+        res.writeHead(301, { Location: "/returns" });
+        return res.end();
+      }
+      if (url.pathname === "/changing") {
+        res.writeHead(200, { "Content-Type": "text/html" });
+        return res.end(`<html><head><title>Notice v${pageVersion}</title></head><body><p>The ${pageVersion === 1 ? "aardvark" : "zebra"} edition of the notice.</p></body></html>`);
+      }
+      if (url.pathname === "/image") {
+        res.writeHead(200, { "Content-Type": "image/png" });
+        return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      }
+      res.writeHead(404, { "Content-Type": "text/html" });
+      res.end("<h1>Not found</h1>");
+    },
   });
-  worker = await startWorker({ vars: { MAX_UPLOAD_BYTES: "300000", ORPHAN_GRACE_SECONDS: "0" }, testScheduled: true });
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => {
-  await worker?.dispose();
-  await site?.close();
+  ({ worker, api, key } = await startAccount({ vars: { MAX_UPLOAD_BYTES: "300000", ORPHAN_GRACE_SECONDS: "0" }, testScheduled: true }));
 });
 
-async function newChatbot(name = "Knowledge") {
-  return (await api.post("/chatbot/create", { body: { name } })).json;
-}
+const newChatbot = (name = "Knowledge") => createChatbot(api, { name });
 
 async function search(bot, query, extra = {}) {
   const r = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query, ...extra } });
@@ -321,11 +308,9 @@ test("deleting a chatbot removes its sources, chunks, index rows, tags and files
 });
 
 test("private and loopback addresses are refused without ALLOW_PRIVATE_URLS, and nothing is stored", async () => {
-  const strict = await startWorker({ vars: { ALLOW_PRIVATE_URLS: "false" } });
+  const { worker: strict, api: a } = await startAccount({ vars: { ALLOW_PRIVATE_URLS: "false" } });
   try {
-    const acct = await strict.newAccount();
-    const a = client(strict, acct.key);
-    const bot = (await a.post("/chatbot/create", { body: { name: "Strict" } })).json;
+    const bot = await createChatbot(a, { name: "Strict" });
     const requestsBefore = site.requests.length;
     for (const url of [`${site.base}/shipping`, "http://localhost:8080/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.5/", "http://[::1]/"]) {
       const r = await a.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url } });

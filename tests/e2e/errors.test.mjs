@@ -1,14 +1,9 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError } from "./harness.mjs";
+import { startAccount, expectError } from "./suite.mjs";
 
 let worker, api, key;
-before(async () => {
-  worker = await startWorker();
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api, key } = await startAccount()));
 
 test("health answers without credentials", async () => {
   for (const p of ["/health", "/api/v1/health"]) {

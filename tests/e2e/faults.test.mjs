@@ -4,30 +4,14 @@
 // addresses by a redirect or by a non-http scheme. (The model cut off mid-stream, a model
 // answering 500, a client that leaves mid-stream and an upload whose extraction fails are in
 // chat_openai.test.mjs and data_sources.test.mjs.)
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, startServer, client, expectError, streamMessage, parseEvents, eventually, settled } from "./harness.mjs";
-import { startModelServer, FAKE_KEY } from "./model_server.mjs";
+import {
+  startServer, startModelAccount as modelWorker, chatbotWithSession as withSession, firstAgent, messagesOf, storedMessages,
+  expectError, streamMessage, parseEvents, eventually, settled,
+} from "./suite.mjs";
 
-const cleanup = [];
-after(async () => { for (const stop of cleanup.reverse()) await stop(); });
-
-async function modelWorker(vars = {}) {
-  const model = await startModelServer();
-  cleanup.push(() => model.close());
-  const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base, ...vars } });
-  cleanup.push(() => worker.dispose());
-  const key = (await worker.newAccount()).key;
-  return { model, worker, key, api: client(worker, key) };
-}
-
-async function chatbotWithSession(api, body = {}) {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Faulty", ...body } })).json;
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
-  return { bot, session };
-}
-
-const messagesOf = async (api, session) => (await api.get(`/session/${session.uuid}/messages`)).json;
+const chatbotWithSession = (api, body = {}) => withSession(api, { name: "Faulty", ...body });
 
 test("model timeouts: no first token is a 502 with nothing stored; silence midway keeps what came", async () => {
   const { model, worker, key, api } = await modelWorker({ MODEL_TIMEOUT_SECONDS: "2" });
@@ -49,7 +33,7 @@ test("model timeouts: no first token is a 502 with nothing stored; silence midwa
   assert.ok(events.some((e) => e.event === "error" && e.data.code === "upstream_error"));
   assert.equal(events.at(-1).event, "end");
   assert.equal(events.at(-1).data.finish_reason, "error");
-  const [m] = await eventually(async () => { const l = await messagesOf(api, session); return l.length ? l : null; });
+  const [m] = await storedMessages(api, session);
   assert.equal(m.finish_reason, "error");
   assert.equal(m.response, "You asked:");
   await eventually(async () => (model.dropped.some((d) => d.query.includes("[stall]")) ? true : null), 10_000);
@@ -63,10 +47,9 @@ test("model timeouts: no first token is a 502 with nothing stored; silence midwa
 test("a tool endpoint that hangs is cut off at its time limit and the answer still completes", async () => {
   const hanging = [];
   const tool = await startServer(async (req, res) => new Promise((resolve) => { hanging.push(req.url); res.on("close", resolve); }));
-  cleanup.push(() => tool.close());
   const { api } = await modelWorker({ TOOL_TIMEOUT_SECONDS: "1" });
   const { bot, session } = await chatbotWithSession(api);
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const agent = await firstAgent(api, bot);
   const created = await api.post(`/agent/${agent.uuid}/tool-function/create`, {
     body: { name: "lookup", description: "Looks up an order", external_url: `${tool.base}/orders`, parameters: { type: "object", properties: { order_id: { type: "string" } } } },
   });
@@ -112,7 +95,6 @@ test("wrangler dev restarted between two requests of one conversation: history a
 test("a redirect to a private address is refused at that hop, for pages and for tools", async () => {
   // The one private host the operator opened: everything else private stays closed.
   const inner = await startServer(async (req, res) => { res.writeHead(200, { "Content-Type": "text/html" }); res.end("<p>internal secrets</p>"); });
-  cleanup.push(() => inner.close());
   const targets = {
     "/to-loopback": `${inner.base}/secret`,
     "/to-metadata": "http://169.254.169.254/latest/meta-data/",
@@ -126,7 +108,6 @@ test("a redirect to a private address is refused at that hop, for pages and for 
     res.writeHead(200, { "Content-Type": "application/json" });
     res.end(JSON.stringify({ ok: true }));
   });
-  cleanup.push(() => front.close());
   const { api } = await modelWorker({ ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_HOSTS: new URL(front.base).host });
   const { bot, session } = await chatbotWithSession(api);
 
@@ -143,7 +124,7 @@ test("a redirect to a private address is refused at that hop, for pages and for 
   }
   assert.equal((await api.get(`/chatbot/${bot.uuid}/data-sources`)).json.length, Object.keys(targets).length);
 
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const agent = await firstAgent(api, bot);
   const tool = await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "peek", external_url: `${front.base}/to-metadata` } });
   assert.equal(tool.status, 200, tool.text);
   const r = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "look [tool:peek]" } });

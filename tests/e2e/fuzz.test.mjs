@@ -2,18 +2,16 @@
 // valid and invalid inputs, in all four phases (examples, coverage, fuzzing, stateful). No
 // answer may be a 5xx or break the document (status, content type, headers, body schema),
 // and the Worker may log no internal error. Prints how many requests it made.
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFile, writeFile, mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, startServer, client, ROOT, OUTPUT } from "./harness.mjs";
+import { startAccount, startServer, newChatbot, ROOT, OUTPUT } from "./suite.mjs";
 
 const ST = path.join(ROOT, ".tools/python/bin/st");
 const EXAMPLES_PER_OPERATION = process.env.FUZZ_MAX_EXAMPLES ?? "50";
 
-let worker, pages;
-after(async () => { await worker?.dispose(); await pages?.close(); });
 
 function run(cmd, args, env) {
   return new Promise((resolve, reject) => {
@@ -28,15 +26,13 @@ function run(cmd, args, env) {
 
 test("schemathesis finds no server error and no answer that breaks the document", { timeout: 20 * 60_000 }, async () => {
   // Pages for the URL sources the fuzzer creates: the hooks point every address here.
-  pages = await startServer(async (req, res) => {
+  const pages = await startServer(async (req, res) => {
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end(`<html><head><title>Page ${req.url.slice(0, 40)}</title></head><body><main><h1>Fuzz page</h1><p>Opening hours are nine to five.</p></main></body></html>`);
   });
-  worker = await startWorker();
-  const account = await worker.newAccount("fuzzer");
-  const api = client(worker, account.key);
+  const { worker, account, api } = await startAccount({ accountName: "fuzzer" });
   // Something real to find, so operations on existing records are reached too.
-  const bot = (await api.post("/chatbot/create", { body: { name: "Fuzzed", rate_limit: [100, 1] } })).json;
+  const bot = await newChatbot(api, { name: "Fuzzed", rate_limit: [100, 1] });
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "When are you open?", answer: "Nine to five." } });
 
   const reportDir = path.join(OUTPUT, "schemathesis");

@@ -35,6 +35,9 @@ export function freePort() {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** What marks a line of the Worker's output as an internal failure. */
+const INTERNAL_ERROR = /internal error|panicked/i;
+
 async function migratedStateDir(config) {
   await mkdir(OUTPUT, { recursive: true });
   const dir = await mkdtemp(path.join(OUTPUT, "state-"));
@@ -57,9 +60,10 @@ async function migratedStateDir(config) {
  * baseline Worker); it must bind the same database, so the same migrated state serves it.
  * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
  * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
- * measure.
+ * measure. With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
+ * error at any time in its life (the end-to-end tests start every Worker so, see suite.mjs).
  */
-export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false } = {}) {
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
@@ -70,6 +74,7 @@ export async function startWorker({ vars = {}, testScheduled = false, config, in
   worker.testScheduled = testScheduled;
   worker.config = config;
   worker.inspector = inspector;
+  worker.failOnInternalErrors = failOnInternalErrors;
   await worker.start();
   return worker;
 }
@@ -115,14 +120,22 @@ class Worker {
     const spawnedAt = performance.now();
     const command = this.inspector === false ? process.execPath : WRANGLER;
     this.child = spawn(command, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const keep = (d) => {
-      this.log = (this.log + d).slice(-20000);
-      for (const line of String(d).split("\n")) {
-        if (/internal error|panicked/i.test(line)) this.internalErrors.push(line);
-      }
+    // Lines are judged whole: a chunk of output may end in the middle of one.
+    const watch = (stream) => {
+      let partial = "";
+      const judge = (line) => { if (INTERNAL_ERROR.test(line)) this.internalErrors.push(line); };
+      stream.on("data", (d) => {
+        this.log = (this.log + d).slice(-20000);
+        const lines = (partial + d).split("\n");
+        partial = lines.pop();
+        lines.forEach(judge);
+      });
+      stream.on("end", () => judge(partial));
     };
-    this.child.stdout.on("data", keep);
-    this.child.stderr.on("data", keep);
+    watch(this.child.stdout);
+    watch(this.child.stderr);
+    const closed = (stream) => new Promise((resolve) => stream.once("close", resolve));
+    this.outputRead = Promise.all([closed(this.child.stdout), closed(this.child.stderr)]);
     this.exited = new Promise((resolve) => this.child.once("exit", resolve));
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
@@ -155,9 +168,25 @@ class Worker {
     await this.start();
   }
 
+  /** Stops the Worker for good and removes its state; a second call does nothing. */
   async dispose() {
+    if (this.disposed) return;
+    this.disposed = true;
     await this.stop();
+    // What the Worker wrote just before it stopped may still be on its way.
+    await Promise.race([this.outputRead, sleep(2000)]);
     await rm(this.stateDir, { recursive: true, force: true });
+    if (this.failOnInternalErrors) this.assertNoInternalErrors();
+  }
+
+  /** Throws when the Worker logged an internal error or a panic. */
+  assertNoInternalErrors() {
+    if (this.internalErrors.length === 0) return;
+    throw new Error(
+      `the Worker on ${this.base} logged ${this.internalErrors.length} internal error(s); ` +
+      `a test that provokes one on purpose starts its Worker with expectInternalErrors and checks them itself:\n` +
+      this.internalErrors.join("\n"),
+    );
   }
 
   /** Raw request; `body` objects are sent as JSON. */

@@ -1,10 +1,10 @@
 // Two accounts: every endpoint that takes a uuid, called with the second account's key on the
 // first account's resources, answers 404 exactly like a missing uuid and changes nothing.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, client, expectError, settled, upload as uploadFile, ROOT } from "./harness.mjs";
+import { startWorker, client, newChatbot, newSession, expectError, settled, upload as uploadFile, ROOT } from "./suite.mjs";
 
 let worker, owner, intruder, fixture;
 
@@ -85,18 +85,17 @@ before(async () => {
   owner = await worker.newAccount("owner");
   intruder = await worker.newAccount("intruder");
   const a = client(worker, owner.key);
-  const bot = (await a.post("/chatbot/create", { body: { name: "Private bot" } })).json;
+  const bot = await newChatbot(a, { name: "Private bot" });
   const agent = (await a.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "Second", type: "user-facing", enabled: true } })).json;
   const source = (await a.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Secret?", answer: "The secret is 42." } })).json;
   const link = (await a.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${worker.base}/health` } })).json;
   await settled(a, link.uuid);
   const tag = (await a.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Mine", color: "#123456", data_source_uuids: [source.uuid] } })).json;
-  const session = (await a.post(`/chatbot/${bot.uuid}/session/create`, { body: { initial_variables: { plan: "gold" } } })).json;
+  const session = await newSession(a, bot, { initial_variables: { plan: "gold" } });
   const message = (await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "What is the secret?" } })).json;
   const tool = (await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "lookup", external_url: "https://example.com/api" } })).json;
   fixture = { tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
 });
-after(async () => { await worker?.dispose(); });
 
 test("the isolation table covers every route that takes a uuid", async () => {
   assert.deepEqual((await routesWithUuid()).sort(), Object.keys(CASES).sort());

@@ -1,19 +1,14 @@
 // Caps on sizes, each answering its contract error, and deletes that leave nothing behind.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, settled, upload } from "./harness.mjs";
+import { startAccount, newChatbot, firstAgent, newSession, expectError, settled, upload } from "./suite.mjs";
 
 let worker, api, key;
-before(async () => {
-  worker = await startWorker();
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api, key } = await startAccount()));
 
 test("string lengths and list sizes are capped with a 400 naming the field", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Limits" } })).json;
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const bot = await newChatbot(api, { name: "Limits" });
+  const agent = await firstAgent(api, bot);
   const uuid = "00000000-0000-4000-8000-000000000000";
   const cases = [
     [`/chatbot/create`, { name: "n".repeat(201) }, "name"],
@@ -40,15 +35,15 @@ test("string lengths and list sizes are capped with a 400 naming the field", asy
 });
 
 test("deleting a chatbot leaves no row in any table and no object in R2", async () => {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Everything" } })).json;
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const bot = await newChatbot(api, { name: "Everything" });
+  const agent = await firstAgent(api, bot);
   const qa = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Q?", answer: "A." } })).json;
   const file = (await upload(worker, key, bot.uuid, { name: "f.txt", bytes: Buffer.from("Some text to keep."), type: "text/plain" })).json;
   await settled(api, file.uuid);
   await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "t", color: "#000", data_source_uuids: [qa.uuid] } });
   await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "f", external_url: "https://example.com/" } });
   await api.post(`/chatbot/${bot.uuid}/agent/create`, { body: { name: "bg", type: "background" } });
-  const session = (await api.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const session = await newSession(api, bot);
   await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Q?" } });
   assert.equal((await worker.r2List(`chatbots/${bot.uuid}/`)).length, 1);
 

@@ -1,23 +1,18 @@
 // Load: many requests at once, mixing writes and streamed answers across 20 sessions. Every
 // answered message is stored exactly once, a session's messages keep their order, and rate
 // limits hold exactly.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, streamMessage, eventually } from "./harness.mjs";
+import { startAccount, newChatbot, newSession, streamMessage, eventually } from "./suite.mjs";
 
 let worker, api, key;
-before(async () => {
-  worker = await startWorker();
-  key = (await worker.newAccount()).key;
-  api = client(worker, key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api, key } = await startAccount()));
 
 async function chatbotWithSessions(name, limit, sessions) {
-  const bot = (await api.post("/chatbot/create", { body: { name, rate_limit: limit } })).json;
+  const bot = await newChatbot(api, { name, rate_limit: limit });
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What are the opening hours?", answer: "Nine to five." } });
   const list = [];
-  for (let i = 0; i < sessions; i++) list.push((await api.post(`/chatbot/${bot.uuid}/session/create`)).json);
+  for (let i = 0; i < sessions; i++) list.push(await newSession(api, bot));
   return { bot, sessions: list };
 }
 

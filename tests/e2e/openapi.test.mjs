@@ -1,12 +1,11 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, expectError, ROOT } from "./harness.mjs";
+import { startWorker, expectError, ROOT } from "./suite.mjs";
 
 let worker;
 before(async () => { worker = await startWorker(); });
-after(async () => { await worker?.dispose(); });
 
 test("the API description answers without a key, as the document in the repository", async () => {
   const r = await worker.request("GET", "/api/v1/openapi.json");

@@ -1,20 +1,19 @@
 // Operating a deployed instance: rotating the visitor-token secret must not cut off a visitor in
 // the middle of a conversation (docs/operations.md).
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { startWorker, client } from "./harness.mjs";
+import { startWorker, client, newChatbot } from "./suite.mjs";
 
 const oldSecret = randomBytes(32).toString("hex");
 const worker = await startWorker({ vars: { WIDGET_TOKEN_SECRET: oldSecret } });
-after(() => worker.dispose());
 
 const bearer = (token) => ({ Authorization: `Bearer ${token}` });
 
 test("rotating WIDGET_TOKEN_SECRET keeps visitors in their conversations while the old one is kept as previous", async () => {
   const { key } = await worker.newAccount();
   const api = client(worker, key);
-  const bot = (await api.post("/chatbot/create", { body: { name: "Shop", visibility: "public" } })).json;
+  const bot = await newChatbot(api, { name: "Shop", visibility: "public" });
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Do you ship abroad?", answer: "Yes, to 40 countries." } });
   const minted = await worker.request("POST", `/api/v1/widget/${bot.uuid}/token`);
   assert.equal(minted.status, 200, minted.text);
@@ -47,5 +46,4 @@ test("rotating WIDGET_TOKEN_SECRET keeps visitors in their conversations while t
   assert.equal(refused.status, 401);
   const still = await worker.request("GET", `/api/v1/session/${session.json.uuid}/messages`, { key: newToken });
   assert.equal(still.status, 200, still.text);
-  assert.deepEqual(worker.internalErrors, []);
 });

@@ -2,37 +2,22 @@
 // screenshot of each step; and that the page loads nothing from anywhere but the Worker.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { startWorker, startServer, client, sleep, ROOT } from "./harness.mjs";
-import { startModelServer, FAKE_KEY } from "./model_server.mjs";
+import { startWorker, startHelpSite, startModelServer, modelVars, client, newChatbot } from "./suite.mjs";
 import { launchBrowser, openPage, originsOf, tabTo, focusOutline, PHONE } from "./browser.mjs";
 
 let worker, modelWorker, model, site, browser;
 
 before(async () => {
   // Plays a help site; pages take a moment to answer, as real ones do.
-  site = await startServer(async (req, res) => {
-    const pages = { "/shipping": "shipping.html", "/returns": "returns.html", "/warranty": "warranty.html" };
-    const file = pages[new URL(req.url, "http://x").pathname];
-    if (!file) { res.writeHead(404); return res.end(); }
-    await sleep(1500);
-    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    res.end(await readFile(path.join(ROOT, "tests/fixtures/site", file)));
-  });
+  site = await startHelpSite({ delayMs: 1500 });
   model = await startModelServer();
   [worker, modelWorker, browser] = await Promise.all([
     startWorker(),
-    startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base } }),
+    startWorker({ vars: modelVars(model) }),
     launchBrowser(),
   ]);
 });
-after(async () => {
-  await browser?.close();
-  await Promise.all([worker?.dispose(), modelWorker?.dispose()]);
-  await site?.close();
-  await model?.close();
-});
+after(async () => { await browser?.close(); });
 
 /** Every request went to the Worker under test. */
 function assertOnlyWorker(session, w) {
@@ -259,7 +244,7 @@ test("on a phone-sized screen, with the keyboard only", async (t) => {
 test("an answer appears while it streams, and a failure midway is shown", async (t) => {
   const { key } = await modelWorker.newAccount("stream");
   const api = client(modelWorker, key);
-  const bot = (await api.post("/chatbot/create", { body: { name: "Chatty" } })).json;
+  const bot = await newChatbot(api, { name: "Chatty" });
   const s = await openPage(browser, t.name);
   const { page } = s;
   try {

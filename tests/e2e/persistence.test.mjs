@@ -1,15 +1,10 @@
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client } from "./harness.mjs";
-
-let worker;
-after(async () => { await worker?.dispose(); });
+import { startAccount, newChatbot, client } from "./suite.mjs";
 
 test("state survives a restart of wrangler dev", async () => {
-  worker = await startWorker();
-  const acct = await worker.newAccount();
-  const api = client(worker, acct.key);
-  const bot = (await api.post("/chatbot/create", { body: { name: "Durable", rate_limit: [7, 70] } })).json;
+  const { worker, account: acct, api } = await startAccount();
+  const bot = await newChatbot(api, { name: "Durable", rate_limit: [7, 70] });
   const agents = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
 
   await worker.restart();

@@ -1,13 +1,9 @@
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, expectError, UUID_RE } from "./harness.mjs";
+import { startAccount, newChatbot, firstAgent, expectError, UUID_RE } from "./suite.mjs";
 
 let worker, api;
-before(async () => {
-  worker = await startWorker();
-  api = client(worker, (await worker.newAccount()).key);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api } = await startAccount()));
 
 const ORDER_LOOKUP = {
   name: "lookup_order",
@@ -19,9 +15,8 @@ const ORDER_LOOKUP = {
 };
 
 async function agentOf() {
-  const bot = (await api.post("/chatbot/create", { body: { name: "Tools" } })).json;
-  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
-  return { bot, agent };
+  const bot = await newChatbot(api, { name: "Tools" });
+  return { bot, agent: await firstAgent(api, bot) };
 }
 
 test("tool functions are created, listed, updated and deleted, and show on their agent", async () => {

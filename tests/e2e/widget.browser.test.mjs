@@ -3,7 +3,7 @@
 // allowed sites, private ones nowhere; the rate limit reaches the visitor.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, startServer, client } from "./harness.mjs";
+import { startAccount, startServer, shopChatbot } from "./suite.mjs";
 import { launchBrowser, openPage, originsOf, tabTo, PHONE } from "./browser.mjs";
 
 let worker, owner, browser, siteA, siteB;
@@ -25,23 +25,12 @@ function site() {
 }
 
 before(async () => {
-  [worker, browser] = await Promise.all([startWorker(), launchBrowser()]);
+  [{ worker, api: owner }, browser] = await Promise.all([startAccount({ accountName: "owner" }), launchBrowser()]);
   [siteA, siteB] = await Promise.all([site(), site()]);
-  owner = client(worker, (await worker.newAccount("owner")).key);
 });
-after(async () => {
-  await browser?.close();
-  await worker?.dispose();
-  await Promise.all([siteA?.close(), siteB?.close()]);
-});
+after(async () => { await browser?.close(); });
 
-async function chatbot(meta) {
-  const bot = (await owner.post("/chatbot/create", { body: { name: "Northwind help", show_citations: true, ...meta } })).json;
-  await owner.post(`/chatbot/${bot.uuid}/data-source/qa`, {
-    body: { question: "Do you ship abroad?", answer: "Yes, we ship to 40 countries within 5 working days." },
-  });
-  return bot;
-}
+const chatbot = (meta) => shopChatbot(owner, { show_citations: true, ...meta });
 
 /** Only the embedding site and the Worker were asked for anything, and never with an API key. */
 function assertVisitorTraffic(session, siteBase) {

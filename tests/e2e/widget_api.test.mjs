@@ -1,30 +1,20 @@
 // Site visitors at the API level: who gets a visitor token, what the token opens, and that
 // nothing else opens with it. The browser side is in widget.browser.test.mjs.
-import { test, before, after } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { startWorker, client, expectError, parseEvents, UUID_RE } from "./harness.mjs";
+import {
+  startAccount, shopChatbot, newChatbot, newSession, firstAgent, expectError, parseEvents, eventually, UUID_RE,
+} from "./suite.mjs";
 
-let worker, owner, ownerKey;
+let worker, owner;
 
-before(async () => {
-  worker = await startWorker();
-  ownerKey = (await worker.newAccount()).key;
-  owner = client(worker, ownerKey);
-});
-after(async () => { await worker?.dispose(); });
+before(async () => ({ worker, api: owner } = await startAccount()));
 
 const SHOP = "https://shop.example";
 const OTHER = "https://other.example";
 
-async function chatbot(meta) {
-  const r = await owner.post("/chatbot/create", { body: { name: "Northwind help", ...meta } });
-  assert.equal(r.status, 200, r.text);
-  await owner.post(`/chatbot/${r.json.uuid}/data-source/qa`, {
-    body: { question: "Do you ship abroad?", answer: "Yes, we ship to 40 countries within 5 working days." },
-  });
-  return r.json;
-}
+const chatbot = (meta) => shopChatbot(owner, meta);
 
 function mint(bot, { origin, body } = {}) {
   const headers = origin ? { Origin: origin } : {};
@@ -111,7 +101,7 @@ test("a public chatbot admits any visitor; the token opens a session, a streamed
 test("without citations shown, a visitor reads no sources", async () => {
   const bot = await chatbot({ visibility: "public", show_citations: false });
   const v = visitor(await tokenFor(bot));
-  const s = (await v.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const s = await newSession(v, bot);
   await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
   const [m] = (await v.get(`/session/${s.uuid}/messages`)).json;
   assert.equal(m.cite_data_json, "{}");
@@ -175,7 +165,7 @@ test("CORS preflights are answered for admitted sites only", async () => {
   assert.equal(refused.headers.get("access-control-allow-origin"), null);
 
   const v = visitor(await tokenFor(bot, { origin: SHOP }), SHOP);
-  const s = (await v.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const s = await newSession(v, bot);
   assert.equal((await preflight(`/api/v1/chatbot/${bot.uuid}/session/create`, SHOP)).status, 204);
   assert.equal((await preflight(`/api/v1/session/${s.uuid}/message/stream`, SHOP)).status, 204);
   assert.equal((await preflight(`/api/v1/session/${s.uuid}/messages`, SHOP, "GET")).status, 204);
@@ -202,7 +192,7 @@ test("a private chatbot refuses visitors as if it did not exist; closing a publi
 
   const open = await chatbot({ visibility: "public" });
   const v = visitor(await tokenFor(open));
-  const s = (await v.post(`/chatbot/${open.uuid}/session/create`)).json;
+  const s = await newSession(v, open);
   await owner.post(`/chatbot/${open.uuid}/update`, { body: { visibility: "private" } });
   expectError(assert, await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "hi" } }), 404, "not_found");
   expectError(assert, await v.get(`/session/${s.uuid}/messages`), 404, "not_found");
@@ -218,7 +208,7 @@ test("expired, altered and foreign tokens are refused with 401", async () => {
   assert.deepEqual(Object.keys(claims), ["c", "v", "o", "e"]);
   assert.equal(claims.c, bot.uuid);
   const v = visitor(token);
-  const s = (await v.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const s = await newSession(v, bot);
 
   const expired = sign({ ...claims, e: now() - 5 });
   const e = expectError(assert, await visitor(expired).get(`/session/${s.uuid}/messages`), 401, "unauthorized");
@@ -243,9 +233,9 @@ test("a token opens only its own chatbot and the visitor's own sessions", async 
   const visitorA = visitor(await tokenFor(a));
   const secondVisitorA = visitor(await tokenFor(a));
   const visitorB = visitor(await tokenFor(b));
-  const sessionA = (await visitorA.post(`/chatbot/${a.uuid}/session/create`)).json;
-  const sessionB = (await visitorB.post(`/chatbot/${b.uuid}/session/create`)).json;
-  const ownerSessionA = (await owner.post(`/chatbot/${a.uuid}/session/create`)).json;
+  const sessionA = await newSession(visitorA, a);
+  const sessionB = await newSession(visitorB, b);
+  const ownerSessionA = await newSession(owner, a);
 
   expectError(assert, await visitorA.post(`/chatbot/${b.uuid}/session/create`), 403, "forbidden");
   for (const foreign of [sessionB.uuid, ownerSessionA.uuid]) {
@@ -263,10 +253,10 @@ test("a visitor token reaches none of the owner's endpoints", async () => {
   const bot = await chatbot({ visibility: "public" });
   const token = await tokenFor(bot);
   const v = visitor(token);
-  const s = (await v.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const s = await newSession(v, bot);
   await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
   const [m] = (await v.get(`/session/${s.uuid}/messages`)).json;
-  const [agent] = (await owner.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const agent = await firstAgent(owner, bot);
   const [source] = (await owner.get(`/chatbot/${bot.uuid}/data-sources`)).json;
   const calls = [
     ["GET", "/chatbots"], ["POST", "/chatbot/create", { name: "Mine now" }], ["GET", `/chatbot/${bot.uuid}`],
@@ -298,9 +288,9 @@ test("the chatbot's rate limit applies to visitors and account traffic together"
   const message = "Busy right now, try again in a minute.";
   const bot = await chatbot({ visibility: "public", rate_limit: [2, 60], rate_limit_message: message });
   const v = visitor(await tokenFor(bot));
-  const s = (await v.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const s = await newSession(v, bot);
   assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "one" } })).status, 200);
-  const ownerSession = (await owner.post(`/chatbot/${bot.uuid}/session/create`)).json;
+  const ownerSession = await newSession(owner, bot);
   assert.equal((await owner.post(`/session/${ownerSession.uuid}/message/stream`, { body: { query: "two" } })).status, 200);
   const plain = await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "three" } });
   assert.equal(plain.status, 429);
@@ -378,10 +368,11 @@ test("the page and widget files are served as they are, and /api stays the Worke
 });
 
 test("without WIDGET_TOKEN_SECRET no visitor is let in, and the cause stays in the log", async () => {
-  const bare = await startWorker({ vars: { WIDGET_TOKEN_SECRET: "" } });
+  // Refusing visitors for want of the secret is an internal error, on purpose: its cause must
+  // reach the operator's log, and nothing else may go wrong.
+  const { worker: bare, api } = await startAccount({ vars: { WIDGET_TOKEN_SECRET: "" }, expectInternalErrors: true });
   try {
-    const api = client(bare, (await bare.newAccount()).key);
-    const bot = (await api.post("/chatbot/create", { body: { name: "Open", visibility: "public" } })).json;
+    const bot = await newChatbot(api, { name: "Open", visibility: "public" });
     const r = await bare.request("POST", `/api/v1/widget/${bot.uuid}/token`);
     const e = expectError(assert, r, 500, "internal");
     assert.doesNotMatch(e.message, /WIDGET_TOKEN_SECRET/);
@@ -390,6 +381,8 @@ test("without WIDGET_TOKEN_SECRET no visitor is let in, and the cause stays in t
     expectError(assert, await bare.request("GET", `/api/v1/session/${bot.uuid}/messages`, { key: foreign }), 500, "internal");
     // Account traffic is untouched.
     assert.equal((await api.get("/chatbots")).status, 200);
+    await eventually(() => bare.internalErrors.length > 0);
+    for (const line of bare.internalErrors) assert.match(line, /WIDGET_TOKEN_SECRET is not set/);
   } finally {
     await bare.dispose();
   }

@@ -10,4 +10,5 @@ pub mod chat;
 pub mod config;
 pub mod domain;
 pub mod knowledge;
+pub mod string_enum;
 pub mod time;

@@ -2,6 +2,7 @@
 //! wrong type, or out of range, is a 400 that names it.
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::string_enum::StringEnum;
 use serde_json::{Map, Value};
 
 /// Upper bounds on string inputs, in characters.
@@ -116,6 +117,13 @@ impl<'a> Body<'a> {
                 format!("`{field}` must be one of: {}.", allowed.join(", ")),
             )),
         }
+    }
+
+    /// An optional string that must spell a variant of `E`.
+    pub fn opt_variant<E: StringEnum>(&self, field: &str) -> ApiResult<Option<E>> {
+        Ok(self
+            .opt_enum(field, E::NAMES)?
+            .and_then(|name| E::parse(&name)))
     }
 
     pub fn opt_string_array(

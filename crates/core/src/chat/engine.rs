@@ -3,6 +3,7 @@
 //! the sentences that best cover the question, in a readable order; and when nothing retrieved
 //! covers the question, it says so instead of echoing unrelated text.
 
+use crate::domain::data_source::SourceType;
 use crate::knowledge::query::content_terms;
 use crate::knowledge::retrieve::{stem, stems, Ranked};
 use std::collections::HashSet;
@@ -106,7 +107,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     };
     let terms: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
 
-    if best.hit.source_type == "qa" && best.question_match >= QA_MATCH {
+    if best.hit.source_type == SourceType::Qa && best.question_match >= QA_MATCH {
         let answer = serde_json::from_str::<serde_json::Value>(&best.hit.meta_json)
             .ok()
             .and_then(|m| m.get("answer").and_then(|a| a.as_str()).map(str::to_string))
@@ -228,7 +229,7 @@ mod tests {
             heading: heading.into(),
             text: text.into(),
             tokens: 10,
-            source_type: kind.into(),
+            source_type: SourceType::parse(kind).expect("a source type"),
             title: source.into(),
             file_name: String::new(),
             meta_json: meta.into(),

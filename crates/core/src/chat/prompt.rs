@@ -182,8 +182,9 @@ pub fn assemble(input: &PromptInput) -> Prompt {
 mod tests {
     use super::*;
     use crate::chat::completion::openai;
+    use crate::domain::agent::{DefaultValue, VariableType};
+    use crate::domain::data_source::SourceType;
     use serde_json::json;
-    use crate::domain::agent::DefaultValue;
     use crate::knowledge::retrieve::ChunkHit;
 
     fn var(name: &str, default: &str, is_static: u8) -> AgentVariable {
@@ -191,7 +192,7 @@ mod tests {
             name: name.into(),
             description: String::new(),
             example: String::new(),
-            var_type: "string".into(),
+            var_type: VariableType::String,
             default_value: DefaultValue {
                 content: default.into(),
                 is_static,
@@ -208,7 +209,7 @@ mod tests {
                 heading: String::new(),
                 text: text.into(),
                 tokens: 1,
-                source_type: "file".into(),
+                source_type: SourceType::File,
                 title: title.into(),
                 file_name: String::new(),
                 meta_json: "{}".into(),

@@ -7,36 +7,29 @@ use crate::api::validate::{
     canonical_uuid_list, check_len, is_hex_color, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS,
     MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_PROMPT_CHARS,
 };
+use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AgentType {
-    UserFacing,
-    HumanEscalation,
-    Background,
+string_enum! {
+    /// The three kinds of agent; each message is handled by exactly one.
+    pub enum AgentType {
+        UserFacing = "user-facing",
+        HumanEscalation = "human-escalation",
+        Background = "background",
+    }
+}
+
+string_enum! {
+    /// What an agent variable holds.
+    pub enum VariableType {
+        String = "string",
+        Number = "number",
+        Boolean = "boolean",
+    }
 }
 
 impl AgentType {
-    pub const ALL: [&'static str; 3] = ["user-facing", "human-escalation", "background"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentType::UserFacing => "user-facing",
-            AgentType::HumanEscalation => "human-escalation",
-            AgentType::Background => "background",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "user-facing" => Some(AgentType::UserFacing),
-            "human-escalation" => Some(AgentType::HumanEscalation),
-            "background" => Some(AgentType::Background),
-            _ => None,
-        }
-    }
-
     /// Body fields that only some types take (the seed's Agent meta table; `bias` also shifts
     /// routing between several user-facing agents).
     fn takes(self, field: &str) -> bool {
@@ -64,7 +57,6 @@ const TYPE_SPECIFIC_FIELDS: &[&str] = &[
 
 pub const MAX_TAGS: usize = 50;
 pub const MAX_VARIABLES: usize = 50;
-pub const VARIABLE_TYPES: &[&str] = &["string", "number", "boolean"];
 pub const TEMPERATURE_RANGE: (f64, f64) = (0.0, 2.0);
 pub const BIAS_RANGE: (f64, f64) = (-1.0, 1.0);
 
@@ -89,7 +81,7 @@ pub struct AgentVariable {
     pub description: String,
     pub example: String,
     #[serde(rename = "type")]
-    pub var_type: String,
+    pub var_type: VariableType,
     pub default_value: DefaultValue,
 }
 
@@ -256,11 +248,9 @@ impl AgentConfig {
 /// body says `enabled: true`.
 pub fn config_for_create(body: &Map<String, Value>) -> ApiResult<AgentConfig> {
     let b = Body(body);
-    let type_name = b
-        .opt_enum("type", &AgentType::ALL)?
+    let agent_type = b
+        .opt_variant::<AgentType>("type")?
         .ok_or_else(|| ApiError::invalid("type", "`type` is required."))?;
-    let agent_type = AgentType::parse(&type_name)
-        .ok_or_else(|| ApiError::invalid("type", "`type` is not a known agent type."))?;
     let name = b.req_str("name", MAX_NAME_CHARS)?.trim().to_string();
     let mut config = AgentConfig::defaults(agent_type, name);
     // Naming sources without saying otherwise means "draw on these", not on all of them.
@@ -425,18 +415,19 @@ fn parse_variables(items: &[Value]) -> ApiResult<Vec<AgentVariable>> {
             ));
         }
         let var_type = match obj.get("type") {
-            None => "string".to_string(),
-            Some(Value::String(t)) if VARIABLE_TYPES.contains(&t.as_str()) => t.clone(),
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    FIELD,
-                    format!(
-                        "A variable's `type` must be one of: {}.",
-                        VARIABLE_TYPES.join(", ")
-                    ),
-                ))
-            }
-        };
+            None => Some(VariableType::String),
+            Some(Value::String(t)) => VariableType::parse(t),
+            Some(_) => None,
+        }
+        .ok_or_else(|| {
+            ApiError::invalid(
+                FIELD,
+                format!(
+                    "A variable's `type` must be one of: {}.",
+                    VariableType::NAMES.join(", ")
+                ),
+            )
+        })?;
         let default_value = match obj.get("default_value") {
             None | Some(Value::Null) => DefaultValue {
                 content: String::new(),

@@ -3,10 +3,20 @@
 use crate::domain::widget::parse_allowed_origins;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{as_whole_number, Body, MAX_MESSAGE_CHARS, MAX_NAME_CHARS};
+use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-pub const VISIBILITIES: &[&str] = &["private", "public", "hybrid"];
+string_enum! {
+    /// Who may chat with a chatbot: only its owner's keys (`private`), any site visitor
+    /// (`public`), or visitors on its allowed origins (`hybrid`).
+    pub enum Visibility {
+        Private = "private",
+        Public = "public",
+        Hybrid = "hybrid",
+    }
+}
+
 pub const DEFAULT_RATE_LIMIT: (i64, i64) = (20, 240);
 pub const RATE_LIMIT_COUNT_RANGE: (i64, i64) = (1, 100);
 pub const RATE_LIMIT_WINDOW_RANGE: (i64, i64) = (1, 360);
@@ -16,7 +26,7 @@ pub const DEFAULT_RATE_LIMIT_MESSAGE: &str =
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatbotSettings {
     pub name: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     pub rate_limit_count: i64,
     pub rate_limit_window: i64,
     pub rate_limit_message: String,
@@ -79,7 +89,7 @@ fn parse_rate_limit(value: &Value) -> ApiResult<(i64, i64)> {
 
 /// Applies the optional fields of a create or update body over `base`.
 fn apply_optional(body: &Body, mut settings: ChatbotSettings) -> ApiResult<ChatbotSettings> {
-    if let Some(v) = body.opt_enum("visibility", VISIBILITIES)? {
+    if let Some(v) = body.opt_variant("visibility")? {
         settings.visibility = v;
     }
     if let Some(value) = body.raw("rate_limit") {
@@ -104,7 +114,7 @@ pub fn settings_for_create(body: &Map<String, Value>) -> ApiResult<ChatbotSettin
         &body,
         ChatbotSettings {
             name,
-            visibility: "private".to_string(),
+            visibility: Visibility::Private,
             rate_limit_count: DEFAULT_RATE_LIMIT.0,
             rate_limit_window: DEFAULT_RATE_LIMIT.1,
             rate_limit_message: DEFAULT_RATE_LIMIT_MESSAGE.to_string(),
@@ -139,7 +149,7 @@ mod tests {
     fn create_fills_defaults() {
         let s = settings_for_create(&obj(json!({"name": "  Help desk "}))).unwrap();
         assert_eq!(s.name, "Help desk");
-        assert_eq!(s.visibility, "private");
+        assert_eq!(s.visibility, Visibility::Private);
         assert_eq!((s.rate_limit_count, s.rate_limit_window), (20, 240));
         assert!(!s.show_citations);
         assert_eq!(s.rate_limit_message, DEFAULT_RATE_LIMIT_MESSAGE);
@@ -205,7 +215,7 @@ mod tests {
         let current =
             settings_for_create(&obj(json!({"name": "a", "show_citations": true}))).unwrap();
         let s = settings_for_update(&obj(json!({"visibility": "public"})), &current).unwrap();
-        assert_eq!(s.visibility, "public");
+        assert_eq!(s.visibility, Visibility::Public);
         assert_eq!(s.name, "a");
         assert!(s.show_citations);
         assert!(settings_for_update(&obj(json!({"name": " "})), &current).is_err());

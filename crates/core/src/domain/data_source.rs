@@ -5,6 +5,7 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{
     canonical_uuid_list, check_len, is_hex_color, Body, MAX_LIST_ITEMS, MAX_NAME_CHARS,
 };
+use crate::string_enum::string_enum;
 use serde_json::{json, Map, Value};
 
 pub const MAX_QUESTION_CHARS: usize = 2_000;
@@ -14,59 +15,22 @@ pub const MAX_TITLE_CHARS: usize = 500;
 /// Meta key recording that a person retitled the source, so a re-scrape keeps their title.
 pub const TITLE_SET_KEY: &str = "title_set";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SourceType {
-    Qa,
-    Link,
-    File,
-}
-
-impl SourceType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceType::Qa => "qa",
-            SourceType::Link => "link",
-            SourceType::File => "file",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "qa" => Some(SourceType::Qa),
-            "link" => Some(SourceType::Link),
-            "file" => Some(SourceType::File),
-            _ => None,
-        }
+string_enum! {
+    /// Where a source's text comes from: a Q&A pair, a web page or an uploaded file.
+    pub enum SourceType {
+        Qa = "qa",
+        Link = "link",
+        File = "file",
     }
 }
 
-/// `await` until work starts, `running` while it is read, then `success` or `error`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Await,
-    Running,
-    Success,
-    Error,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Await => "await",
-            Status::Running => "running",
-            Status::Success => "success",
-            Status::Error => "error",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "await" => Some(Status::Await),
-            "running" => Some(Status::Running),
-            "success" => Some(Status::Success),
-            "error" => Some(Status::Error),
-            _ => None,
-        }
+string_enum! {
+    /// `await` until work starts, `running` while it is read, then `success` or `error`.
+    pub enum Status {
+        Await = "await",
+        Running = "running",
+        Success = "success",
+        Error = "error",
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::Body;
+use crate::string_enum::string_enum;
 use serde_json::{json, Map, Value};
 
 pub const MAX_QUERY_CHARS: usize = 8_000;
@@ -77,24 +78,18 @@ pub fn query_from_body(body: &Map<String, Value>) -> ApiResult<String> {
     Ok(query.trim().to_string())
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FinishReason {
-    Stop,
-    Length,
-    Error,
-    Aborted,
+string_enum! {
+    /// How an answer ended: `error` when the model failed midway (what it said so far is
+    /// kept), `aborted` when the client left.
+    pub enum FinishReason {
+        Stop = "stop",
+        Length = "length",
+        Error = "error",
+        Aborted = "aborted",
+    }
 }
 
 impl FinishReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::Length => "length",
-            FinishReason::Error => "error",
-            FinishReason::Aborted => "aborted",
-        }
-    }
-
     /// A provider's finish reason, as ours.
     pub fn from_provider(reason: &str) -> Self {
         match reason {
@@ -104,36 +99,16 @@ impl FinishReason {
     }
 }
 
-/// What a message is: an exchange with an agent, or live-chat traffic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MessageKind {
-    Answer,
-    /// The user wrote while a person was answering; `query` holds it, `response` is empty.
-    User,
-    /// A person answered; `response` holds it.
-    Operator,
-    /// Live chat started or ended; `response` holds the announcement.
-    Announcement,
-}
-
-impl MessageKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageKind::Answer => "answer",
-            MessageKind::User => "user",
-            MessageKind::Operator => "operator",
-            MessageKind::Announcement => "announcement",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "answer" => Some(MessageKind::Answer),
-            "user" => Some(MessageKind::User),
-            "operator" => Some(MessageKind::Operator),
-            "announcement" => Some(MessageKind::Announcement),
-            _ => None,
-        }
+string_enum! {
+    /// What a message is: an exchange with an agent, or live-chat traffic.
+    pub enum MessageKind {
+        Answer = "answer",
+        /// The user wrote while a person was answering; `query` holds it, `response` is empty.
+        User = "user",
+        /// A person answered; `response` holds it.
+        Operator = "operator",
+        /// Live chat started or ended; `response` holds the announcement.
+        Announcement = "announcement",
     }
 }
 

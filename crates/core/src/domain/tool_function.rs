@@ -4,10 +4,32 @@
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{Body, MAX_DESCRIPTION_CHARS};
 use crate::chat::completion::ToolSpec;
+use crate::string_enum::string_enum;
 use serde_json::{json, Map, Value};
 
-pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
-pub const PARAMETER_TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+string_enum! {
+    /// How a tool function's endpoint is called.
+    pub enum HttpMethod {
+        Get = "GET",
+        Post = "POST",
+        Put = "PUT",
+        Patch = "PATCH",
+        Delete = "DELETE",
+    }
+}
+
+string_enum! {
+    /// The JSON Schema types a tool function's parameter may have.
+    pub enum ParameterType {
+        String = "string",
+        Number = "number",
+        Integer = "integer",
+        Boolean = "boolean",
+        Array = "array",
+        Object = "object",
+    }
+}
+
 pub const MAX_HEADERS: usize = 50;
 pub const MAX_PARAMETERS: usize = 50;
 pub const MAX_URL_CHARS: usize = 2_048;
@@ -21,7 +43,7 @@ pub struct ToolFunction {
     pub description: String,
     pub enabled: bool,
     pub external_url: String,
-    pub method: String,
+    pub method: HttpMethod,
     pub headers: Map<String, Value>,
     pub meta: Map<String, Value>,
     pub parameters: Value,
@@ -125,7 +147,7 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
         .as_object()
         .ok_or_else(|| bad("`parameters` must be an object schema.".into()))?;
     match obj.get("type") {
-        Some(Value::String(t)) if t == "object" => {}
+        Some(Value::String(t)) if ParameterType::parse(t) == Some(ParameterType::Object) => {}
         _ => return Err(bad("`parameters.type` must be \"object\".".into())),
     }
     let properties = match obj.get("properties") {
@@ -148,11 +170,11 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
             ))
         })?;
         match spec.get("type") {
-            Some(Value::String(t)) if PARAMETER_TYPES.contains(&t.as_str()) => {}
+            Some(Value::String(t)) if ParameterType::parse(t).is_some() => {}
             _ => {
                 return Err(bad(format!(
                     "The parameter {name:?} needs a `type`, one of: {}.",
-                    PARAMETER_TYPES.join(", ")
+                    ParameterType::NAMES.join(", ")
                 )))
             }
         }
@@ -185,7 +207,7 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
             "`parameters.required` names {unknown:?}, which is not a parameter."
         )));
     }
-    Ok(json!({"type": "object", "properties": properties, "required": required}))
+    Ok(json!({"type": ParameterType::Object, "properties": properties, "required": required}))
 }
 
 /// Validates a create body (`name` and `external_url` required) or applies an update body over
@@ -206,10 +228,10 @@ pub fn apply(
         description: String::new(),
         enabled: true,
         external_url: String::new(),
-        method: "POST".into(),
+        method: HttpMethod::Post,
         headers: Map::new(),
         meta: Map::new(),
-        parameters: json!({"type": "object", "properties": {}, "required": []}),
+        parameters: json!({"type": ParameterType::Object, "properties": {}, "required": []}),
         created_at: now.clone(),
         modified_at: now.clone(),
     });
@@ -241,14 +263,12 @@ pub fn apply(
         None => {}
     }
     if let Some(m) = b.opt_str("method", 16)? {
-        let upper = m.trim().to_ascii_uppercase();
-        if !METHODS.contains(&upper.as_str()) {
-            return Err(ApiError::invalid(
+        f.method = HttpMethod::parse(&m.trim().to_ascii_uppercase()).ok_or_else(|| {
+            ApiError::invalid(
                 "method",
-                format!("`method` must be one of: {}.", METHODS.join(", ")),
-            ));
-        }
-        f.method = upper;
+                format!("`method` must be one of: {}.", HttpMethod::NAMES.join(", ")),
+            )
+        })?;
     }
     if let Some(h) = b.opt_object("headers")? {
         f.headers = parse_headers(h)?;
@@ -282,7 +302,7 @@ mod tests {
             "parameters": {"type": "object", "properties": {"order_id": {"description": "the id", "type": "string"}}, "required": ["order_id"]}
         }))
         .unwrap();
-        assert_eq!(f.method, "GET");
+        assert_eq!(f.method, HttpMethod::Get);
         assert!(f.enabled);
         assert_eq!(f.to_json()["enabled"], 1);
         assert_eq!(f.parameters["required"], json!(["order_id"]));

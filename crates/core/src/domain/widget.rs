@@ -10,6 +10,7 @@
 //! at once.
 
 use crate::domain::api_key::constant_time_eq;
+use crate::domain::chatbot::Visibility;
 use crate::domain::session::Message;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::canonical_uuid;
@@ -122,24 +123,24 @@ impl From<Refusal> for ApiError {
 }
 
 /// Whether a chatbot of this visibility takes site visitors at all.
-pub fn takes_visitors(visibility: &str) -> bool {
-    matches!(visibility, "public" | "hybrid")
+pub fn takes_visitors(visibility: &Visibility) -> bool {
+    matches!(visibility, Visibility::Public | Visibility::Hybrid)
 }
 
 /// Whether a visitor embedded on `embedder` (an origin, or none) may chat with a chatbot of
 /// this visibility and these allowed origins.
 pub fn admits(
-    visibility: &str,
+    visibility: &Visibility,
     allowed_origins: &[String],
     embedder: Option<&str>,
 ) -> Result<(), Refusal> {
     match visibility {
-        "public" => Ok(()),
-        "hybrid" => match embedder {
+        Visibility::Public => Ok(()),
+        Visibility::Hybrid => match embedder {
             Some(origin) if allowed_origins.iter().any(|o| o == origin) => Ok(()),
             other => Err(Refusal::OriginNotAllowed(other.map(str::to_string))),
         },
-        _ => Err(Refusal::Private),
+        Visibility::Private => Err(Refusal::Private),
     }
 }
 
@@ -602,25 +603,25 @@ mod tests {
     #[test]
     fn visibility_decides_who_may_chat() {
         let listed = vec!["https://shop.example".to_string()];
-        assert!(takes_visitors("public") && takes_visitors("hybrid") && !takes_visitors("private"));
-        assert_eq!(admits("public", &[], None), Ok(()));
-        assert_eq!(admits("public", &[], Some("https://any.example")), Ok(()));
+        assert!(takes_visitors(&Visibility::Public) && takes_visitors(&Visibility::Hybrid) && !takes_visitors(&Visibility::Private));
+        assert_eq!(admits(&Visibility::Public, &[], None), Ok(()));
+        assert_eq!(admits(&Visibility::Public, &[], Some("https://any.example")), Ok(()));
         assert_eq!(
-            admits("hybrid", &listed, Some("https://shop.example")),
+            admits(&Visibility::Hybrid, &listed, Some("https://shop.example")),
             Ok(())
         );
         assert_eq!(
-            admits("hybrid", &listed, Some("https://other.example")),
+            admits(&Visibility::Hybrid, &listed, Some("https://other.example")),
             Err(Refusal::OriginNotAllowed(Some(
                 "https://other.example".into()
             )))
         );
         assert_eq!(
-            admits("hybrid", &listed, None),
+            admits(&Visibility::Hybrid, &listed, None),
             Err(Refusal::OriginNotAllowed(None))
         );
         assert_eq!(
-            admits("private", &listed, Some("https://shop.example")),
+            admits(&Visibility::Private, &listed, Some("https://shop.example")),
             Err(Refusal::Private)
         );
         assert_eq!(

@@ -3,6 +3,7 @@
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
 use super::query::{content_terms, is_stop_word, words};
+use crate::domain::data_source::SourceType;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 
@@ -15,7 +16,7 @@ pub struct ChunkHit {
     pub heading: String,
     pub text: String,
     pub tokens: i64,
-    pub source_type: String,
+    pub source_type: SourceType,
     pub title: String,
     pub file_name: String,
     pub meta_json: String,
@@ -181,7 +182,7 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             // Words of the query that no source holds ("in person", "could") say nothing about
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
-            let question_match = if hit.source_type == "qa" && known.len() * 3 >= query_set.len() {
+            let question_match = if hit.source_type == SourceType::Qa && known.len() * 3 >= query_set.len() {
                 dice(&known, &stems(&hit.heading))
             } else {
                 0.0
@@ -271,7 +272,7 @@ mod tests {
             heading: heading.to_string(),
             text: text.to_string(),
             tokens: 10,
-            source_type: kind.to_string(),
+            source_type: SourceType::parse(kind).expect("a source type"),
             title: source.to_string(),
             file_name: String::new(),
             meta_json: "{}".to_string(),
