@@ -11,9 +11,11 @@ build_worker
 cd "$ROOT"
 mkdir -p bench-output
 # Parts of an earlier run must not mix into this one's report.
-rm -f bench-output/{crud,stream,knowledge,startup,bench}.json bench-output/bench.{png,html}
+rm -f bench-output/{crud,stream,knowledge,startup,bench,core-throughput}.json bench-output/bench.{png,html}
 export E2E_OUTPUT="$ROOT/bench-output/run"
 
+say "Native throughput of chunking and PDF extraction (release profile)"
+cargo bench -q -p edgechat-core --bench throughput -- --json bench-output/core-throughput.json
 say "Size and start-up"
 node bench/startup.mjs
 say "CRUD against the JavaScript baseline (wrk)"

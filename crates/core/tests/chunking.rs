@@ -2,7 +2,6 @@
 
 use edgechat_core::knowledge::chunk::{chunk_text, Chunk, ChunkOptions};
 use edgechat_core::knowledge::tokens::estimate_tokens;
-use std::time::Instant;
 
 fn opts(target: usize, max: usize, overlap: usize) -> ChunkOptions {
     ChunkOptions {
@@ -503,43 +502,4 @@ fn every_word_of_the_input_survives() {
             }
         }
     }
-}
-
-#[test]
-fn large_input_performance() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut seed = String::new();
-    for e in std::fs::read_dir(&dir).expect("corpus dir") {
-        let p = e.expect("dir entry").path();
-        if p.extension().is_some_and(|x| x == "txt") {
-            let name = p
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .to_string();
-            seed.push_str(&format!("\n\n# {name}\n\n"));
-            seed.push_str(&std::fs::read_to_string(&p).expect("corpus file"));
-        }
-    }
-    let mut doc = String::new();
-    while doc.len() < 10_000_000 {
-        doc.push_str(&seed);
-    }
-    let o = ChunkOptions::default();
-    let t = Instant::now();
-    let chunks = chunk_text(&doc, &o);
-    let secs = t.elapsed().as_secs_f64();
-    println!(
-        "chunked {:.1} MB into {} chunks in {:.3} s ({:.1} MB/s; build profile: {})",
-        doc.len() as f64 / 1e6,
-        chunks.len(),
-        secs,
-        doc.len() as f64 / 1e6 / secs,
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-    );
-    check_invariants(&chunks, &o);
 }

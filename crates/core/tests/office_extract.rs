@@ -749,28 +749,3 @@ fn mutated_fixtures_never_panic_or_hang() {
     }
     println!("mutations: {} ok, {} errors", outcomes.0, outcomes.1);
 }
-
-#[test]
-fn pdf_throughput() {
-    let data = fixture("long_lo.pdf");
-    let started = Instant::now();
-    let mut runs = 0;
-    while runs < 3 || started.elapsed() < Duration::from_secs(1) {
-        let e = pdf_to_text(&data).expect("long pdf");
-        assert!(e.text.len() > 100_000);
-        runs += 1;
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let mb = (data.len() * runs) as f64 / (1024.0 * 1024.0);
-    println!(
-        "PDF throughput on long_lo.pdf ({} KiB, {runs} runs): {:.1} MB/s, {:.1} ms per file{}",
-        data.len() / 1024,
-        mb / secs,
-        secs * 1000.0 / runs as f64,
-        if cfg!(debug_assertions) {
-            " (debug build; use --release for real numbers)"
-        } else {
-            ""
-        }
-    );
-}
