@@ -179,11 +179,19 @@ async fn deeply_nested_json_is_refused_not_fatal() {
     assert_eq!(err.code(), "invalid_json");
 }
 
+/// An error, and the status, code and required headers its response must carry.
+type ErrorCase = (
+    ApiError,
+    u16,
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+);
+
 /// Every error kind: its status, the headers it requires and nothing else, and the JSON body
 /// of the contract.
 #[wasm_bindgen_test]
 async fn every_error_becomes_its_response() {
-    let cases: Vec<(ApiError, u16, &str, Vec<(&str, &str)>)> = vec![
+    let cases: Vec<ErrorCase> = vec![
         (
             ApiError::InvalidJson("bad".into()),
             400,
