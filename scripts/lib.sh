@@ -22,18 +22,23 @@ wasm_bindgen_version() {
 
 # worker-build fetches wasm-bindgen, wasm-opt and esbuild from the internet unless told where
 # they are; point it at the installed ones so builds work offline.
+# `build_worker` builds the release Worker into build/. `build_worker DIR ARGS...` builds it into
+# DIR instead, passing ARGS on to cargo: the tests' panic probe is
+# `build_worker build/panic-probe --features panic-probe`.
 build_worker() {
-  local out="$ROOT/build/worker/shim.mjs"
+  local dir="${1:-build}"
+  if [ $# -gt 0 ]; then shift; fi
+  local out="$ROOT/$dir/worker/shim.mjs"
   if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/crates" "$ROOT/openapi" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
-    say "The Worker build is up to date"
+    say "The Worker build in $dir is up to date"
     return 0
   fi
-  say "Building the Worker (release)"
+  say "Building the Worker (release) into $dir${*:+ with $*}"
   (cd "$ROOT" && \
     WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
     WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt" \
     ESBUILD_BIN="$ROOT/node_modules/.bin/esbuild" \
-    worker-build --release)
+    worker-build --release --out-dir "$dir" "$@")
 }
 
 # Applies migrations to a local state folder (the same one wrangler dev will use).

@@ -20,6 +20,12 @@ CHROMEDRIVER="$(command -v chromedriver)" \
   || failed+=("browser")
 
 say "Tier 3: end-to-end tests against wrangler dev"
+# The test-only build with the panic probe (tests/e2e/panic.test.mjs), beside the real one. A
+# failed build leaves no stale copy behind, so that test fails saying the build is missing.
+if ! build_worker build/panic-probe --features panic-probe; then
+  rm -rf "$ROOT/build/panic-probe"
+  failed+=("panic-probe build")
+fi
 if build_worker; then
   out="$ROOT/test-output"
   rm -rf "$out" && mkdir -p "$out"

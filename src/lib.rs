@@ -13,9 +13,12 @@ pub mod platform;
 pub mod providers;
 pub mod storage;
 
+#[cfg(feature = "panic-probe")]
+mod probe;
+
 #[cfg(feature = "entry")]
 mod entry {
-    use edgechat_core::domain::rate_limit::{admit, Decision, Limit};
+    use edgechat_core::domain::rate_limit::{admit, parse_limit, Decision};
     use worker::{
         durable_object, event, Context, DurableObject, Env, Request, Response, Result,
         ScheduleContext, ScheduledEvent, State,
@@ -28,6 +31,11 @@ mod entry {
 
     #[event(fetch)]
     async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+        #[cfg(feature = "panic-probe")]
+        let req = match crate::probe::intercept(req, &env).await? {
+            Ok(answer) => return Ok(answer),
+            Err(req) => req,
+        };
         Ok(crate::app::handle(req, env, ctx).await)
     }
 
@@ -52,7 +60,17 @@ mod entry {
         }
 
         async fn fetch(&self, mut req: Request) -> Result<Response> {
-            let limit: Limit = req.json().await?;
+            // The Worker only ever sends a valid limit; anything else is the caller's mistake,
+            // answered as one instead of thrown.
+            let limit = match parse_limit(&req.bytes().await?) {
+                Ok(limit) => limit,
+                Err(message) => {
+                    return Ok(
+                        Response::from_json(&serde_json::json!({ "error": message }))?
+                            .with_status(400),
+                    )
+                }
+            };
             let storage = self.state.storage();
             let mut log: Vec<i64> = storage.get("log").await?.unwrap_or_default();
             let decision = admit(&mut log, edgechat_core::time::now_ms(), limit);

@@ -2,14 +2,31 @@
 //! Built without the `entry` feature: an exported `fetch` would shadow the browser's own.
 #![cfg(target_arch = "wasm32")]
 
-use edgechat_core::api::error::ApiError;
-use edgechat::app::http::{error_response, read_body_capped, read_json_object, MAX_JSON_BODY_BYTES};
+use edgechat::app::http::{
+    error_response, read_body_capped, read_json_object, MAX_JSON_BODY_BYTES,
+};
 use edgechat::storage::Arg;
+use edgechat_core::api::error::ApiError;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 use worker::{Headers, Method, Request, RequestInit};
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+// One test binary (one browser start) for every shell module that handles JS types; the
+// modules live in tests/browser/.
+#[path = "browser/http.rs"]
+mod http;
+#[path = "browser/outbound.rs"]
+mod outbound;
+#[path = "browser/storage.rs"]
+mod storage;
+#[path = "browser/stream.rs"]
+mod stream;
+#[path = "browser/support.rs"]
+mod support;
+#[path = "browser/widget.rs"]
+mod widget;
 
 fn post(body: &str, content_type: Option<&str>) -> Request {
     let headers = Headers::new();

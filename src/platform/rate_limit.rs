@@ -20,5 +20,13 @@ pub async fn admit_message(
         )));
     let request = Request::new_with_init("https://rate-limiter/admit", &init)?;
     let mut response = stub.fetch_with_request(request).await?;
+    if response.status_code() != 200 {
+        // Only a limit the object could not read gets here (it answers 400 and says why).
+        return Err(edgechat_core::api::error::ApiError::internal(format!(
+            "the rate-limit object answered {}: {}",
+            response.status_code(),
+            response.text().await.unwrap_or_default()
+        )));
+    }
     Ok(response.json::<Decision>().await?)
 }

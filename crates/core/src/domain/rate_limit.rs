@@ -17,12 +17,40 @@ pub enum Decision {
     Limited { retry_after_secs: u64 },
 }
 
+/// Reads the limit the rate-limit object was sent. Anything that is not one (not JSON, not an
+/// object, a count or window missing, negative, fractional, a string, or beyond `u32`) is
+/// refused with a sentence, which the object answers as a 400 rather than throwing.
+pub fn parse_limit(body: &[u8]) -> Result<Limit, String> {
+    let refuse = |why: String| {
+        format!(
+            "The body is not a rate limit ({{\"count\": <0 to {max}>, \"window_secs\": <0 to {max}>}}): {why}.",
+            max = u32::MAX
+        )
+    };
+    // Only an object: serde would also take the two numbers as an array.
+    match serde_json::from_slice(body).map_err(|err| refuse(err.to_string()))? {
+        value @ serde_json::Value::Object(_) => {
+            serde_json::from_value(value).map_err(|err| refuse(err.to_string()))
+        }
+        _ => Err(refuse("not a JSON object".to_string())),
+    }
+}
+
 /// Drops entries older than the window, then admits `now_ms` if fewer than `limit.count`
 /// remain. `log` is kept sorted, oldest first. A limit changed since the last call applies at
 /// once, because only the current window and count are consulted.
+///
+/// Total over every input: any count and window (0 and `u32::MAX` included), any clock value
+/// and any log, sorted or not. An entry stamped later than `now_ms` (a clock that ran ahead, or
+/// a log nobody should have written) counts as admitted now, so it ages out within one window
+/// instead of blocking the chatbot until that time comes.
 pub fn admit(log: &mut Vec<i64>, now_ms: i64, limit: Limit) -> Decision {
     let window_ms = i64::from(limit.window_secs) * 1000;
-    let cutoff = now_ms - window_ms;
+    for t in log.iter_mut() {
+        *t = (*t).min(now_ms);
+    }
+    log.sort_unstable();
+    let cutoff = now_ms.saturating_sub(window_ms);
     log.retain(|&t| t > cutoff);
     let count = limit.count as usize;
     if log.len() < count {
@@ -39,13 +67,13 @@ pub fn admit(log: &mut Vec<i64>, now_ms: i64, limit: Limit) -> Decision {
         .checked_sub(count.max(1))
         .and_then(|i| log.get(i).copied())
         .unwrap_or(now_ms);
-    let frees_at = oldest_blocking + window_ms;
-    let wait_ms = (frees_at - now_ms).max(1);
+    let frees_at = oldest_blocking.saturating_add(window_ms);
+    // At least 1 ms, so the division below rounds up to at least one second.
+    let wait_ms = frees_at.saturating_sub(now_ms).max(1) as u64;
     Decision::Limited {
-        retry_after_secs: ((wait_ms + 999) / 1000) as u64,
+        retry_after_secs: wait_ms.div_ceil(1000),
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -127,5 +155,227 @@ mod tests {
                 retry_after_secs: 1
             }
         );
+    }
+
+    /// Every decision is consistent with the log it leaves behind.
+    fn check(log: &[i64], now_ms: i64, limit: Limit, decision: Decision) {
+        assert!(
+            log.windows(2).all(|w| w[0] <= w[1]),
+            "log not sorted: {log:?}"
+        );
+        assert!(
+            log.iter().all(|&t| t <= now_ms),
+            "an entry is in the future: {log:?}"
+        );
+        match decision {
+            Decision::Admitted { remaining } => {
+                assert!(log.len() <= limit.count as usize);
+                assert_eq!(remaining as usize, limit.count as usize - log.len());
+                assert_eq!(log.last(), Some(&now_ms));
+            }
+            Decision::Limited { retry_after_secs } => {
+                assert!(retry_after_secs >= 1);
+                assert!(retry_after_secs <= u64::from(limit.window_secs).max(1));
+            }
+        }
+    }
+
+    #[test]
+    fn a_count_of_zero_admits_nothing_and_waits_a_window() {
+        let zero = Limit {
+            count: 0,
+            window_secs: 10,
+        };
+        let mut log = Vec::new();
+        assert_eq!(
+            admit(&mut log, 5_000, zero),
+            Decision::Limited {
+                retry_after_secs: 10
+            }
+        );
+        assert!(log.is_empty(), "a refused message is not counted");
+        // With entries in the log the newest one decides, and nothing is indexed out of range.
+        let mut log = vec![1_000, 4_000];
+        let decision = admit(&mut log, 5_000, zero);
+        assert_eq!(
+            decision,
+            Decision::Limited {
+                retry_after_secs: 9
+            }
+        );
+        check(&log, 5_000, zero, decision);
+    }
+
+    #[test]
+    fn huge_counts_admit_and_count_down_from_the_count() {
+        let huge = Limit {
+            count: u32::MAX,
+            window_secs: u32::MAX,
+        };
+        let mut log = Vec::new();
+        assert_eq!(
+            admit(&mut log, 0, huge),
+            Decision::Admitted {
+                remaining: u32::MAX - 1
+            }
+        );
+        assert_eq!(
+            admit(&mut log, 1, huge),
+            Decision::Admitted {
+                remaining: u32::MAX - 2
+            }
+        );
+        // The longest window keeps entries for about 136 years without overflowing.
+        let decision = admit(&mut log, 100 * 365 * 86_400_000, huge);
+        assert_eq!(
+            decision,
+            Decision::Admitted {
+                remaining: u32::MAX - 3
+            }
+        );
+        assert_eq!(log.len(), 3);
+    }
+
+    #[test]
+    fn a_window_of_zero_forgets_at_once() {
+        let instant = Limit {
+            count: 1,
+            window_secs: 0,
+        };
+        let mut log = Vec::new();
+        for now in [0, 0, 1, 1, 2] {
+            assert_eq!(
+                admit(&mut log, now, instant),
+                Decision::Admitted { remaining: 0 }
+            );
+            assert_eq!(log, vec![now]);
+        }
+        let never = Limit {
+            count: 0,
+            window_secs: 0,
+        };
+        assert_eq!(
+            admit(&mut log, 3, never),
+            Decision::Limited {
+                retry_after_secs: 1
+            }
+        );
+    }
+
+    #[test]
+    fn entries_from_the_future_count_as_now() {
+        // A clock that ran an hour ahead left these; they must not block for an hour.
+        let hour = 3_600_000;
+        let mut log = vec![10_000 + hour, 10_000 + 2 * hour];
+        assert_eq!(
+            admit(&mut log, 10_000, LIMIT),
+            Decision::Admitted { remaining: 0 }
+        );
+        assert_eq!(log, vec![10_000, 10_000, 10_000]);
+        assert_eq!(
+            admit(&mut log, 12_000, LIMIT),
+            Decision::Limited {
+                retry_after_secs: 8
+            }
+        );
+        assert_eq!(
+            admit(&mut log, 20_001, LIMIT),
+            Decision::Admitted { remaining: 2 }
+        );
+        // Even the end of time ages out within one window.
+        let mut log = vec![i64::MAX, i64::MAX, i64::MAX];
+        assert_eq!(
+            admit(&mut log, 0, LIMIT),
+            Decision::Limited {
+                retry_after_secs: 10
+            }
+        );
+        assert_eq!(
+            admit(&mut log, 10_000, LIMIT),
+            Decision::Admitted { remaining: 2 }
+        );
+    }
+
+    #[test]
+    fn an_unsorted_log_is_sorted_first() {
+        let mut log = vec![2_000, 0, 1_000];
+        let lower = Limit {
+            count: 1,
+            window_secs: 10,
+        };
+        // As in `a_lowered_limit_applies_at_once`: the newest entry frees at 12 s.
+        assert_eq!(
+            admit(&mut log, 3_000, lower),
+            Decision::Limited {
+                retry_after_secs: 9
+            }
+        );
+        assert_eq!(log, vec![0, 1_000, 2_000]);
+    }
+
+    #[test]
+    fn no_input_makes_it_panic_or_overflow() {
+        let counts = [0, 1, 2, 3, 100, u32::MAX];
+        let windows = [0, 1, 360, u32::MAX];
+        let clocks = [i64::MIN, -1, 0, 1, 1_700_000_000_000, i64::MAX];
+        let logs: [&[i64]; 6] = [
+            &[],
+            &[0],
+            &[i64::MIN, 0, i64::MAX],
+            &[i64::MAX; 4],
+            &[i64::MIN; 4],
+            &[5, 3, 9, 1, 7, 1_700_000_000_000],
+        ];
+        for count in counts {
+            for window_secs in windows {
+                let limit = Limit { count, window_secs };
+                for now in clocks {
+                    for start in logs {
+                        let mut log = start.to_vec();
+                        let decision = admit(&mut log, now, limit);
+                        check(&log, now, limit, decision);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_limit_parses_as_one() {
+        assert_eq!(
+            parse_limit(br#"{"count": 3, "window_secs": 10}"#),
+            Ok(LIMIT)
+        );
+        assert_eq!(
+            parse_limit(br#"{"window_secs": 10, "count": 3, "extra": [1]}"#),
+            Ok(LIMIT)
+        );
+        assert_eq!(
+            parse_limit(br#"{"count": 0, "window_secs": 4294967295}"#),
+            Ok(Limit {
+                count: 0,
+                window_secs: u32::MAX
+            })
+        );
+        let refused: [&[u8]; 14] = [
+            b"",
+            b"not json",
+            b"null",
+            b"[3, 10]",
+            b"\"3\"",
+            b"{}",
+            br#"{"count": 3}"#,
+            br#"{"count": -1, "window_secs": 10}"#,
+            br#"{"count": 1.5, "window_secs": 10}"#,
+            br#"{"count": "3", "window_secs": 10}"#,
+            br#"{"count": 4294967296, "window_secs": 10}"#,
+            br#"{"count": 3, "window_secs": null}"#,
+            br#"{"count": 3, "window_secs": 10"#,
+            b"\xff\xfe{}",
+        ];
+        for body in refused {
+            let err = parse_limit(body).expect_err(&String::from_utf8_lossy(body));
+            assert!(err.starts_with("The body is not a rate limit"), "{err}");
+        }
     }
 }
