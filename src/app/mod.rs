@@ -3,19 +3,19 @@
 pub mod http;
 pub mod widget;
 
-use edgechat_core::domain::api_key::{bearer_token, constant_time_eq, hash_key};
-use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
-use edgechat_core::api::error::{ApiError, ApiResult};
+use self::widget::Visitor;
 use crate::handlers;
+use crate::platform::config;
+use crate::platform::log::RequestLog;
+use crate::storage::{Owner, Store};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
     admits_visitors, match_route, route_pattern, visitor_route, Access, Endpoint, RouteMatch,
 };
-use crate::storage::{Owner, Store};
 use edgechat_core::api::validate::canonical_uuid;
-use self::widget::Visitor;
-use crate::platform::config;
-use crate::platform::log::RequestLog;
 use edgechat_core::config::Config;
+use edgechat_core::domain::api_key::{bearer_token, constant_time_eq, hash_key};
+use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
 use serde_json::{Map, Value};
 use std::rc::Rc;
 use worker::{Context, Env, Request, Response};
@@ -101,7 +101,6 @@ impl Call {
     pub async fn json_body(&mut self) -> ApiResult<Map<String, Value>> {
         http::read_json_object(&mut self.req).await
     }
-
 }
 
 pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
@@ -200,7 +199,11 @@ async fn authenticate(
     if token.starts_with(VISITOR_TOKEN_PREFIX) {
         return widget::authenticate(req, config, store, token, endpoint).await;
     }
-    if config.admin_token.as_deref().is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes())) {
+    if config
+        .admin_token
+        .as_deref()
+        .is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes()))
+    {
         return match access {
             Access::AdminOrAccount => Ok(Caller::Admin),
             _ => Err(ApiError::Unauthorized(

@@ -3,15 +3,13 @@
 //! The rules themselves are pure, in `domain::widget`.
 
 use crate::app::Caller;
-use edgechat_core::config::Config;
-use edgechat_core::domain::chatbot::{Chatbot, Visibility};
-use edgechat_core::domain::widget::{
-    admits, normalize_origin, verify, TokenError, VisitorClaims,
-};
+use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{admits_visitors, Endpoint};
-use crate::storage::Store;
 use edgechat_core::api::validate::canonical_uuid;
+use edgechat_core::config::Config;
+use edgechat_core::domain::chatbot::{Chatbot, Visibility};
+use edgechat_core::domain::widget::{admits, normalize_origin, verify, TokenError, VisitorClaims};
 use worker::{Env, Headers, Request, Response};
 
 /// A site visitor, admitted by the chatbot its token names.
@@ -43,13 +41,19 @@ pub fn token_secret(config: &Config) -> ApiResult<Vec<u8>> {
 
 /// Checks a visitor token against the current secret and, while one is set, the secret before
 /// the last rotation (see docs/operations.md).
-pub fn verify_token(config: &Config, token: &str, now: i64) -> ApiResult<Result<VisitorClaims, TokenError>> {
+pub fn verify_token(
+    config: &Config,
+    token: &str,
+    now: i64,
+) -> ApiResult<Result<VisitorClaims, TokenError>> {
     let current = token_secret(config)?;
     let result = verify(token, &current, now);
-    Ok(match (&result, config.widget_token_previous_secret.as_deref()) {
-        (Err(TokenError::Invalid), Some(previous)) => verify(token, previous.as_bytes(), now),
-        _ => result,
-    })
+    Ok(
+        match (&result, config.widget_token_previous_secret.as_deref()) {
+            (Err(TokenError::Invalid), Some(previous)) => verify(token, previous.as_bytes(), now),
+            _ => result,
+        },
+    )
 }
 
 pub fn now_secs() -> i64 {

@@ -22,12 +22,12 @@ use edgechat_core::chat::completion::{ChatMessage, ToolSpec};
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use edgechat_core::chat::routing::agent_model;
+use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{Message, MessageKind, Session};
 use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::knowledge::retrieve::Ranked;
-use edgechat_core::config::Config;
 use edgechat_core::time;
 
 /// Chunks retrieved for one question.
@@ -164,7 +164,12 @@ impl Exchange {
             model: self.model,
             messages,
             tools,
-            temperature: self.agent.config.meta.temperature.unwrap_or(DEFAULT_TEMPERATURE),
+            temperature: self
+                .agent
+                .config
+                .meta
+                .temperature
+                .unwrap_or(DEFAULT_TEMPERATURE),
             max_tokens: self.prompt.answer_tokens,
             grounding: Grounding {
                 query: &self.query,

@@ -21,7 +21,10 @@ pub const MAX_TOOL_ROUNDS: usize = 3;
 
 /// Where the answer goes: a client's stream, or nowhere but the stored message.
 pub enum Output {
-    Stream { sink: StreamSink, format: WireFormat },
+    Stream {
+        sink: StreamSink,
+        format: WireFormat,
+    },
     Collect,
 }
 
@@ -88,7 +91,13 @@ pub async fn open(env: &Env, config: &Config, ex: &Exchange) -> ApiResult<Answer
 }
 
 /// Reads the answer to the end, writing it to `out`, running tool calls between rounds.
-async fn relay(env: &Env, config: &Config, ex: &Exchange, first: AnswerStream, out: &Output) -> Outcome {
+async fn relay(
+    env: &Env,
+    config: &Config,
+    ex: &Exchange,
+    first: AnswerStream,
+    out: &Output,
+) -> Outcome {
     let mut text = String::new();
     let mut finish = None;
     let mut usage: Option<Usage> = None;

@@ -2,11 +2,11 @@
 //! candidate set must be bounded, one ranked FTS5 query, then the re-ranking in
 //! `knowledge::retrieve`.
 
-use edgechat_core::domain::agent::Agent;
+use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::domain::agent::Agent;
 use edgechat_core::knowledge::query::{gated_expression, phrases, CANDIDATE_BUDGET};
 use edgechat_core::knowledge::retrieve::{rank, Ranked, CANDIDATES};
-use crate::storage::Store;
 
 /// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
 /// `frequencies` are the index-wide counts of the query's phrases, read by the caller in the

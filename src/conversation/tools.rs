@@ -3,9 +3,9 @@
 //! refused unless allowed. A tool that fails or hangs is reported to the model as text; it
 //! never fails the answer.
 
+use crate::platform::outbound::{self, Limits, Outgoing};
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
-use crate::platform::outbound::{self, Limits, Outgoing};
 use edgechat_core::config::Config;
 use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use serde_json::Value;

@@ -1,10 +1,10 @@
 use super::source_tags::check_sources_of_chatbot;
 use super::{new_uuid, owned_agent, owned_chatbot};
+use crate::app::http::{json_response, success_response};
 use crate::app::Call;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
 use edgechat_core::domain::tool_function::ToolFunction;
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::app::http::{json_response, success_response};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;

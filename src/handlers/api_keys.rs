@@ -1,10 +1,10 @@
 use super::new_uuid;
-use crate::app::{Call, Caller};
-use edgechat_core::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey};
-use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::{json_response, success_response};
-use edgechat_core::time;
+use crate::app::{Call, Caller};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_NAME_CHARS};
+use edgechat_core::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey};
+use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
 

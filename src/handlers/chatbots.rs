@@ -1,10 +1,10 @@
 use super::{new_uuid, owned_chatbot};
+use crate::app::http::{json_response, success_response};
 use crate::app::Call;
+use crate::platform::files;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::agent::{Agent, AgentConfig};
 use edgechat_core::domain::chatbot::{settings_for_create, settings_for_update, Chatbot};
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::platform::files;
-use crate::app::http::{json_response, success_response};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;

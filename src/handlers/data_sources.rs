@@ -1,14 +1,14 @@
 use super::{new_uuid, owned_chatbot};
+use crate::app::http::{json_response, success_response};
 use crate::app::Call;
+use crate::ingestion;
+use crate::platform::files;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::data_source::{
     qa_from_body, title_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
     Status,
 };
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::platform::files;
-use crate::app::http::{json_response, success_response};
-use crate::ingestion;
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::knowledge::url_guard::check_url;
@@ -104,8 +104,11 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     let source = new_source(&chatbot_uuid, SourceType::Link, url.to_string(), meta);
     call.store.insert_source(&source, None, &[]).await?;
     call.log.record(&source.uuid);
-    call.ctx
-        .wait_until(ingestion::read_link(call.env.clone(), call.config.clone(), source.clone()));
+    call.ctx.wait_until(ingestion::read_link(
+        call.env.clone(),
+        call.config.clone(),
+        source.clone(),
+    ));
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
 }
@@ -292,8 +295,11 @@ pub async fn rescrape(mut call: Call) -> ApiResult<Response> {
         if call.store.queue_source(&source.uuid, &now).await? {
             source.status = Status::Await;
             source.modified_at = now.clone();
-            call.ctx
-                .wait_until(ingestion::read_link(call.env.clone(), call.config.clone(), source.clone()));
+            call.ctx.wait_until(ingestion::read_link(
+                call.env.clone(),
+                call.config.clone(),
+                source.clone(),
+            ));
         }
         records.push(source);
     }

@@ -1,6 +1,6 @@
+use crate::app::http::json_response;
 use crate::app::Call;
 use edgechat_core::api::error::ApiResult;
-use crate::app::http::json_response;
 use serde_json::json;
 use worker::Response;
 

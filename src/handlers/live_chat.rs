@@ -4,14 +4,16 @@
 
 use super::new_uuid;
 use super::sessions::owned_session;
-use crate::app::Call;
-use edgechat_core::domain::agent::{AgentType, HumanEscalationSettings};
-use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS};
-use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::json_response;
+use crate::app::Call;
 use crate::storage::Store;
-use edgechat_core::time;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::Body;
+use edgechat_core::domain::agent::{AgentType, HumanEscalationSettings};
+use edgechat_core::domain::session::{
+    FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
+};
+use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
 

@@ -1,20 +1,20 @@
+use crate::app::http::{json_response, success_response};
 use crate::app::Call;
-use edgechat_core::chat::wire::WireFormat;
 use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
+use crate::handlers::{live_chat, widget};
 use crate::platform::log;
+use crate::platform::rate_limit::{admit_message, Decision, Limit};
+use crate::providers;
+use crate::storage::{Store, TurnContext};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::routing::{pick_agent, previous_agent};
+use edgechat_core::chat::wire::WireFormat;
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::data_source::uuid_list;
 use edgechat_core::domain::session::{query_from_body, Message};
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::handlers::{live_chat, widget};
-use crate::app::http::{json_response, success_response};
 use edgechat_core::knowledge::query::phrases;
-use crate::providers;
-use crate::platform::rate_limit::{admit_message, Decision, Limit};
-use crate::storage::{Store, TurnContext};
 
 use crate::platform::stream::StreamSink;
 use serde_json::json;

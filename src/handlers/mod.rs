@@ -14,10 +14,10 @@ pub mod source_tags;
 pub mod tool_functions;
 pub mod widget;
 
-use edgechat_core::domain::chatbot::Chatbot;
+use crate::storage::Store;
 use edgechat_core::api::error::ApiError;
 use edgechat_core::api::error::ApiResult;
-use crate::storage::Store;
+use edgechat_core::domain::chatbot::Chatbot;
 
 /// The caller's chatbot, or 404 (also when it belongs to another account).
 pub async fn owned_chatbot(store: &Store, account_uuid: &str, uuid: &str) -> ApiResult<Chatbot> {
@@ -28,7 +28,9 @@ pub async fn owned_chatbot(store: &Store, account_uuid: &str, uuid: &str) -> Api
 }
 
 /// The agent named by the path's uuid, if its chatbot is the caller's; else 404.
-pub async fn owned_agent(call: &crate::app::Call) -> ApiResult<edgechat_core::domain::agent::Agent> {
+pub async fn owned_agent(
+    call: &crate::app::Call,
+) -> ApiResult<edgechat_core::domain::agent::Agent> {
     let uuid = call.uuid_param(0, "agent")?;
     call.store
         .get_agent(call.account()?, &uuid)

@@ -1,11 +1,11 @@
-use crate::app::Call;
-use edgechat_core::domain::agent::AgentType;
-use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::json_response;
+use crate::app::Call;
+use crate::conversation::retrieval::retrieve;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
+use edgechat_core::domain::agent::AgentType;
 use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::Ranked;
-use crate::conversation::retrieval::retrieve;
-use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
 use serde_json::{json, Value};
 use worker::Response;
 

@@ -1,8 +1,8 @@
 use super::{new_uuid, owned_chatbot};
-use crate::app::Call;
-use edgechat_core::domain::session::{initial_variables, Message, Session};
-use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::{json_response, success_response};
+use crate::app::Call;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::domain::session::{initial_variables, Message, Session};
 use edgechat_core::time;
 use serde_json::{Map, Value};
 use worker::Response;

@@ -1,9 +1,9 @@
 use super::{new_uuid, owned_chatbot};
-use crate::app::Call;
-use edgechat_core::domain::data_source::{source_tag_change, SourceTag};
-use edgechat_core::api::error::{ApiError, ApiResult};
 use crate::app::http::{json_response, success_response};
+use crate::app::Call;
 use crate::storage::Store;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::domain::data_source::{source_tag_change, SourceTag};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;

@@ -1,9 +1,9 @@
 use super::{new_uuid, owned_agent};
+use crate::app::http::{json_response, success_response};
 use crate::app::Call;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::agent::AgentType;
 use edgechat_core::domain::tool_function::{apply, ToolFunction, MAX_TOOL_FUNCTIONS_PER_AGENT};
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::app::http::{json_response, success_response};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;

@@ -3,20 +3,23 @@
 //! created. The rules are in `domain::widget`; the request checks in `crate::app::widget`.
 
 use super::new_uuid;
+use crate::app::http::{error_response, json_response};
+use crate::app::widget::{
+    allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor,
+};
 use crate::app::{Call, Caller};
+use crate::platform::rate_limit::{admit_message, Decision, Limit};
+use crate::storage::Owner;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::api::validate::Body;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{initial_variables, Session};
 use edgechat_core::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
-    takes_visitors, verify, visitor_message_json, Refusal, TokenError, VisitorClaims, TOKEN_TTL_SECS,
+    takes_visitors, verify, visitor_message_json, Refusal, TokenError, VisitorClaims,
+    TOKEN_TTL_SECS,
 };
-use edgechat_core::api::error::{ApiError, ApiResult};
-use crate::app::http::{error_response, json_response};
-use crate::platform::rate_limit::{admit_message, Decision, Limit};
-use crate::storage::Owner;
 use edgechat_core::time;
-use edgechat_core::api::validate::Body;
-use crate::app::widget::{allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor};
 use serde_json::{json, Map, Value};
 use worker::Response;
 
@@ -70,7 +73,11 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
 
 /// The pre-rotation secret, when it (and not the current one) signed `token`.
 fn config_previous_secret(call: &Call, token: &str, now: i64) -> Option<Vec<u8>> {
-    let previous = call.config.widget_token_previous_secret.as_deref()?.as_bytes();
+    let previous = call
+        .config
+        .widget_token_previous_secret
+        .as_deref()?
+        .as_bytes();
     let current = token_secret(&call.config).ok()?;
     let signed_by_current = !matches!(verify(token, &current, now), Err(TokenError::Invalid));
     let signed_by_previous = !matches!(verify(token, previous, now), Err(TokenError::Invalid));

@@ -1,13 +1,13 @@
 //! Work the scheduled handler does: fail sources whose reader was cut off, and remove R2
 //! objects whose record is gone (a delete interrupted between D1 and R2).
 
-use edgechat_core::api::error::ApiResult;
-use crate::platform::files;
 use crate::ingestion::STALE_AFTER_SECS;
+use crate::platform::files;
 use crate::storage::Store;
-use edgechat_core::time;
 use chrono::{Duration, Utc};
+use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
+use edgechat_core::time;
 use worker::Env;
 
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -4,17 +4,17 @@
 
 pub mod maintenance;
 
-use edgechat_core::domain::data_source::{DataSource, Status};
+use crate::platform::log;
+use crate::platform::outbound::{self, Limits, Outgoing};
+use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::config::Config;
+use edgechat_core::domain::data_source::{DataSource, Status};
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{detect_page, extract, prepare, DocKind};
-use crate::platform::outbound::{self, Limits, Outgoing};
-use crate::platform::log;
-use crate::storage::Store;
 use edgechat_core::time;
 use serde_json::Value;
 use std::time::Duration;
-use edgechat_core::config::Config;
 use worker::{Env, Method};
 
 /// Web pages: 15 s, 5 MiB, 5 redirects.

@@ -44,7 +44,9 @@ pub async fn get(env: &Env, key: &str) -> ApiResult<Option<Vec<u8>>> {
             object
                 .body()
                 .map(|b| b.bytes())
-                .ok_or_else(|| edgechat_core::api::error::ApiError::internal("R2 object without a body"))?
+                .ok_or_else(|| {
+                    edgechat_core::api::error::ApiError::internal("R2 object without a body")
+                })?
                 .await?,
         )),
         None => Ok(None),

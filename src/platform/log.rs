@@ -145,7 +145,10 @@ pub fn upstream_failure(what: &str, record: &str, detail: &str) {
     line.insert("msg".into(), json!("upstream failure"));
     line.insert("what".into(), json!(what));
     line.insert("record".into(), json!(record));
-    line.insert("error".into(), json!({"code": "upstream_error", "cause": [detail]}));
+    line.insert(
+        "error".into(),
+        json!({"code": "upstream_error", "cause": [detail]}),
+    );
     emit("warn", line);
 }
 

@@ -96,7 +96,12 @@ impl ChatProvider {
 
     /// Starts the answer and waits for its first output, so a provider that fails before
     /// saying anything is a 502 (`Upstream`) rather than a broken stream.
-    pub async fn open(&self, env: &Env, config: &Config, turn: &ChatTurn<'_>) -> ApiResult<AnswerStream> {
+    pub async fn open(
+        &self,
+        env: &Env,
+        config: &Config,
+        turn: &ChatTurn<'_>,
+    ) -> ApiResult<AnswerStream> {
         let mut answer = match self {
             ChatProvider::Builtin => return Ok(builtin::open(&turn.grounding)),
             ChatProvider::OpenAi(endpoint) => {

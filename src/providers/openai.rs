@@ -31,7 +31,8 @@ pub async fn open(
     init.with_method(Method::Post)
         .with_headers(headers)
         .with_body(Some(wasm_bindgen::JsValue::from_str(&body.to_string())));
-    let request = Request::new_with_init(&format!("{}/chat/completions", endpoint.base_url), &init)?;
+    let request =
+        Request::new_with_init(&format!("{}/chat/completions", endpoint.base_url), &init)?;
     let controller = AbortController::default();
     let signal = controller.signal();
     let fetch = Fetch::Request(request);
@@ -40,7 +41,9 @@ pub async fn open(
     futures::pin_mut!(send);
     let mut response = match select(send, timer).await {
         Either::Left((Ok(r), _)) => r,
-        Either::Left((Err(e), _)) => return Err(upstream_error(format!("could not reach it ({e})"))),
+        Either::Left((Err(e), _)) => {
+            return Err(upstream_error(format!("could not reach it ({e})")))
+        }
         Either::Right(_) => {
             controller.abort();
             return Err(upstream_error(format!(

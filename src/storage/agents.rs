@@ -2,7 +2,9 @@ use super::table::{table, Sql};
 use super::tool_functions::{by_agent, ToolRow, TOOL_FUNCTIONS};
 use super::{batch_rows, changes, flag, Arg, Owner, Store, ToolsByAgent};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::agent::{Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings};
+use edgechat_core::domain::agent::{
+    Agent, AgentConfig, AgentMeta, AgentType, HumanEscalationSettings,
+};
 use serde::Deserialize;
 use worker::{D1PreparedStatement, D1Result};
 
@@ -106,7 +108,9 @@ impl Store {
         // inserted nothing), rather than failing on the foreign key.
         let mut insert = Sql::insert_select(&row, &[]);
         let chatbot = insert.param("chatbot_uuid");
-        insert.push(&format!(" WHERE EXISTS (SELECT 1 FROM chatbots WHERE uuid = {chatbot})"));
+        insert.push(&format!(
+            " WHERE EXISTS (SELECT 1 FROM chatbots WHERE uuid = {chatbot})"
+        ));
         self.prepare(&insert)
     }
 

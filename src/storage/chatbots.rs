@@ -75,7 +75,9 @@ impl Store {
         let row = ChatbotRow::new(chatbot, owner.value())?;
         let mut insert = Sql::insert_select(&row, &[("account_uuid", "a")]);
         let account = owner.account(&insert.param("account_uuid"));
-        insert.push(&format!(" FROM (SELECT {account} AS a) WHERE a IS NOT NULL"));
+        insert.push(&format!(
+            " FROM (SELECT {account} AS a) WHERE a IS NOT NULL"
+        ));
         let insert_chatbot = self.prepare(&insert)?;
         let insert_agent = self.insert_agent_statement(first_agent)?;
         let results = self

@@ -259,7 +259,10 @@ impl Store {
     async fn move_unless_running(&self, uuid: &str, status: Status, now: &str) -> ApiResult<bool> {
         let mut update = update_source(
             uuid,
-            vec![("status", Arg::Text(status.as_str())), ("modified_at", Arg::Text(now))],
+            vec![
+                ("status", Arg::Text(status.as_str())),
+                ("modified_at", Arg::Text(now)),
+            ],
         );
         let running = update.bind(Arg::Text(Status::Running.as_str()));
         update.push(&format!(" AND status != {running}"));

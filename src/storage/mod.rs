@@ -94,7 +94,9 @@ fn is_unique_violation(err: &worker::Error) -> bool {
 
 impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
-        Ok(Store { db: env.d1(edgechat_core::config::bindings::DATABASE)? })
+        Ok(Store {
+            db: env.d1(edgechat_core::config::bindings::DATABASE)?,
+        })
     }
 
     fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {

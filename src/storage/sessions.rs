@@ -165,7 +165,8 @@ impl Store {
     pub async fn insert_message(&self, m: &Message) -> ApiResult<()> {
         let row = MessageRow::from(m);
         let insert = self.prepare(&Sql::insert(&row, Vec::new()))?;
-        let mut touch = Sql::update_columns(&SESSIONS, vec![("modified_at", Arg::Text(&m.modified_at))]);
+        let mut touch =
+            Sql::update_columns(&SESSIONS, vec![("modified_at", Arg::Text(&m.modified_at))]);
         let session = touch.bind(Arg::Text(&m.session_uuid));
         touch.push(&format!(" WHERE uuid = {session}"));
         let touch = self.prepare(&touch)?;

@@ -7,10 +7,10 @@ use super::data_sources::phrase_counts;
 use super::sessions::{MessageRow, SessionRow, MESSAGES, SESSIONS};
 
 use super::{batch_rows, Arg, Owner, Store, ToolsByAgent};
+use edgechat_core::api::error::ApiResult;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{Message, Session};
-use edgechat_core::api::error::ApiResult;
 
 pub struct TurnContext {
     pub session: Session,

@@ -14,7 +14,10 @@ impl Store {
     pub async fn chatbot_for_visitors(&self, uuid: &str) -> ApiResult<Option<(Chatbot, String)>> {
         let row: Option<ChatbotRow> = self
             .row(
-                &format!("SELECT {} FROM chatbots WHERE uuid = ?1", CHATBOTS.select("")),
+                &format!(
+                    "SELECT {} FROM chatbots WHERE uuid = ?1",
+                    CHATBOTS.select("")
+                ),
                 &[Arg::Text(uuid)],
             )
             .await?;

@@ -132,7 +132,11 @@ async fn an_invalid_header_fails_before_sending() {
 #[wasm_bindgen_test]
 fn time_limits_and_private_access_come_from_the_environment() {
     let read = |vars: &[(&str, &str)]| config::read(&env(vars));
-    let secs = |value: &str| read(&[("TOOL_TIMEOUT_SECONDS", value)]).tool_timeout.as_secs();
+    let secs = |value: &str| {
+        read(&[("TOOL_TIMEOUT_SECONDS", value)])
+            .tool_timeout
+            .as_secs()
+    };
     assert_eq!(secs("30"), 30);
     assert_eq!(secs(" 5 "), 5);
     for unusable in ["0", "601", "ten", "-3", ""] {

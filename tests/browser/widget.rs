@@ -2,12 +2,12 @@
 //! answers a visitor's page may read, and preflights refused before any lookup.
 
 use super::support::{env, Body, Incoming};
-use edgechat::platform::config;
-use edgechat_core::config::Config;
 use edgechat::app::widget::{
     allow_origin, cors_grant, foreign_origin, now_secs, own_origin, preflight, token_secret,
 };
+use edgechat::platform::config;
 use edgechat_core::api::routes::Endpoint;
+use edgechat_core::config::Config;
 use edgechat_core::domain::widget::{sign, VisitorClaims};
 use wasm_bindgen_test::*;
 use worker::{Headers, Response};

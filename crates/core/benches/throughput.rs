@@ -20,7 +20,11 @@ fn corpus_text(target_bytes: usize) -> String {
         .collect();
     paths.sort();
     for p in paths {
-        let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         seed.push_str(&format!("\n\n# {name}\n\n"));
         seed.push_str(&std::fs::read_to_string(&p).expect("corpus file"));
     }
@@ -41,14 +45,23 @@ fn chunking() -> (f64, usize) {
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(c.position, i, "chunk positions must be sequential");
         assert!(!c.text.trim().is_empty(), "chunk {i} is blank");
-        assert_eq!(c.tokens, estimate_tokens(&c.text), "chunk {i}: tokens must be the estimate");
-        assert!(c.tokens <= max, "chunk {i} has {} tokens (max {max})", c.tokens);
+        assert_eq!(
+            c.tokens,
+            estimate_tokens(&c.text),
+            "chunk {i}: tokens must be the estimate"
+        );
+        assert!(
+            c.tokens <= max,
+            "chunk {i} has {} tokens (max {max})",
+            c.tokens
+        );
     }
     (doc.len() as f64 / 1e6 / secs, chunks.len())
 }
 
 fn pdf() -> (f64, f64) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/office/long_lo.pdf");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/office/long_lo.pdf");
     let data = std::fs::read(&path).expect("tests/fixtures/office/long_lo.pdf");
     let started = Instant::now();
     let mut runs = 0;

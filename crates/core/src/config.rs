@@ -116,7 +116,10 @@ impl Default for Config {
 impl Config {
     /// Reads every setting through `lookup` (a secret or variable by name; empty counts as
     /// unset). `workers_ai` says whether the `AI` binding exists.
-    pub fn parse(lookup: impl Fn(&str) -> Option<String>, workers_ai: bool) -> (Config, Vec<Problem>) {
+    pub fn parse(
+        lookup: impl Fn(&str) -> Option<String>,
+        workers_ai: bool,
+    ) -> (Config, Vec<Problem>) {
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mut problems = Vec::new();
 
@@ -342,7 +345,9 @@ mod tests {
         assert_eq!(config.tool_timeout, Duration::from_secs(10));
         assert_eq!(config.max_upload_bytes, DEFAULT_MAX_UPLOAD_BYTES);
         assert_eq!(config.orphan_grace_secs, DEFAULT_ORPHAN_GRACE_SECS);
-        assert!(problems.iter().all(|p| !p.reason.is_empty() && !p.fallback.is_empty()));
+        assert!(problems
+            .iter()
+            .all(|p| !p.reason.is_empty() && !p.fallback.is_empty()));
     }
 
     #[test]

@@ -13,7 +13,9 @@ fn opts(target: usize, max: usize, overlap: usize) -> ChunkOptions {
 
 /// Invariants every output must satisfy, whatever the input.
 fn check_invariants(chunks: &[Chunk], o: &ChunkOptions) {
-    let max = o.max_tokens.max(edgechat_core::knowledge::chunk::MIN_MAX_TOKENS);
+    let max = o
+        .max_tokens
+        .max(edgechat_core::knowledge::chunk::MIN_MAX_TOKENS);
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(c.position, i, "positions must be sequential");
         assert_eq!(

@@ -3,10 +3,10 @@
 
 pub mod completion;
 pub mod engine;
+pub mod models;
 pub mod prompt;
 pub mod routing;
 pub mod sse;
 pub mod tagging;
 pub mod tools;
 pub mod wire;
-pub mod models;

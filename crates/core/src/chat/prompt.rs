@@ -184,8 +184,8 @@ mod tests {
     use crate::chat::completion::openai;
     use crate::domain::agent::{DefaultValue, VariableType};
     use crate::domain::data_source::SourceType;
-    use serde_json::json;
     use crate::knowledge::retrieve::ChunkHit;
+    use serde_json::json;
 
     fn var(name: &str, default: &str, is_static: u8) -> AgentVariable {
         AgentVariable {

@@ -159,7 +159,11 @@ pub fn matches_criteria(criteria: &str, user_message: &str, answer: &str) -> boo
 /// Who handles a message: the human-escalation agent when the user asks for a person (and
 /// that agent is enabled), else the enabled user-facing agent whose description fits best.
 /// The flag says whether the message escalates. No enabled user-facing agent is a conflict.
-pub fn pick_agent(query: &str, agents: &[Agent], previous: Option<&str>) -> ApiResult<(Agent, bool)> {
+pub fn pick_agent(
+    query: &str,
+    agents: &[Agent],
+    previous: Option<&str>,
+) -> ApiResult<(Agent, bool)> {
     if let Some(escalation) = agents
         .iter()
         .find(|a| a.config.agent_type == AgentType::HumanEscalation && a.config.enabled)
@@ -170,7 +174,11 @@ pub fn pick_agent(query: &str, agents: &[Agent], previous: Option<&str>) -> ApiR
             .as_ref()
             .map(|s| s.monitored_messages.clone())
             .unwrap_or_default();
-        if wants_person(query, &monitored, escalation.config.meta.bias.unwrap_or(0.0)) {
+        if wants_person(
+            query,
+            &monitored,
+            escalation.config.meta.bias.unwrap_or(0.0),
+        ) {
             return Ok((escalation.clone(), true));
         }
     }
@@ -201,7 +209,13 @@ pub fn previous_agent(history: &[Message]) -> Option<String> {
         .iter()
         .rev()
         .find(|m| m.kind == MessageKind::Answer)
-        .and_then(|m| m.meta.get("agent")?.get("uuid")?.as_str().map(str::to_string))
+        .and_then(|m| {
+            m.meta
+                .get("agent")?
+                .get("uuid")?
+                .as_str()
+                .map(str::to_string)
+        })
 }
 
 /// The agent's model, or the default when it names none (or one no longer offered).
@@ -350,7 +364,13 @@ mod tests {
         );
     }
 
-    fn agent(uuid: &str, agent_type: AgentType, name: &str, description: &str, enabled: bool) -> Agent {
+    fn agent(
+        uuid: &str,
+        agent_type: AgentType,
+        name: &str,
+        description: &str,
+        enabled: bool,
+    ) -> Agent {
         let mut config = crate::domain::agent::AgentConfig::defaults(agent_type, name.into());
         config.description = description.into();
         config.enabled = enabled;
@@ -365,49 +385,102 @@ mod tests {
 
     fn team() -> Vec<Agent> {
         vec![
-            agent("general", AgentType::UserFacing, "General Q&A", "Answers general questions.", true),
-            agent("weather", AgentType::UserFacing, "Weather", "Forecasts, rain, temperature and wind.", true),
-            agent("off", AgentType::UserFacing, "Billing", "Invoices, refunds and payments.", false),
+            agent(
+                "general",
+                AgentType::UserFacing,
+                "General Q&A",
+                "Answers general questions.",
+                true,
+            ),
+            agent(
+                "weather",
+                AgentType::UserFacing,
+                "Weather",
+                "Forecasts, rain, temperature and wind.",
+                true,
+            ),
+            agent(
+                "off",
+                AgentType::UserFacing,
+                "Billing",
+                "Invoices, refunds and payments.",
+                false,
+            ),
             agent("person", AgentType::HumanEscalation, "Escalation", "", true),
-            agent("tagger", AgentType::Background, "Tagger", "Refunds and payments.", true),
+            agent(
+                "tagger",
+                AgentType::Background,
+                "Tagger",
+                "Refunds and payments.",
+                true,
+            ),
         ]
     }
 
     #[test]
     fn a_request_for_a_person_goes_to_the_enabled_escalation_agent() {
-        let (chosen, escalating) = pick_agent("Can I talk to a human please?", &team(), None).unwrap();
+        let (chosen, escalating) =
+            pick_agent("Can I talk to a human please?", &team(), None).unwrap();
         assert_eq!(chosen.uuid, "person");
         assert!(escalating);
         let mut agents = team();
         agents[3].config.enabled = false;
-        let (chosen, escalating) = pick_agent("Can I talk to a human please?", &agents, None).unwrap();
+        let (chosen, escalating) =
+            pick_agent("Can I talk to a human please?", &agents, None).unwrap();
         assert_ne!(chosen.uuid, "person");
         assert!(!escalating);
     }
 
     #[test]
     fn only_enabled_user_facing_agents_answer() {
-        let (chosen, _) = pick_agent("Will it rain tomorrow, what temperature?", &team(), None).unwrap();
+        let (chosen, _) =
+            pick_agent("Will it rain tomorrow, what temperature?", &team(), None).unwrap();
         assert_eq!(chosen.uuid, "weather");
         // The disabled billing agent and the background tagger never answer.
         let (chosen, _) = pick_agent("I want a refund of my payment", &team(), None).unwrap();
-        assert!(chosen.uuid == "general" || chosen.uuid == "weather", "{}", chosen.uuid);
-        let nobody: Vec<Agent> = team().into_iter().filter(|a| a.config.agent_type != AgentType::UserFacing).collect();
-        assert_eq!(pick_agent("hello", &nobody, None).unwrap_err().status(), 409);
+        assert!(
+            chosen.uuid == "general" || chosen.uuid == "weather",
+            "{}",
+            chosen.uuid
+        );
+        let nobody: Vec<Agent> = team()
+            .into_iter()
+            .filter(|a| a.config.agent_type != AgentType::UserFacing)
+            .collect();
+        assert_eq!(
+            pick_agent("hello", &nobody, None).unwrap_err().status(),
+            409
+        );
     }
 
     #[test]
     fn the_previous_answer_names_the_previous_agent() {
         use crate::domain::session::{sample_message, FinishReason};
         use serde_json::json;
-        let mut older = sample_message("a", FinishReason::Stop, json!({}), json!({"agent": {"uuid": "weather"}}));
+        let mut older = sample_message(
+            "a",
+            FinishReason::Stop,
+            json!({}),
+            json!({"agent": {"uuid": "weather"}}),
+        );
         older.uuid = "1".into();
         let mut operator = sample_message("b", FinishReason::Stop, json!({}), json!({}));
         operator.kind = MessageKind::Operator;
-        assert_eq!(previous_agent(&[older.clone(), operator]).as_deref(), Some("weather"));
+        assert_eq!(
+            previous_agent(&[older.clone(), operator]).as_deref(),
+            Some("weather")
+        );
         assert_eq!(previous_agent(&[]), None);
-        let (chosen, _) = pick_agent("and tomorrow?", &team(), previous_agent(&[older]).as_deref()).unwrap();
-        assert_eq!(chosen.uuid, "weather", "a follow-up stays with the agent that answered");
+        let (chosen, _) = pick_agent(
+            "and tomorrow?",
+            &team(),
+            previous_agent(&[older]).as_deref(),
+        )
+        .unwrap();
+        assert_eq!(
+            chosen.uuid, "weather",
+            "a follow-up stays with the agent that answered"
+        );
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! fall inside a line or inside a UTF-8 character), so the parser buffers until it has whole
 //! lines. What the events mean is each provider's business (`chat::completion`).
 
-
 /// One dispatched event: its `event:` name (empty when none) and its joined `data:` lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseEvent {

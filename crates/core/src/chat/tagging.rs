@@ -78,14 +78,20 @@ mod tests {
         assert_eq!(parse_judged_tags("{\"labels\": [\"A\"]}"), None);
         assert_eq!(parse_judged_tags("{\"tags\": \"A\"}"), None);
         assert_eq!(parse_judged_tags("} backwards {"), None);
-        assert_eq!(parse_judged_tags("{\"tags\": [\"A\", 3, null]}"), Some(vec!["A".to_string()]));
+        assert_eq!(
+            parse_judged_tags("{\"tags\": [\"A\", 3, null]}"),
+            Some(vec!["A".to_string()])
+        );
     }
 
     #[test]
     fn judged_names_match_tags_regardless_of_case() {
         let tags = vec![tag("Sales lead"), tag("Complaint")];
         let names = vec!["sales LEAD".to_string(), "Unknown".to_string()];
-        let matched: Vec<&str> = judged(&tags, &names).iter().map(|t| t.name.as_str()).collect();
+        let matched: Vec<&str> = judged(&tags, &names)
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
         assert_eq!(matched, vec!["Sales lead"]);
     }
 

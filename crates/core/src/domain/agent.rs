@@ -2,11 +2,11 @@
 //! update bodies, and the record shape.
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::chat::models;
 use crate::api::validate::{
     canonical_uuid_list, check_len, is_hex_color, Body, MAX_DESCRIPTION_CHARS, MAX_LIST_ITEMS,
     MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_PROMPT_CHARS,
 };
+use crate::chat::models;
 use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};

@@ -1,8 +1,8 @@
 //! Chatbot settings: defaults, validation of create and update bodies, and the record shape.
 
-use crate::domain::widget::parse_allowed_origins;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{as_whole_number, Body, MAX_MESSAGE_CHARS, MAX_NAME_CHARS};
+use crate::domain::widget::parse_allowed_origins;
 use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};

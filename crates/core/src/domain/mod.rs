@@ -5,7 +5,7 @@ pub mod agent;
 pub mod api_key;
 pub mod chatbot;
 pub mod data_source;
+pub mod rate_limit;
 pub mod session;
 pub mod tool_function;
 pub mod widget;
-pub mod rate_limit;

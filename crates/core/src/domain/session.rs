@@ -147,7 +147,12 @@ impl Message {
 
 /// A stored answer with every field filled, for tests that shape messages.
 #[cfg(test)]
-pub(crate) fn sample_message(response: &str, finish_reason: FinishReason, cite_data: Value, meta: Value) -> Message {
+pub(crate) fn sample_message(
+    response: &str,
+    finish_reason: FinishReason,
+    cite_data: Value,
+    meta: Value,
+) -> Message {
     Message {
         uuid: "m".into(),
         kind: MessageKind::Answer,

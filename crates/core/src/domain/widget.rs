@@ -9,11 +9,11 @@
 //! and allowed origins are checked again on every request, so closing a chatbot takes effect
 //! at once.
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::canonical_uuid;
 use crate::domain::api_key::constant_time_eq;
 use crate::domain::chatbot::Visibility;
 use crate::domain::session::Message;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::validate::canonical_uuid;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -603,9 +603,16 @@ mod tests {
     #[test]
     fn visibility_decides_who_may_chat() {
         let listed = vec!["https://shop.example".to_string()];
-        assert!(takes_visitors(&Visibility::Public) && takes_visitors(&Visibility::Hybrid) && !takes_visitors(&Visibility::Private));
+        assert!(
+            takes_visitors(&Visibility::Public)
+                && takes_visitors(&Visibility::Hybrid)
+                && !takes_visitors(&Visibility::Private)
+        );
         assert_eq!(admits(&Visibility::Public, &[], None), Ok(()));
-        assert_eq!(admits(&Visibility::Public, &[], Some("https://any.example")), Ok(()));
+        assert_eq!(
+            admits(&Visibility::Public, &[], Some("https://any.example")),
+            Ok(())
+        );
         assert_eq!(
             admits(&Visibility::Hybrid, &listed, Some("https://shop.example")),
             Ok(())

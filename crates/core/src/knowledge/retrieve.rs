@@ -182,11 +182,12 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             // Words of the query that no source holds ("in person", "could") say nothing about
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
-            let question_match = if hit.source_type == SourceType::Qa && known.len() * 3 >= query_set.len() {
-                dice(&known, &stems(&hit.heading))
-            } else {
-                0.0
-            };
+            let question_match =
+                if hit.source_type == SourceType::Qa && known.len() * 3 >= query_set.len() {
+                    dice(&known, &stems(&hit.heading))
+                } else {
+                    0.0
+                };
             let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;

@@ -86,7 +86,11 @@ pub struct CompletionRequest<'a> {
 
 /// The assistant message that carried the calls, and one tool message per result, to send
 /// back to the model.
-pub fn tool_round_messages(text_so_far: &str, calls: &[ToolCall], results: &[String]) -> Vec<ChatMessage> {
+pub fn tool_round_messages(
+    text_so_far: &str,
+    calls: &[ToolCall],
+    results: &[String],
+) -> Vec<ChatMessage> {
     let mut out = vec![ChatMessage {
         role: Role::Assistant,
         content: (!text_so_far.is_empty()).then(|| text_so_far.to_string()),
@@ -139,4 +143,3 @@ pub enum CompletionEvent {
     Error(String),
     Done,
 }
-

@@ -1,7 +1,9 @@
 //! The OpenAI-compatible Chat Completions API (OpenAI itself, Ollama, llama.cpp's server,
 //! vLLM, ...): the request body, and the decoder of its streamed answer.
 
-use super::{ChatMessage, CompletionEvent, CompletionRequest, Role, ToolCallDelta, ToolSpec, Usage};
+use super::{
+    ChatMessage, CompletionEvent, CompletionRequest, Role, ToolCallDelta, ToolSpec, Usage,
+};
 use crate::chat::sse::{truncate, SseEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -147,7 +149,6 @@ pub fn decode(event: &SseEvent) -> Vec<CompletionEvent> {
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

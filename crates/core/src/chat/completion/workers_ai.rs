@@ -50,7 +50,6 @@ pub fn decode(event: &SseEvent) -> Vec<CompletionEvent> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::decode as workers_ai_events;
