@@ -15,7 +15,7 @@ rm -f bench-output/{crud,stream,knowledge,startup,bench,core-throughput}.json be
 export E2E_OUTPUT="$ROOT/bench-output/run"
 
 say "Native throughput of chunking and PDF extraction (release profile)"
-cargo bench -q -p edgechat-core --bench throughput -- --json bench-output/core-throughput.json
+cargo bench -q -p edgechat-core --bench throughput -- --json "$ROOT/bench-output/core-throughput.json"
 say "Size and start-up"
 node bench/startup.mjs
 say "CRUD against the JavaScript baseline (wrk)"
