@@ -4,11 +4,13 @@
 //! ingestion MB/s, end to end, is in `bench/knowledge.mjs`. It also checks that the chunks of
 //! the large input keep their invariants, so a speed-up that breaks them is not reported.
 
-use edgechat_core::knowledge::chunk::{chunk_text, ChunkOptions, MIN_MAX_TOKENS};
+use edgechat_core::knowledge::chunk::{chunk_text, ChunkOptions};
 use edgechat_core::knowledge::extract::pdf_to_text;
-use edgechat_core::knowledge::tokens::estimate_tokens;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 fn corpus_text(target_bytes: usize) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
@@ -41,21 +43,7 @@ fn chunking() -> (f64, usize) {
     let started = Instant::now();
     let chunks = chunk_text(&doc, &options);
     let secs = started.elapsed().as_secs_f64();
-    let max = options.max_tokens.max(MIN_MAX_TOKENS);
-    for (i, c) in chunks.iter().enumerate() {
-        assert_eq!(c.position, i, "chunk positions must be sequential");
-        assert!(!c.text.trim().is_empty(), "chunk {i} is blank");
-        assert_eq!(
-            c.tokens,
-            estimate_tokens(&c.text),
-            "chunk {i}: tokens must be the estimate"
-        );
-        assert!(
-            c.tokens <= max,
-            "chunk {i} has {} tokens (max {max})",
-            c.tokens
-        );
-    }
+    common::check_chunk_invariants(&chunks, &options);
     (doc.len() as f64 / 1e6 / secs, chunks.len())
 }
 

@@ -1,7 +1,10 @@
 //! Behaviour of `chunk_text` through the public API.
 
-use edgechat_core::knowledge::chunk::{chunk_text, Chunk, ChunkOptions};
+use edgechat_core::knowledge::chunk::{chunk_text, ChunkOptions};
 use edgechat_core::knowledge::tokens::estimate_tokens;
+
+mod common;
+use common::{check_chunk_invariants, preview};
 
 fn opts(target: usize, max: usize, overlap: usize) -> ChunkOptions {
     ChunkOptions {
@@ -9,32 +12,6 @@ fn opts(target: usize, max: usize, overlap: usize) -> ChunkOptions {
         max_tokens: max,
         overlap_tokens: overlap,
     }
-}
-
-/// Invariants every output must satisfy, whatever the input.
-fn check_invariants(chunks: &[Chunk], o: &ChunkOptions) {
-    let max = o
-        .max_tokens
-        .max(edgechat_core::knowledge::chunk::MIN_MAX_TOKENS);
-    for (i, c) in chunks.iter().enumerate() {
-        assert_eq!(c.position, i, "positions must be sequential");
-        assert_eq!(
-            c.tokens,
-            estimate_tokens(&c.text),
-            "tokens must be estimate_tokens(text)"
-        );
-        assert!(
-            c.tokens <= max,
-            "chunk {i} has {} tokens > max {max}: {:?}",
-            c.tokens,
-            preview(&c.text)
-        );
-        assert!(!c.text.trim().is_empty(), "chunk {i} is blank");
-    }
-}
-
-fn preview(s: &str) -> String {
-    s.chars().take(80).collect()
 }
 
 /// Small deterministic xorshift generator: no rand dependency needed.
@@ -89,7 +66,7 @@ fn heading_paths_follow_nesting() {
             (Some("Usage"), "Run it."),
         ]
     );
-    check_invariants(&chunks, &ChunkOptions::default());
+    check_chunk_invariants(&chunks, &ChunkOptions::default());
 }
 
 #[test]
@@ -137,7 +114,7 @@ fn big_paragraph_splits_at_sentence_boundaries() {
     let o = opts(40, 60, 0);
     let chunks = chunk_text(&para, &o);
     assert!(chunks.len() > 3);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     for c in &chunks {
         assert!(
             c.text.ends_with(['.', '!', '?']),
@@ -162,7 +139,7 @@ fn cjk_sentences_split_on_fullwidth_punctuation() {
     let para = "今天天气很好。我们去公园散步吧！你觉得怎么样？".repeat(20);
     let o = opts(30, 40, 0);
     let chunks = chunk_text(&para, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     assert!(chunks.len() > 2);
     for c in &chunks {
         assert!(c.text.ends_with(['。', '！', '？']), "{:?}", c.text);
@@ -182,7 +159,7 @@ fn overlap_repeats_last_sentences_within_section_only() {
     );
     let o = opts(50, 80, 20);
     let chunks = chunk_text(&doc, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     let mut overlaps = 0;
     for pair in chunks.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
@@ -233,7 +210,7 @@ fn giant_sentence_splits_at_word_boundaries() {
     let sentence = words.join(" ");
     let o = opts(50, 64, 10);
     let chunks = chunk_text(&sentence, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     let rejoined: Vec<&str> = chunks
         .iter()
         .flat_map(|c| c.text.split_whitespace())
@@ -251,7 +228,7 @@ fn token_less_giant_string_splits_by_characters() {
     let blob: String = (0..200_000).map(|_| B64[rng.below(64)] as char).collect();
     for o in [ChunkOptions::default(), opts(8, 8, 0), opts(100, 120, 30)] {
         let chunks = chunk_text(&blob, &o);
-        check_invariants(&chunks, &o);
+        check_chunk_invariants(&chunks, &o);
         assert_eq!(
             chunks.iter().map(|c| c.text.as_str()).collect::<String>(),
             blob
@@ -267,7 +244,7 @@ fn pipe_table_header_is_repeated() {
     }
     let o = opts(60, 90, 20);
     let chunks = chunk_text(&doc, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     assert!(chunks.len() > 5);
     for c in &chunks {
         assert!(
@@ -297,7 +274,7 @@ fn header_is_not_left_dangling_at_a_chunk_end() {
     }
     let o = opts(70, 100, 0);
     let chunks = chunk_text(&doc, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     for c in &chunks {
         assert!(!c.text.ends_with("Col A | Col B"), "{:?}", c.text);
     }
@@ -315,7 +292,7 @@ fn numeric_first_row_is_not_a_header() {
         .collect();
     let o = opts(40, 60, 10);
     let chunks = chunk_text(&doc, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     assert!(chunks.len() > 3);
     for c in &chunks[1..] {
         assert!(!c.text.starts_with("0 | 0 | 0"), "{:?}", preview(&c.text));
@@ -331,7 +308,7 @@ fn key_value_rows_stay_whole() {
         .collect();
     let o = opts(40, 60, 10);
     let chunks = chunk_text(&doc, &o);
-    check_invariants(&chunks, &o);
+    check_chunk_invariants(&chunks, &o);
     for c in &chunks {
         for line in c.text.lines() {
             assert!(
@@ -355,7 +332,7 @@ fn unicode_is_never_cut_badly() {
     for s in &samples {
         for o in [opts(8, 8, 0), opts(30, 40, 10)] {
             let chunks = chunk_text(s, &o);
-            check_invariants(&chunks, &o);
+            check_chunk_invariants(&chunks, &o);
             // At max 8 a family emoji (~12 tokens) cannot stay whole.
             if o.max_tokens < 16 {
                 continue;
@@ -464,7 +441,7 @@ fn max_respected_on_adversarial_input() {
     for doc in &docs {
         for o in &options {
             let chunks = chunk_text(doc, o);
-            check_invariants(&chunks, o);
+            check_chunk_invariants(&chunks, o);
             if !doc.trim().is_empty() {
                 assert!(
                     !chunks.is_empty(),
@@ -488,7 +465,7 @@ fn every_word_of_the_input_survives() {
         let text = std::fs::read_to_string(dir.join(name)).expect("corpus file");
         let o = ChunkOptions::default();
         let chunks = chunk_text(&text, &o);
-        check_invariants(&chunks, &o);
+        check_chunk_invariants(&chunks, &o);
         // Heading lines live in `heading`, not in `text`.
         let all: String = chunks
             .iter()

@@ -1,12 +1,10 @@
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::extract::{csv_to_text, json_to_text, plain_to_text};
 
+mod common;
+
 fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/../../tests/fixtures/markup/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::fixture_text("markup", name)
 }
 
 #[test]

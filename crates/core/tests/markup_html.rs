@@ -1,12 +1,10 @@
 use edgechat_core::knowledge::extract::html_to_text;
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/../../tests/fixtures/markup/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::fixture_text("markup", name)
 }
 
 /// An entity left in the output looks like `&name;` or `&#123;`.

@@ -8,12 +8,11 @@ use std::time::{Duration, Instant};
 use edgechat_core::knowledge::extract::{docx_to_text, pdf_to_text};
 use edgechat_core::knowledge::extract::{ExtractError, Extracted};
 
+mod common;
+use common::stored_zip;
+
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../../tests/fixtures/office/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::fixture_bytes("office", name)
 }
 
 fn pdf(name: &str) -> Extracted {
@@ -320,47 +319,6 @@ fn docx_errors_are_clear() {
         docx_to_text(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0]),
         "password-protected",
     );
-}
-
-/// Builds a ZIP with stored (uncompressed) entries.
-fn stored_zip(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut central = Vec::new();
-    for (name, body) in files {
-        let off = out.len() as u32;
-        let head = |sig: u32, central: bool| {
-            let mut h = Vec::new();
-            h.extend_from_slice(&sig.to_le_bytes());
-            if central {
-                h.extend_from_slice(&20u16.to_le_bytes());
-            }
-            h.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-            h.extend_from_slice(&(body.len() as u32).to_le_bytes());
-            h.extend_from_slice(&(body.len() as u32).to_le_bytes());
-            h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            h.extend_from_slice(&0u16.to_le_bytes());
-            if central {
-                // Comment length, disk, internal and external attributes.
-                h.extend_from_slice(&[0; 10]);
-                h.extend_from_slice(&off.to_le_bytes());
-            }
-            h.extend_from_slice(name.as_bytes());
-            h
-        };
-        out.extend(head(0x0403_4b50, false));
-        out.extend_from_slice(body.as_bytes());
-        central.extend(head(0x0201_4b50, true));
-    }
-    let cd_off = out.len() as u32;
-    out.extend_from_slice(&central);
-    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0]);
-    out.extend_from_slice(&(files.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(files.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    out.extend_from_slice(&cd_off.to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out
 }
 
 #[test]

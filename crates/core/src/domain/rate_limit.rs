@@ -84,77 +84,50 @@ mod tests {
         window_secs: 10,
     };
 
+    fn limit(count: u32, window_secs: u32) -> Limit {
+        Limit { count, window_secs }
+    }
+
+    fn admitted(remaining: u32) -> Decision {
+        Decision::Admitted { remaining }
+    }
+
+    fn limited(retry_after_secs: u64) -> Decision {
+        Decision::Limited { retry_after_secs }
+    }
+
     #[test]
     fn admits_up_to_the_count_within_the_window() {
         let mut log = Vec::new();
-        assert_eq!(
-            admit(&mut log, 0, LIMIT),
-            Decision::Admitted { remaining: 2 }
-        );
-        assert_eq!(
-            admit(&mut log, 1_000, LIMIT),
-            Decision::Admitted { remaining: 1 }
-        );
-        assert_eq!(
-            admit(&mut log, 2_000, LIMIT),
-            Decision::Admitted { remaining: 0 }
-        );
-        assert_eq!(
-            admit(&mut log, 2_500, LIMIT),
-            Decision::Limited {
-                retry_after_secs: 8
-            }
-        );
+        assert_eq!(admit(&mut log, 0, LIMIT), admitted(2));
+        assert_eq!(admit(&mut log, 1_000, LIMIT), admitted(1));
+        assert_eq!(admit(&mut log, 2_000, LIMIT), admitted(0));
+        assert_eq!(admit(&mut log, 2_500, LIMIT), limited(8));
         assert_eq!(log.len(), 3, "a refused message is not counted");
     }
 
     #[test]
     fn entries_age_out_of_the_window() {
         let mut log = vec![0, 1_000, 2_000];
-        assert_eq!(
-            admit(&mut log, 10_001, LIMIT),
-            Decision::Admitted { remaining: 0 }
-        );
+        assert_eq!(admit(&mut log, 10_001, LIMIT), admitted(0));
         assert_eq!(log, vec![1_000, 2_000, 10_001]);
     }
 
     #[test]
     fn a_lowered_limit_applies_at_once() {
         let mut log = vec![0, 1_000, 2_000];
-        let lower = Limit {
-            count: 1,
-            window_secs: 10,
-        };
+        let lower = limit(1, 10);
         // Two of the three must age out before one more fits: the newest frees at 12 s.
-        assert_eq!(
-            admit(&mut log, 3_000, lower),
-            Decision::Limited {
-                retry_after_secs: 9
-            }
-        );
-        let higher = Limit {
-            count: 5,
-            window_secs: 10,
-        };
-        assert_eq!(
-            admit(&mut log, 3_000, higher),
-            Decision::Admitted { remaining: 1 }
-        );
+        assert_eq!(admit(&mut log, 3_000, lower), limited(9));
+        let higher = limit(5, 10);
+        assert_eq!(admit(&mut log, 3_000, higher), admitted(1));
     }
 
     #[test]
     fn retry_after_is_at_least_one_second() {
         let mut log = vec![0];
-        let one = Limit {
-            count: 1,
-            window_secs: 1,
-        };
-        assert_eq!(
-            admit(&mut log, 999, one),
-            Decision::Limited {
-                retry_after_secs: 1
-            }
-        );
+        let one = limit(1, 1);
+        assert_eq!(admit(&mut log, 999, one), limited(1));
     }
 
     /// Every decision is consistent with the log it leaves behind.
@@ -182,84 +155,39 @@ mod tests {
 
     #[test]
     fn a_count_of_zero_admits_nothing_and_waits_a_window() {
-        let zero = Limit {
-            count: 0,
-            window_secs: 10,
-        };
+        let zero = limit(0, 10);
         let mut log = Vec::new();
-        assert_eq!(
-            admit(&mut log, 5_000, zero),
-            Decision::Limited {
-                retry_after_secs: 10
-            }
-        );
+        assert_eq!(admit(&mut log, 5_000, zero), limited(10));
         assert!(log.is_empty(), "a refused message is not counted");
         // With entries in the log the newest one decides, and nothing is indexed out of range.
         let mut log = vec![1_000, 4_000];
         let decision = admit(&mut log, 5_000, zero);
-        assert_eq!(
-            decision,
-            Decision::Limited {
-                retry_after_secs: 9
-            }
-        );
+        assert_eq!(decision, limited(9));
         check(&log, 5_000, zero, decision);
     }
 
     #[test]
     fn huge_counts_admit_and_count_down_from_the_count() {
-        let huge = Limit {
-            count: u32::MAX,
-            window_secs: u32::MAX,
-        };
+        let huge = limit(u32::MAX, u32::MAX);
         let mut log = Vec::new();
-        assert_eq!(
-            admit(&mut log, 0, huge),
-            Decision::Admitted {
-                remaining: u32::MAX - 1
-            }
-        );
-        assert_eq!(
-            admit(&mut log, 1, huge),
-            Decision::Admitted {
-                remaining: u32::MAX - 2
-            }
-        );
+        assert_eq!(admit(&mut log, 0, huge), admitted(u32::MAX - 1));
+        assert_eq!(admit(&mut log, 1, huge), admitted(u32::MAX - 2));
         // The longest window keeps entries for about 136 years without overflowing.
         let decision = admit(&mut log, 100 * 365 * 86_400_000, huge);
-        assert_eq!(
-            decision,
-            Decision::Admitted {
-                remaining: u32::MAX - 3
-            }
-        );
+        assert_eq!(decision, admitted(u32::MAX - 3));
         assert_eq!(log.len(), 3);
     }
 
     #[test]
     fn a_window_of_zero_forgets_at_once() {
-        let instant = Limit {
-            count: 1,
-            window_secs: 0,
-        };
+        let instant = limit(1, 0);
         let mut log = Vec::new();
         for now in [0, 0, 1, 1, 2] {
-            assert_eq!(
-                admit(&mut log, now, instant),
-                Decision::Admitted { remaining: 0 }
-            );
+            assert_eq!(admit(&mut log, now, instant), admitted(0));
             assert_eq!(log, vec![now]);
         }
-        let never = Limit {
-            count: 0,
-            window_secs: 0,
-        };
-        assert_eq!(
-            admit(&mut log, 3, never),
-            Decision::Limited {
-                retry_after_secs: 1
-            }
-        );
+        let never = limit(0, 0);
+        assert_eq!(admit(&mut log, 3, never), limited(1));
     }
 
     #[test]
@@ -267,49 +195,22 @@ mod tests {
         // A clock that ran an hour ahead left these; they must not block for an hour.
         let hour = 3_600_000;
         let mut log = vec![10_000 + hour, 10_000 + 2 * hour];
-        assert_eq!(
-            admit(&mut log, 10_000, LIMIT),
-            Decision::Admitted { remaining: 0 }
-        );
+        assert_eq!(admit(&mut log, 10_000, LIMIT), admitted(0));
         assert_eq!(log, vec![10_000, 10_000, 10_000]);
-        assert_eq!(
-            admit(&mut log, 12_000, LIMIT),
-            Decision::Limited {
-                retry_after_secs: 8
-            }
-        );
-        assert_eq!(
-            admit(&mut log, 20_001, LIMIT),
-            Decision::Admitted { remaining: 2 }
-        );
+        assert_eq!(admit(&mut log, 12_000, LIMIT), limited(8));
+        assert_eq!(admit(&mut log, 20_001, LIMIT), admitted(2));
         // Even the end of time ages out within one window.
         let mut log = vec![i64::MAX, i64::MAX, i64::MAX];
-        assert_eq!(
-            admit(&mut log, 0, LIMIT),
-            Decision::Limited {
-                retry_after_secs: 10
-            }
-        );
-        assert_eq!(
-            admit(&mut log, 10_000, LIMIT),
-            Decision::Admitted { remaining: 2 }
-        );
+        assert_eq!(admit(&mut log, 0, LIMIT), limited(10));
+        assert_eq!(admit(&mut log, 10_000, LIMIT), admitted(2));
     }
 
     #[test]
     fn an_unsorted_log_is_sorted_first() {
         let mut log = vec![2_000, 0, 1_000];
-        let lower = Limit {
-            count: 1,
-            window_secs: 10,
-        };
+        let lower = limit(1, 10);
         // As in `a_lowered_limit_applies_at_once`: the newest entry frees at 12 s.
-        assert_eq!(
-            admit(&mut log, 3_000, lower),
-            Decision::Limited {
-                retry_after_secs: 9
-            }
-        );
+        assert_eq!(admit(&mut log, 3_000, lower), limited(9));
         assert_eq!(log, vec![0, 1_000, 2_000]);
     }
 
@@ -352,10 +253,7 @@ mod tests {
         );
         assert_eq!(
             parse_limit(br#"{"count": 0, "window_secs": 4294967295}"#),
-            Ok(Limit {
-                count: 0,
-                window_secs: u32::MAX
-            })
+            Ok(limit(0, u32::MAX))
         );
         let refused: [&[u8]; 14] = [
             b"",

@@ -281,6 +281,11 @@ mod tests {
         }
     }
 
+    /// A hit on a file chunk with no heading.
+    fn file_hit(id: i64, source: &str, text: &str, rank: f64) -> ChunkHit {
+        hit(id, source, "file", "", text, rank)
+    }
+
     #[test]
     fn stemming_conflates_common_forms() {
         for (a, b) in [
@@ -300,19 +305,15 @@ mod tests {
     #[test]
     fn coverage_lifts_chunks_that_answer_all_of_the_question() {
         let hits = vec![
-            hit(
+            file_hit(
                 1,
                 "a",
-                "file",
-                "",
                 "Shipping to Canada is available. Shipping shipping shipping.",
                 -9.0,
             ),
-            hit(
+            file_hit(
                 2,
                 "b",
-                "file",
-                "",
                 "Shipping to Canada takes five business days for every order.",
                 -8.0,
             ),
@@ -350,18 +351,9 @@ mod tests {
     #[test]
     fn one_source_does_not_take_every_slot() {
         let mut hits: Vec<ChunkHit> = (0..6)
-            .map(|i| {
-                hit(
-                    i,
-                    "long",
-                    "file",
-                    "",
-                    "alpha beta gamma",
-                    -10.0 + i as f64 * 0.1,
-                )
-            })
+            .map(|i| file_hit(i, "long", "alpha beta gamma", -10.0 + i as f64 * 0.1))
             .collect();
-        hits.push(hit(99, "short", "file", "", "alpha beta", -8.5));
+        hits.push(file_hit(99, "short", "alpha beta", -8.5));
         let ranked = rank("alpha beta gamma", hits, 3);
         assert!(
             ranked.iter().any(|r| r.hit.data_source_uuid == "short"),

@@ -82,7 +82,7 @@ pub(super) fn pack_section(
         // The exact estimate of the joined text decides; shrink until it
         // fits. A lone unit always fits: units were sized by the same
         // estimate on the same slice.
-        let (chunk, first_start) = loop {
+        let (candidate, tokens, first_start) = loop {
             let body_start = units[i].range.start;
             let candidate = build_text(text, &lead, body_start, units[j - 1].range.end);
             let tokens = estimate_tokens(&candidate);
@@ -91,15 +91,7 @@ pub(super) fn pack_section(
                     Lead::Overlap { start, .. } => *start,
                     _ => body_start,
                 };
-                break (
-                    Chunk {
-                        position: out.len(),
-                        heading: section.heading.clone(),
-                        text: candidate,
-                        tokens,
-                    },
-                    first_start,
-                );
+                break (candidate, tokens, first_start);
             }
             if j - i > 1 {
                 let scaled = ((j - i) as f64 * limits.max as f64 / tokens.max(1) as f64) as usize;
@@ -108,18 +100,15 @@ pub(super) fn pack_section(
                 lead = Lead::None;
             } else {
                 // Unreachable by construction; emitting beats looping.
-                break (
-                    Chunk {
-                        position: out.len(),
-                        heading: section.heading.clone(),
-                        text: candidate,
-                        tokens,
-                    },
-                    body_start,
-                );
+                break (candidate, tokens, body_start);
             }
         };
-        out.push(chunk);
+        out.push(Chunk {
+            position: out.len(),
+            heading: section.heading.clone(),
+            text: candidate,
+            tokens,
+        });
         i = j;
         lead = match units.get(i) {
             Some(next) => next_lead(text, layout, units, i, first_start, next, limits),

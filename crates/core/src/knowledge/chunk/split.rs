@@ -49,6 +49,19 @@ pub(super) fn section_units(text: &str, section: &Section, limits: &Limits) -> V
     units
 }
 
+/// Byte ranges of the text with their token estimates, in text order.
+type Pieces = Vec<(Range<usize>, usize)>;
+
+/// Pushes `range` whole if its estimate fits `max`; false, pushing nothing, if it does not.
+fn push_whole(text: &str, range: &Range<usize>, limits: &Limits, out: &mut Pieces) -> bool {
+    let tokens = estimate_tokens(&text[range.clone()]);
+    let fits = tokens <= limits.max;
+    if fits {
+        out.push((range.clone(), tokens));
+    }
+    fits
+}
+
 /// How a too-big span is broken down, coarsest first.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
@@ -58,16 +71,8 @@ enum Level {
 }
 
 /// Pushes `range` whole if it fits `max`, otherwise pieces of it that do.
-fn fit(
-    text: &str,
-    range: Range<usize>,
-    level: Level,
-    limits: &Limits,
-    out: &mut Vec<(Range<usize>, usize)>,
-) {
-    let tokens = estimate_tokens(&text[range.clone()]);
-    if tokens <= limits.max {
-        out.push((range, tokens));
+fn fit(text: &str, range: Range<usize>, level: Level, limits: &Limits, out: &mut Pieces) {
+    if push_whole(text, &range, limits, out) {
         return;
     }
     match level {
@@ -128,12 +133,7 @@ fn for_each_word(text: &str, range: Range<usize>, mut f: impl FnMut(Range<usize>
 
 /// Greedy word groups up to the target. Streams, because this is the path
 /// a multi-megabyte run of text without sentences or lines takes.
-fn split_words(
-    text: &str,
-    range: Range<usize>,
-    limits: &Limits,
-    out: &mut Vec<(Range<usize>, usize)>,
-) {
+fn split_words(text: &str, range: Range<usize>, limits: &Limits, out: &mut Pieces) {
     let mut group: Option<Range<usize>> = None;
     let mut acc = 0;
     for_each_word(text, range, |w| {
@@ -156,15 +156,8 @@ fn split_words(
 
 /// Pushes a word group, halving it when the exact estimate of the joined
 /// words is still too big, and cutting a lone oversized word by characters.
-fn emit_words(
-    text: &str,
-    range: Range<usize>,
-    limits: &Limits,
-    out: &mut Vec<(Range<usize>, usize)>,
-) {
-    let tokens = estimate_tokens(&text[range.clone()]);
-    if tokens <= limits.max {
-        out.push((range, tokens));
+fn emit_words(text: &str, range: Range<usize>, limits: &Limits, out: &mut Pieces) {
+    if push_whole(text, &range, limits, out) {
         return;
     }
     let mut words = Vec::new();
@@ -183,12 +176,7 @@ fn emit_words(
 /// Last resort for whitespace-free runs (base64, CJK without punctuation,
 /// minified data): slices by character count, sized from the run's average
 /// token density and shrunk until the exact estimate fits.
-fn split_chars(
-    text: &str,
-    range: Range<usize>,
-    limits: &Limits,
-    out: &mut Vec<(Range<usize>, usize)>,
-) {
+fn split_chars(text: &str, range: Range<usize>, limits: &Limits, out: &mut Pieces) {
     let s = &text[range.clone()];
     let total_chars = s.chars().count().max(1);
     let total_tokens = estimate_tokens(s).max(1);

@@ -276,60 +276,27 @@ impl Tag {
         )
     }
 
+    /// Every start tag that ends an open `<p>` is a block, and so are these.
     pub(super) fn is_block(self) -> bool {
-        matches!(
-            self,
-            Tag::Root
-                | Tag::Html
-                | Tag::Body
-                | Tag::Address
-                | Tag::Article
-                | Tag::Aside
-                | Tag::Blockquote
-                | Tag::Center
-                | Tag::Details
-                | Tag::Dialog
-                | Tag::Dir
-                | Tag::Div
-                | Tag::Dl
-                | Tag::Dt
-                | Tag::Dd
-                | Tag::Fieldset
-                | Tag::Figcaption
-                | Tag::Figure
-                | Tag::Footer
-                | Tag::Form
-                | Tag::H(_)
-                | Tag::Header
-                | Tag::Hgroup
-                | Tag::Hr
-                | Tag::Li
-                | Tag::Main
-                | Tag::Menu
-                | Tag::Nav
-                | Tag::Ol
-                | Tag::P
-                | Tag::Pre
-                | Tag::Section
-                | Tag::Summary
-                | Tag::Table
-                | Tag::Caption
-                | Tag::Thead
-                | Tag::Tbody
-                | Tag::Tfoot
-                | Tag::Tr
-                | Tag::Td
-                | Tag::Th
-                | Tag::Ul
-                | Tag::Xmp
-                | Tag::Listing
-                | Tag::Plaintext
-                | Tag::Legend
-                | Tag::OptionEl
-                | Tag::Optgroup
-                | Tag::Frameset
-                | Tag::Colgroup
-        )
+        self.closes_p()
+            || matches!(
+                self,
+                Tag::Root
+                    | Tag::Html
+                    | Tag::Body
+                    | Tag::Caption
+                    | Tag::Thead
+                    | Tag::Tbody
+                    | Tag::Tfoot
+                    | Tag::Tr
+                    | Tag::Td
+                    | Tag::Th
+                    | Tag::Legend
+                    | Tag::OptionEl
+                    | Tag::Optgroup
+                    | Tag::Frameset
+                    | Tag::Colgroup
+            )
     }
 
     /// Start tags that end an open `<p>`, as browsers do.
