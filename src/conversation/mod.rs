@@ -18,7 +18,7 @@ pub use relay::Output;
 use crate::providers::{ChatProvider, ChatTurn, Grounding};
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{ChatMessage, ToolSpec};
+use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use edgechat_core::chat::routing::agent_model;
@@ -161,16 +161,18 @@ impl Exchange {
     /// The call to the provider for one round, with `messages` sent as the conversation.
     pub fn turn<'a>(&'a self, messages: &'a [ChatMessage], tools: &'a [ToolSpec]) -> ChatTurn<'a> {
         ChatTurn {
-            model: self.model,
-            messages,
-            tools,
-            temperature: self
-                .agent
-                .config
-                .meta
-                .temperature
-                .unwrap_or(DEFAULT_TEMPERATURE),
-            max_tokens: self.prompt.answer_tokens,
+            request: CompletionRequest {
+                model: self.model.upstream,
+                messages,
+                tools,
+                temperature: self
+                    .agent
+                    .config
+                    .meta
+                    .temperature
+                    .unwrap_or(DEFAULT_TEMPERATURE),
+                max_tokens: self.prompt.answer_tokens,
+            },
             grounding: Grounding {
                 query: &self.query,
                 ranked: &self.ranked,

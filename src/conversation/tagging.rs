@@ -6,7 +6,7 @@
 use crate::providers::{ChatProvider, ChatTurn, Grounding};
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::CompletionEvent;
+use edgechat_core::chat::completion::{CompletionEvent, CompletionRequest};
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::routing::{agent_model, matches_criteria};
 use edgechat_core::chat::tagging::{judged, judging_messages, parse_judged_tags};
@@ -30,11 +30,13 @@ async fn judge_with_model(
 ) -> Option<Vec<String>> {
     let messages = judging_messages(tags, &message.query, &message.response);
     let turn = ChatTurn {
-        model,
-        messages: &messages,
-        tools: &[],
-        temperature: 0.0,
-        max_tokens: JUDGE_MAX_TOKENS,
+        request: CompletionRequest {
+            model: model.upstream,
+            messages: &messages,
+            tools: &[],
+            temperature: 0.0,
+            max_tokens: JUDGE_MAX_TOKENS,
+        },
         grounding: Grounding {
             query: "",
             ranked: &[],

@@ -18,7 +18,7 @@ mod workers_ai;
 pub use upstream::AnswerStream;
 
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::chat::completion::{ChatMessage, ToolSpec};
+use edgechat_core::chat::completion::CompletionRequest;
 use edgechat_core::chat::models::{self, ModelFamily, ModelInfo};
 use edgechat_core::config::{Config, OpenAiEndpoint};
 use edgechat_core::knowledge::retrieve::Ranked;
@@ -43,14 +43,10 @@ pub struct Grounding<'a> {
     pub show_citations: bool,
 }
 
-/// One call to a chat provider.
+/// One call to a chat provider: what a model is sent (its `model` is the catalogue's upstream
+/// name; Workers AI may serve another), and what the built-in engine answers from instead.
 pub struct ChatTurn<'a> {
-    pub model: &'static ModelInfo,
-    pub messages: &'a [ChatMessage],
-    /// Tools offered to the model (never to the built-in engine).
-    pub tools: &'a [ToolSpec],
-    pub temperature: f64,
-    pub max_tokens: usize,
+    pub request: CompletionRequest<'a>,
     pub grounding: Grounding<'a>,
 }
 

@@ -4,7 +4,7 @@
 use super::upstream::{AnswerStream, UpstreamBody};
 use super::{upstream_error, ChatTurn};
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{openai, CompletionRequest};
+use edgechat_core::chat::completion::openai;
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::config::OpenAiEndpoint;
 use futures::future::{select, Either};
@@ -16,13 +16,7 @@ pub async fn open(
     turn: &ChatTurn<'_>,
     timeout: Duration,
 ) -> ApiResult<AnswerStream> {
-    let body = openai::request_body(&CompletionRequest {
-        model: turn.model.upstream,
-        messages: turn.messages,
-        tools: turn.tools,
-        temperature: turn.temperature,
-        max_tokens: turn.max_tokens,
-    });
+    let body = openai::request_body(&turn.request);
     let headers = Headers::new();
     headers.set("Authorization", &format!("Bearer {}", endpoint.api_key))?;
     headers.set("Content-Type", "application/json")?;

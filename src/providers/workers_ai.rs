@@ -15,12 +15,11 @@ pub async fn open(
     turn: &ChatTurn<'_>,
     timeout: Duration,
 ) -> ApiResult<AnswerStream> {
+    // Workers AI serves its own model names and is offered no tools.
     let input = workers_ai::request_input(&CompletionRequest {
         model,
-        messages: turn.messages,
         tools: &[],
-        temperature: turn.temperature,
-        max_tokens: turn.max_tokens,
+        ..turn.request.clone()
     });
     let stream = env
         .ai(bindings::AI)?
