@@ -27,7 +27,7 @@ pub async fn intercept(
     };
     let body = req.bytes().await?;
     let stub = env
-        .durable_object("RATE_LIMITER")?
+        .durable_object(edgechat_core::config::bindings::RATE_LIMITER)?
         .id_from_name(name)?
         .get_stub()?;
     let mut init = RequestInit::new();
