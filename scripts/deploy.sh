@@ -68,9 +68,13 @@ account wrangler whoami >/dev/null
 
 step "D1 database \"$DB_NAME\""
 HINT="Creating D1 databases needs the D1 permission on the account (wrangler login grants it)."
+# The database's id, or nothing when the account has no database of that name.
+database_id() {
+  wrangler d1 list --json | python3 -c 'import json,sys; n=sys.argv[1]; print(next((d["uuid"] for d in json.load(sys.stdin) if d["name"]==n), ""))' "$DB_NAME"
+}
 db_id=""
 if ! $dry_run; then
-  db_id="$(wrangler d1 list --json | python3 -c 'import json,sys; n=sys.argv[1]; print(next((d["uuid"] for d in json.load(sys.stdin) if d["name"]==n), ""))' "$DB_NAME")"
+  db_id="$(database_id)"
 fi
 if [ -n "$db_id" ]; then
   say "exists ($db_id)"
@@ -78,7 +82,7 @@ else
   say "missing: creating it"
   account wrangler d1 create "$DB_NAME" >/dev/null
   if ! $dry_run; then
-    db_id="$(wrangler d1 list --json | python3 -c 'import json,sys; n=sys.argv[1]; print(next((d["uuid"] for d in json.load(sys.stdin) if d["name"]==n), ""))' "$DB_NAME")"
+    db_id="$(database_id)"
     [ -n "$db_id" ] || die "the database was created but is not listed"
   fi
 fi

@@ -107,7 +107,7 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     let method = req.method().to_string();
     let path = req.path();
     let log = Rc::new(RequestLog::start(&method));
-    let response = match serve(req, env, ctx, &log).await {
+    let response = match serve(req, env, ctx, &log, &method, &path).await {
         Ok(response) => response,
         Err(err) => log.fail(err),
     };
@@ -115,9 +115,14 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     response
 }
 
-async fn serve(req: Request, env: Env, ctx: Context, log: &Rc<RequestLog>) -> ApiResult<Response> {
-    let method = req.method().to_string();
-    let path = req.path();
+async fn serve(
+    req: Request,
+    env: Env,
+    ctx: Context,
+    log: &Rc<RequestLog>,
+    method: &str,
+    path: &str,
+) -> ApiResult<Response> {
     let config = config::read(&env);
     if method == "OPTIONS" {
         let requested = req.headers().get("Access-Control-Request-Method")?;

@@ -39,21 +39,26 @@ pub fn token_secret(config: &Config) -> ApiResult<Vec<u8>> {
     Ok(value.as_bytes().to_vec())
 }
 
-/// Checks a visitor token against the current secret and, while one is set, the secret before
-/// the last rotation (see docs/operations.md).
+/// The secret `token` is signed with: the current one, or, while it is set, the secret before
+/// the last rotation when only that one's signature holds (see docs/operations.md).
+pub fn signing_secret(config: &Config, token: &str, now: i64) -> ApiResult<Vec<u8>> {
+    let current = token_secret(config)?;
+    let forged = |secret: &[u8]| matches!(verify(token, secret, now), Err(TokenError::Invalid));
+    Ok(match config.widget_token_previous_secret.as_deref() {
+        Some(previous) if forged(&current) && !forged(previous.as_bytes()) => {
+            previous.as_bytes().to_vec()
+        }
+        _ => current,
+    })
+}
+
+/// Checks a visitor token against the secret it is signed with (see `signing_secret`).
 pub fn verify_token(
     config: &Config,
     token: &str,
     now: i64,
 ) -> ApiResult<Result<VisitorClaims, TokenError>> {
-    let current = token_secret(config)?;
-    let result = verify(token, &current, now);
-    Ok(
-        match (&result, config.widget_token_previous_secret.as_deref()) {
-            (Err(TokenError::Invalid), Some(previous)) => verify(token, previous.as_bytes(), now),
-            _ => result,
-        },
-    )
+    Ok(verify(token, &signing_secret(config, token, now)?, now))
 }
 
 pub fn now_secs() -> i64 {

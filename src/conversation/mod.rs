@@ -93,9 +93,16 @@ pub async fn sources_for(
 }
 
 pub fn prepare(config: &Config, req: Request) -> Exchange {
-    let (chatbot, session, agent, query, ranked) =
-        (req.chatbot, req.session, req.agent, req.query, req.ranked);
-    let (escalating, history, tools) = (req.escalating, req.history, req.tools);
+    let Request {
+        chatbot,
+        session,
+        agent,
+        escalating,
+        query,
+        history,
+        ranked,
+        tools,
+    } = req;
     let started_ms = time::now_ms();
     let created_at = time::now();
     let escalation_reply = escalating.then(|| {

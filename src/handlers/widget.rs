@@ -5,7 +5,7 @@
 use super::new_uuid;
 use crate::app::http::{error_response, json_response};
 use crate::app::widget::{
-    allow_origin, foreign_origin, now_secs, own_origin, token_secret, Visitor,
+    allow_origin, foreign_origin, now_secs, own_origin, signing_secret, token_secret, Visitor,
 };
 use crate::app::{Call, Caller};
 use crate::platform::rate_limit::{admit_message, Decision, Limit};
@@ -16,8 +16,7 @@ use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{initial_variables, Session};
 use edgechat_core::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
-    takes_visitors, verify, visitor_message_json, Refusal, TokenError, VisitorClaims,
-    TOKEN_TTL_SECS,
+    takes_visitors, visitor_message_json, Refusal, VisitorClaims, TOKEN_TTL_SECS,
 };
 use edgechat_core::time;
 use serde_json::{json, Map, Value};
@@ -71,19 +70,6 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
     })
 }
 
-/// The pre-rotation secret, when it (and not the current one) signed `token`.
-fn config_previous_secret(call: &Call, token: &str, now: i64) -> Option<Vec<u8>> {
-    let previous = call
-        .config
-        .widget_token_previous_secret
-        .as_deref()?
-        .as_bytes();
-    let current = token_secret(&call.config).ok()?;
-    let signed_by_current = !matches!(verify(token, &current, now), Err(TokenError::Invalid));
-    let signed_by_previous = !matches!(verify(token, previous, now), Err(TokenError::Invalid));
-    (!signed_by_current && signed_by_previous).then(|| previous.to_vec())
-}
-
 fn mint(
     call: &Call,
     chatbot: &Chatbot,
@@ -93,12 +79,14 @@ fn mint(
     let secret = token_secret(&call.config)?;
     let now = now_secs();
     let visitor_id = match previous {
-        Some(old) => {
-            // A token signed before the last rotation is renewed under the current secret.
-            let previous_secret = config_previous_secret(call, old, now);
-            let signed_with = previous_secret.as_deref().unwrap_or(&secret);
-            renewed_visitor_id(old, signed_with, now, &chatbot.uuid, origin.as_deref())?
-        }
+        // A token signed before the last rotation is renewed under the current secret.
+        Some(old) => renewed_visitor_id(
+            old,
+            &signing_secret(&call.config, old, now)?,
+            now,
+            &chatbot.uuid,
+            origin.as_deref(),
+        )?,
         None => new_visitor_id().map_err(ApiError::internal)?,
     };
     let claims = VisitorClaims {

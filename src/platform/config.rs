@@ -11,12 +11,13 @@ thread_local! {
     static REPORTED: RefCell<Option<Vec<Problem>>> = const { RefCell::new(None) };
 }
 
-/// A secret, or a variable of that name (local `--var`s and `[vars]` are variables).
+/// A secret or variable of that name: both are plain strings on the environment, so one
+/// property read finds either (the typed getters build an error string for every name that
+/// is unset, and most are).
 fn lookup(env: &Env, name: &str) -> Option<String> {
-    env.secret(name)
-        .map(|s| s.to_string())
-        .or_else(|_| env.var(name).map(|v| v.to_string()))
-        .ok()
+    js_sys::Reflect::get(env, &wasm_bindgen::JsValue::from_str(name))
+        .ok()?
+        .as_string()
 }
 
 pub fn read(env: &Env) -> Config {

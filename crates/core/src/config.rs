@@ -39,20 +39,6 @@ pub mod names {
     pub const TOOL_TIMEOUT_SECONDS: &str = "TOOL_TIMEOUT_SECONDS";
     pub const MAX_UPLOAD_BYTES: &str = "MAX_UPLOAD_BYTES";
     pub const ORPHAN_GRACE_SECONDS: &str = "ORPHAN_GRACE_SECONDS";
-    /// Every name read, in the order they are parsed.
-    pub const ALL: &[&str] = &[
-        ADMIN_TOKEN,
-        WIDGET_TOKEN_SECRET,
-        WIDGET_TOKEN_SECRET_PREVIOUS,
-        OPENAI_API_KEY,
-        OPENAI_BASE_URL,
-        ALLOW_PRIVATE_URLS,
-        ALLOW_PRIVATE_HOSTS,
-        MODEL_TIMEOUT_SECONDS,
-        TOOL_TIMEOUT_SECONDS,
-        MAX_UPLOAD_BYTES,
-        ORPHAN_GRACE_SECONDS,
-    ];
 }
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";

@@ -19,11 +19,6 @@ impl Cause {
         Cause(Box::new(Message(text.to_string())))
     }
 
-    /// The error itself, for callers that look for one type of failure.
-    pub fn get(&self) -> &(dyn StdError + 'static) {
-        self.0.as_ref()
-    }
-
     /// Every cause from the outermost in, each once: what a log line shows.
     pub fn chain(&self) -> Vec<String> {
         let mut out = vec![self.0.to_string()];
