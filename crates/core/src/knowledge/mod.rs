@@ -12,5 +12,6 @@ pub mod extract;
 pub mod ingest;
 pub mod query;
 pub mod retrieve;
+pub mod semantic;
 pub mod tokens;
 pub mod url_guard;
