@@ -14,10 +14,12 @@ pub mod bindings {
     pub const DATABASE: &str = "DB";
     pub const FILES: &str = "FILES";
     pub const RATE_LIMITER: &str = "RATE_LIMITER";
+    /// One object per chatbot holds its chunks' vectors (search by meaning).
+    pub const VECTOR_INDEX: &str = "VECTOR_INDEX";
     pub const AI: &str = "AI";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
-    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI];
+    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, VECTOR_INDEX, AI];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];
 }
@@ -39,11 +41,19 @@ pub mod names {
     pub const TOOL_TIMEOUT_SECONDS: &str = "TOOL_TIMEOUT_SECONDS";
     pub const MAX_UPLOAD_BYTES: &str = "MAX_UPLOAD_BYTES";
     pub const ORPHAN_GRACE_SECONDS: &str = "ORPHAN_GRACE_SECONDS";
+    /// The embedding model: with `OPENAI_API_KEY`, served at `OPENAI_BASE_URL/embeddings`;
+    /// with only the `AI` binding, a Workers AI model (default `@cf/baai/bge-m3`).
+    pub const EMBEDDINGS_MODEL: &str = "EMBEDDINGS_MODEL";
+    /// A reranking model; reranking is off unless this names one.
+    pub const RERANK_MODEL: &str = "RERANK_MODEL";
+    /// The longest wait for a question's embedding or a rerank before search goes on by words.
+    pub const SEMANTIC_TIMEOUT_SECONDS: &str = "SEMANTIC_TIMEOUT_SECONDS";
 }
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_SEMANTIC_TIMEOUT_SECS: u64 = 5;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -61,6 +71,37 @@ pub struct OpenAiEndpoint {
     /// Without a trailing slash.
     pub base_url: String,
     pub api_key: String,
+}
+
+/// Who serves a model for search by meaning (embeddings or reranking).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SemanticService {
+    OpenAi { endpoint: OpenAiEndpoint, model: String },
+    WorkersAi { model: String },
+}
+
+impl SemanticService {
+    pub fn model(&self) -> &str {
+        match self {
+            SemanticService::OpenAi { model, .. } | SemanticService::WorkersAi { model } => model,
+        }
+    }
+
+    pub fn provider(&self) -> &'static str {
+        match self {
+            SemanticService::OpenAi { .. } => "openai",
+            SemanticService::WorkersAi { .. } => "workers-ai",
+        }
+    }
+}
+
+/// Search by meaning beside search by words; both `None` when no model is configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Semantic {
+    pub embeddings: Option<SemanticService>,
+    pub rerank: Option<SemanticService>,
+    /// The longest wait for each query-time call (one embedding, one rerank).
+    pub timeout: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +122,7 @@ pub struct Config {
     pub tool_timeout: Duration,
     pub max_upload_bytes: usize,
     pub orphan_grace_secs: i64,
+    pub semantic: Semantic,
 }
 
 /// A setting that could not be used as given, and what was used instead.
@@ -190,6 +232,8 @@ impl Config {
         };
         let model_timeout = seconds(names::MODEL_TIMEOUT_SECONDS, DEFAULT_MODEL_TIMEOUT_SECS);
         let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
+        let semantic_timeout =
+            seconds(names::SEMANTIC_TIMEOUT_SECONDS, DEFAULT_SEMANTIC_TIMEOUT_SECS);
 
         let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
             None => DEFAULT_MAX_UPLOAD_BYTES,
@@ -223,6 +267,41 @@ impl Config {
             },
         };
 
+        let service = |model: Option<String>, workers_ai_default: Option<&str>| {
+            match (&openai, model) {
+                (Some(endpoint), Some(model)) => Some(SemanticService::OpenAi {
+                    endpoint: endpoint.clone(),
+                    model,
+                }),
+                (_, model) if workers_ai => model
+                    .or(workers_ai_default.map(str::to_string))
+                    .map(|model| SemanticService::WorkersAi { model }),
+                _ => None,
+            }
+        };
+        let embeddings_model = get(names::EMBEDDINGS_MODEL).map(|m| m.trim().to_string());
+        let rerank_model = get(names::RERANK_MODEL).map(|m| m.trim().to_string());
+        for (name, model) in [
+            (names::EMBEDDINGS_MODEL, &embeddings_model),
+            (names::RERANK_MODEL, &rerank_model),
+        ] {
+            if model.is_some() && openai.is_none() && !workers_ai {
+                problems.push(Problem {
+                    name,
+                    reason: "is set, but neither OPENAI_API_KEY nor the AI binding is".into(),
+                    fallback: "search by words only".into(),
+                });
+            }
+        }
+        let semantic = Semantic {
+            embeddings: service(
+                embeddings_model,
+                Some(crate::knowledge::semantic::workers_ai::DEFAULT_EMBEDDINGS_MODEL),
+            ),
+            rerank: service(rerank_model, None),
+            timeout: semantic_timeout,
+        };
+
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
             widget_token_secret,
@@ -234,6 +313,7 @@ impl Config {
             tool_timeout,
             max_upload_bytes,
             orphan_grace_secs,
+            semantic,
         };
         (config, problems)
     }
@@ -334,6 +414,46 @@ mod tests {
         assert!(problems
             .iter()
             .all(|p| !p.reason.is_empty() && !p.fallback.is_empty()));
+    }
+
+    #[test]
+    fn search_by_meaning_follows_the_configured_provider() {
+        let (config, _) = parse(&[]);
+        assert_eq!(config.semantic.embeddings, None);
+        assert_eq!(config.semantic.rerank, None);
+        assert_eq!(config.semantic.timeout, Duration::from_secs(5));
+
+        // An OpenAI-compatible server embeds only when a model is named.
+        let (config, _) = parse(&[("OPENAI_API_KEY", "k")]);
+        assert_eq!(config.semantic.embeddings, None);
+        let (config, problems) = parse(&[
+            ("OPENAI_API_KEY", "k"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("EMBEDDINGS_MODEL", "nomic-embed-text"),
+            ("RERANK_MODEL", "bge-reranker"),
+            ("SEMANTIC_TIMEOUT_SECONDS", "2"),
+        ]);
+        assert!(problems.is_empty());
+        let embeddings = config.semantic.embeddings.unwrap();
+        assert_eq!(embeddings.model(), "nomic-embed-text");
+        assert_eq!(embeddings.provider(), "openai");
+        assert_eq!(config.semantic.rerank.unwrap().model(), "bge-reranker");
+        assert_eq!(config.semantic.timeout, Duration::from_secs(2));
+
+        // Workers AI embeds by default; reranks only when asked.
+        let (config, _) = Config::parse(|_| None, true);
+        assert_eq!(
+            config.semantic.embeddings,
+            Some(SemanticService::WorkersAi {
+                model: "@cf/baai/bge-m3".into()
+            })
+        );
+        assert_eq!(config.semantic.rerank, None);
+
+        // A model with nobody to serve it is reported.
+        let (config, problems) = parse(&[("EMBEDDINGS_MODEL", "m")]);
+        assert_eq!(config.semantic.embeddings, None);
+        assert_eq!(problems[0].name, "EMBEDDINGS_MODEL");
     }
 
     #[test]
