@@ -80,4 +80,22 @@ mod entry {
             Response::from_json(&decision)
         }
     }
+
+    /// Holds one chatbot's chunk vectors (see `platform::vector_index`).
+    #[durable_object]
+    pub struct VectorIndex {
+        keeper: crate::platform::vector_index::VectorKeeper,
+    }
+
+    impl DurableObject for VectorIndex {
+        fn new(state: State, _env: Env) -> Self {
+            VectorIndex {
+                keeper: crate::platform::vector_index::VectorKeeper::new(&state),
+            }
+        }
+
+        async fn fetch(&self, req: Request) -> Result<Response> {
+            self.keeper.fetch(req).await
+        }
+    }
 }

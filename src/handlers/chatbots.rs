@@ -71,6 +71,7 @@ pub async fn delete(call: Call) -> ApiResult<Response> {
     if !call.store.delete_chatbot(call.account()?, &uuid).await? {
         return Err(ApiError::not_found("chatbot"));
     }
+    crate::ingestion::vectors::sync_later(&call.ctx, &call.env, &call.config);
     // Rows first, files after: an interrupted delete leaves orphan files for the scheduled
     // sweep, never records that point at nothing.
     files::delete_prefix(&call.env, &files::chatbot_prefix(&uuid)).await?;

@@ -1,7 +1,7 @@
 use super::{new_uuid, owned_chatbot};
 use crate::app::http::{json_response, success_response};
 use crate::app::Call;
-use crate::ingestion;
+use crate::ingestion::{self, vectors};
 use crate::platform::files;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::api_key::sha256_hex;
@@ -88,6 +88,7 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     source.status = Status::Success;
     call.store.insert_source(&source, None, &chunks).await?;
     call.log.record(&source.uuid);
+    vectors::sync_later(&call.ctx, &call.env, &call.config);
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
 }
@@ -205,6 +206,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     }
     call.ctx.wait_until(ingestion::read_upload(
         call.env.clone(),
+        call.config.clone(),
         source.clone(),
         kind,
         bytes,
@@ -251,6 +253,7 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
 async fn delete_all(call: &Call, sources: &[DataSource]) -> ApiResult<()> {
     let uuids: Vec<String> = sources.iter().map(|s| s.uuid.clone()).collect();
     call.store.delete_sources(&uuids).await?;
+    vectors::sync_later(&call.ctx, &call.env, &call.config);
     // After the rows: an interrupted delete leaves an orphan object (found by the scheduled
     // sweep), never a record pointing at nothing.
     let keys: Vec<String> = sources

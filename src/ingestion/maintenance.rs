@@ -1,5 +1,6 @@
-//! Work the scheduled handler does: fail sources whose reader was cut off, and remove R2
-//! objects whose record is gone (a delete interrupted between D1 and R2).
+//! Work the scheduled handler does: fail sources whose reader was cut off, remove R2 objects
+//! whose record is gone (a delete interrupted between D1 and R2), and bring vector indexes up
+//! to date (back-fill, retries of failed embeddings, removals).
 
 use crate::ingestion::STALE_AFTER_SECS;
 use crate::platform::files;
@@ -14,6 +15,7 @@ use worker::Env;
 pub struct Report {
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
+    pub vectors: super::vectors::Report,
 }
 
 /// An object younger than `config.orphan_grace_secs` may belong to an upload whose record is
@@ -43,8 +45,11 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     for batch in orphans.chunks(1000) {
         files::delete(env, batch.to_vec()).await?;
     }
+    // Last: it spends what is left of the invocation's budget of calls.
+    let vectors = super::vectors::sync(env, config).await?;
     Ok(Report {
         stale_sources_failed,
         orphan_objects_removed,
+        vectors,
     })
 }

@@ -3,6 +3,7 @@
 //! with the reason in its meta; the scheduled handler fails any source whose reader was cut off.
 
 pub mod maintenance;
+pub mod vectors;
 
 use crate::platform::log;
 use crate::platform::outbound::{self, Limits, Outgoing};
@@ -54,6 +55,14 @@ async fn finish(
     }
 }
 
+/// Embeds what the source added, in the same background work, when search by meaning is on.
+async fn sync_vectors(env: &Env, config: &Config) -> ApiResult<()> {
+    if config.semantic.embeddings.is_some() {
+        vectors::sync(env, config).await?;
+    }
+    Ok(())
+}
+
 /// Fetches a web-page source and indexes it, replacing any earlier text.
 pub async fn read_link(env: Env, config: Config, source: DataSource) {
     let source_uuid = source.uuid.clone();
@@ -92,7 +101,8 @@ pub async fn read_link(env: Env, config: Config, source: DataSource) {
             })?;
             Ok((kind, f.body))
         });
-        finish(&store, source, page).await
+        finish(&store, source, page).await?;
+        sync_vectors(&env, &config).await
     }
     .await;
     if let Err(err) = result {
@@ -101,14 +111,15 @@ pub async fn read_link(env: Env, config: Config, source: DataSource) {
 }
 
 /// Extracts and indexes an upload whose original is already in R2.
-pub async fn read_upload(env: Env, source: DataSource, kind: DocKind, bytes: Vec<u8>) {
+pub async fn read_upload(env: Env, config: Config, source: DataSource, kind: DocKind, bytes: Vec<u8>) {
     let source_uuid = source.uuid.clone();
     let result = async {
         let store = Store::new(&env)?;
         if !store.claim_source(&source.uuid, &time::now()).await? {
             return Ok(());
         }
-        finish(&store, source, Ok((kind, bytes))).await
+        finish(&store, source, Ok((kind, bytes))).await?;
+        sync_vectors(&env, &config).await
     }
     .await;
     if let Err(err) = result {

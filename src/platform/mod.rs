@@ -8,3 +8,4 @@ pub mod log;
 pub mod outbound;
 pub mod rate_limit;
 pub mod stream;
+pub mod vector_index;

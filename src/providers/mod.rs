@@ -12,6 +12,7 @@
 
 mod builtin;
 mod openai;
+pub mod semantic;
 mod upstream;
 mod workers_ai;
 

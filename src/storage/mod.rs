@@ -10,6 +10,7 @@ mod source_tags;
 mod table;
 mod tool_functions;
 mod turns;
+mod vectors;
 mod widget;
 
 #[cfg(test)]
@@ -17,6 +18,7 @@ mod schema_tests;
 
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
+pub use vectors::VectorWork;
 
 use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

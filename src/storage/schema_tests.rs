@@ -10,6 +10,7 @@ use super::sessions::{MESSAGES, SESSIONS};
 use super::source_tags::SOURCE_TAGS;
 use super::table::{Role, Table};
 use super::tool_functions::TOOL_FUNCTIONS;
+use super::vectors::{VECTOR_INDEXES, VECTOR_OUTBOX};
 use edgechat_core::domain::agent::AgentType;
 use edgechat_core::domain::chatbot::Visibility;
 use edgechat_core::domain::data_source::{SourceType, Status};
@@ -28,6 +29,8 @@ const TABLES: &[&Table] = &[
     &SESSIONS,
     &MESSAGES,
     &TOOL_FUNCTIONS,
+    &VECTOR_OUTBOX,
+    &VECTOR_INDEXES,
 ];
 
 /// Columns written beside a record rather than read into it, and generated ones.

@@ -1,0 +1,169 @@
+//! Keeps every chatbot's vector index in step with its chunks: builds an index when
+//! embeddings are turned on or their model changes (back-fill), embeds new and changed chunks
+//! in batches, and removes the vectors of deleted ones. The work list is `vector_outbox`,
+//! filled by triggers in D1, so a run may stop anywhere and the next one goes on; it runs
+//! after a source changes and from the scheduled handler, within a budget of calls that keeps
+//! one invocation far inside the platform's limits.
+
+use crate::platform::{log, vector_index};
+use crate::providers::semantic;
+use crate::storage::{Store, VectorWork};
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::config::{Config, SemanticService};
+use edgechat_core::knowledge::semantic::index::{IndexCommand, IndexedChunk};
+use edgechat_core::knowledge::semantic::vector::Quantised;
+use edgechat_core::knowledge::semantic::EMBED_BATCH;
+use edgechat_core::time;
+use worker::Env;
+
+/// D1 calls plus subrequests one run may make (the platform allows 50 subrequests on the
+/// free plan; D1 calls count against them).
+pub const CALL_BUDGET: usize = 40;
+/// Pending changes read per round.
+const ROUND: usize = 64;
+/// A chunk whose embedding failed this often is left until its text changes.
+pub const MAX_ATTEMPTS: i64 = 5;
+
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    pub indexes_started: usize,
+    pub indexes_emptied: usize,
+    pub vectors_written: usize,
+    pub vectors_removed: usize,
+    pub embeddings_failed: usize,
+    pub calls: usize,
+}
+
+/// The name an index is built under: provider and model, so a change of either re-embeds.
+pub fn model_key(service: &SemanticService) -> String {
+    format!("{}:{}", service.provider(), service.model())
+}
+
+/// Runs `sync` after the response, when search by meaning is on.
+pub fn sync_later(ctx: &worker::Context, env: &Env, config: &Config) {
+    if config.semantic.embeddings.is_none() {
+        return;
+    }
+    let (env, config) = (env.clone(), config.clone());
+    ctx.wait_until(async move {
+        if let Err(err) = sync(&env, &config).await {
+            log::background_failure("updating vector indexes", "", &err);
+        }
+    });
+}
+
+pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
+    let store = Store::new(env)?;
+    let mut report = Report::default();
+    let service = config.semantic.embeddings.as_ref();
+    let key = service.map(model_key);
+
+    match key.as_deref() {
+        None => {
+            store.suspend_vector_indexes().await?;
+            report.calls += 1;
+        }
+        Some(key) => {
+            let chatbots = store.chatbots_to_vectorise(key, 4).await?;
+            report.calls += 1;
+            for chatbot in chatbots {
+                vector_index::apply(env, &chatbot, &IndexCommand::Reset { model: key.into() })
+                    .await?;
+                store.begin_vector_index(&chatbot, key, &time::now()).await?;
+                report.calls += 2;
+                report.indexes_started += 1;
+            }
+        }
+    }
+
+    let vanished = store.vanished_vector_indexes(4).await?;
+    report.calls += 1;
+    for chatbot in vanished {
+        vector_index::apply(env, &chatbot, &IndexCommand::Wipe).await?;
+        store.forget_vector_index(&chatbot).await?;
+        report.calls += 2;
+        report.indexes_emptied += 1;
+    }
+
+    // A round costs one read, one write, and per chatbot in it one removal, one embedding
+    // and one write per batch.
+    let round_cost = 2 + 2 * (ROUND / EMBED_BATCH + 2);
+    while report.calls + round_cost <= CALL_BUDGET {
+        let work = store.vector_work(ROUND, MAX_ATTEMPTS).await?;
+        report.calls += 1;
+        if work.is_empty() {
+            break;
+        }
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        let mut embedder_down = false;
+        for group in work.chunk_by(|a, b| a.chatbot_uuid() == b.chatbot_uuid()) {
+            let chatbot = group[0].chatbot_uuid();
+            let (writes, removals): (Vec<&VectorWork>, Vec<&VectorWork>) =
+                group.iter().partition(|w| w.is_upsert());
+            if !removals.is_empty() {
+                let ids = removals.iter().map(|w| w.chunk_id()).collect();
+                vector_index::apply(env, chatbot, &IndexCommand::Remove { ids }).await?;
+                report.calls += 1;
+                report.vectors_removed += removals.len();
+                done.extend(removals.iter().map(|w| w.seq()));
+            }
+            let (Some(service), Some(key)) = (service, key.as_deref()) else {
+                continue;
+            };
+            for batch in writes.chunks(EMBED_BATCH) {
+                if embedder_down {
+                    break;
+                }
+                let texts: Vec<String> = batch.iter().filter_map(|w| w.embedded_text()).collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                report.calls += 1;
+                match semantic::embed(env, service, &refs, config.model_timeout).await {
+                    Ok(vectors) => {
+                        semantic::recovered("embedding chunks");
+                        let chunks: Vec<IndexedChunk> = batch
+                            .iter()
+                            .zip(&vectors)
+                            .filter_map(|(w, v)| {
+                                Some(IndexedChunk {
+                                    id: w.chunk_id(),
+                                    source: w.source_uuid.clone()?,
+                                    vector: (&Quantised::from_f32(v)?).into(),
+                                })
+                            })
+                            .collect();
+                        let command = IndexCommand::Upsert {
+                            model: key.into(),
+                            chunks,
+                        };
+                        // Refused only when the index was reset for another model meanwhile;
+                        // that reset queued these chunks again.
+                        if vector_index::apply(env, chatbot, &command).await.is_ok() {
+                            report.vectors_written += batch.len();
+                        }
+                        report.calls += 1;
+                        done.extend(batch.iter().map(|w| w.seq()));
+                    }
+                    Err(failure) => {
+                        semantic::failed("embedding chunks", &failure);
+                        report.embeddings_failed += batch.len();
+                        failed.extend(batch.iter().map(|w| w.seq()));
+                        embedder_down = true;
+                    }
+                }
+            }
+        }
+        if !done.is_empty() {
+            store.vector_work_done(&done).await?;
+            report.calls += 1;
+        }
+        if !failed.is_empty() {
+            store.vector_work_failed(&failed).await?;
+            report.calls += 1;
+        }
+        if embedder_down || done.is_empty() {
+            break;
+        }
+    }
+    Ok(report)
+}

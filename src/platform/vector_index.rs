@@ -1,0 +1,215 @@
+//! One chatbot's vectors, held by a Durable Object of its own (`VECTOR_INDEX`, named by the
+//! chatbot's uuid): the object's SQLite keeps them across restarts, its memory keeps them ready
+//! to scan. Commands and the in-memory state are the core's (`knowledge::semantic::index`);
+//! this file stores, loads and answers.
+
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::config::bindings;
+use edgechat_core::knowledge::semantic::index::{IndexCommand, IndexState, IndexStats};
+use edgechat_core::knowledge::semantic::vector::{Neighbour, Quantised};
+use serde_json::json;
+use std::cell::RefCell;
+use worker::{Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State};
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vectors (\
+    chunk_id INTEGER PRIMARY KEY, source TEXT NOT NULL, data BLOB NOT NULL); \
+    CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);";
+
+/// The object's side: its storage and, once loaded, its vectors in memory.
+pub struct VectorKeeper {
+    sql: SqlStorage,
+    memory: RefCell<Option<IndexState>>,
+}
+
+impl VectorKeeper {
+    pub fn new(state: &State) -> Self {
+        VectorKeeper {
+            sql: state.storage().sql(),
+            memory: RefCell::new(None),
+        }
+    }
+
+    /// Reads every stored vector into memory, once per wake-up.
+    fn load(&self) -> worker::Result<()> {
+        if self.memory.borrow().is_some() {
+            return Ok(());
+        }
+        self.sql.exec(SCHEMA, None)?;
+        let mut model = None;
+        for row in self
+            .sql
+            .exec("SELECT value FROM settings WHERE name = 'model'", None)?
+            .raw()
+        {
+            if let Some(SqlStorageValue::String(m)) = row?.into_iter().next() {
+                model = Some(m);
+            }
+        }
+        let mut state = IndexState::new(model);
+        let mut batch = Vec::new();
+        for row in self
+            .sql
+            .exec("SELECT chunk_id, source, data FROM vectors", None)?
+            .raw()
+        {
+            let mut values = row?.into_iter();
+            if let (
+                Some(SqlStorageValue::Integer(id)),
+                Some(SqlStorageValue::String(source)),
+                Some(SqlStorageValue::Blob(data)),
+            ) = (values.next(), values.next(), values.next())
+            {
+                if let Some(q) = Quantised::from_bytes(&data) {
+                    batch.push(edgechat_core::knowledge::semantic::index::IndexedChunk {
+                        id,
+                        source,
+                        vector: (&q).into(),
+                    });
+                }
+            }
+        }
+        state.upsert(&batch);
+        *self.memory.borrow_mut() = Some(state);
+        Ok(())
+    }
+
+    fn set_model(&self, model: Option<&str>) -> worker::Result<()> {
+        self.sql.exec("DELETE FROM vectors", None)?;
+        match model {
+            Some(m) => self.sql.exec(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('model', ?)",
+                vec![SqlStorageValue::from(m)],
+            )?,
+            None => self.sql.exec("DELETE FROM settings", None)?,
+        };
+        Ok(())
+    }
+
+    pub async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
+        let command: IndexCommand = match req.json().await {
+            Ok(c) => c,
+            Err(e) => {
+                return Ok(
+                    Response::from_json(&json!({"error": format!("unreadable command ({e})")}))?
+                        .with_status(400),
+                )
+            }
+        };
+        self.load()?;
+        let mut guard = self.memory.borrow_mut();
+        let Some(state) = guard.as_mut() else {
+            return Err(worker::Error::RustError("the vector index did not load".into()));
+        };
+        match command {
+            IndexCommand::Reset { model } => {
+                self.set_model(Some(&model))?;
+                state.reset(Some(model));
+            }
+            IndexCommand::Wipe => {
+                self.set_model(None)?;
+                state.reset(None);
+            }
+            IndexCommand::Upsert { model, chunks } => {
+                if let Err(refusal) = state.check_upsert(&model, &chunks) {
+                    return Ok(
+                        Response::from_json(&json!({"error": refusal.to_string()}))?
+                            .with_status(409),
+                    );
+                }
+                for chunk in &chunks {
+                    let Some(q) = chunk.vector.quantised() else {
+                        continue;
+                    };
+                    self.sql.exec(
+                        "INSERT OR REPLACE INTO vectors (chunk_id, source, data) VALUES (?, ?, ?)",
+                        vec![
+                            SqlStorageValue::from(chunk.id),
+                            SqlStorageValue::from(chunk.source.as_str()),
+                            SqlStorageValue::from(q.to_bytes()),
+                        ],
+                    )?;
+                }
+                state.upsert(&chunks);
+            }
+            IndexCommand::Remove { ids } => {
+                for id in &ids {
+                    self.sql.exec(
+                        "DELETE FROM vectors WHERE chunk_id = ?",
+                        vec![SqlStorageValue::from(*id)],
+                    )?;
+                }
+                state.remove(&ids);
+            }
+            IndexCommand::Query {
+                model,
+                vector,
+                k,
+                sources,
+            } => {
+                let found = state.query(&model, &vector, k, sources.as_deref());
+                return Response::from_json(&json!({
+                    "neighbours": found.iter().map(|n| json!({"id": n.id, "similarity": n.similarity})).collect::<Vec<_>>(),
+                }));
+            }
+            IndexCommand::Stats => {}
+        }
+        Response::from_json(&state.stats())
+    }
+}
+
+/// Sends a command to a chatbot's vector index and reads its answer.
+async fn send(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> ApiResult<Response> {
+    let stub = env
+        .durable_object(bindings::VECTOR_INDEX)?
+        .id_from_name(chatbot_uuid)?
+        .get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(wasm_bindgen::JsValue::from_str(
+            &serde_json::to_string(command)?,
+        )));
+    let request = Request::new_with_init("https://vector-index/command", &init)?;
+    Ok(stub.fetch_with_request(request).await?)
+}
+
+/// Runs a command that changes the index; its size afterwards.
+pub async fn apply(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> ApiResult<IndexStats> {
+    let mut response = send(env, chatbot_uuid, command).await?;
+    if response.status_code() != 200 {
+        return Err(ApiError::internal(format!(
+            "the vector index answered {}: {}",
+            response.status_code(),
+            response.text().await.unwrap_or_default()
+        )));
+    }
+    Ok(response.json().await?)
+}
+
+/// The nearest chunks to a question's vector.
+pub async fn nearest(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> ApiResult<Vec<Neighbour>> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        neighbours: Vec<NeighbourJson>,
+    }
+    #[derive(serde::Deserialize)]
+    struct NeighbourJson {
+        id: i64,
+        similarity: f32,
+    }
+    let mut response = send(env, chatbot_uuid, command).await?;
+    if response.status_code() != 200 {
+        return Err(ApiError::internal(format!(
+            "the vector index answered {}",
+            response.status_code()
+        )));
+    }
+    let answer: Answer = response.json().await?;
+    Ok(answer
+        .neighbours
+        .into_iter()
+        .map(|n| Neighbour {
+            id: n.id,
+            similarity: n.similarity,
+        })
+        .collect())
+}
