@@ -16,7 +16,6 @@ pub mod tools;
 pub use relay::Output;
 
 use crate::providers::{ChatProvider, ChatTurn, Grounding};
-use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::models::ModelInfo;
@@ -71,7 +70,7 @@ pub struct Request {
 
 /// The sources an agent answers `query` from; none when the message goes to a person.
 pub async fn sources_for(
-    store: &Store,
+    searcher: &retrieval::Searcher<'_>,
     chatbot_uuid: &str,
     agent: &Agent,
     escalating: bool,
@@ -82,7 +81,7 @@ pub async fn sources_for(
         return Ok(Vec::new());
     }
     retrieval::retrieve(
-        store,
+        searcher,
         chatbot_uuid,
         Some(agent),
         query,

@@ -86,10 +86,15 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let previous = previous_agent(&history);
     let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
     // A limited message is refused whatever retrieval found; retrieval only reads.
+    let searcher = conversation::retrieval::Searcher {
+        store: &call.store,
+        env: &call.env,
+        config: &call.config,
+    };
     let (admitted, ranked) = futures::join!(
         admit(&call.env, &chatbot),
         conversation::sources_for(
-            &call.store,
+            &searcher,
             &chatbot.uuid,
             &agent,
             escalating,

@@ -1,11 +1,12 @@
 use crate::app::http::json_response;
 use crate::app::Call;
-use crate::conversation::retrieval::retrieve;
+use crate::conversation::retrieval::{search as find, Searcher};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
 use edgechat_core::domain::agent::AgentType;
 use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::Ranked;
+use edgechat_core::knowledge::semantic::hybrid::Found;
 use serde_json::{json, Value};
 use worker::Response;
 
@@ -22,6 +23,19 @@ pub fn ranked_json(r: &Ranked) -> Value {
         "position": r.hit.position,
         "score": (r.score * 1000.0).round() / 1000.0,
     })
+}
+
+/// A search result with how it was found (what Cloudflare's AI Search calls
+/// `scoring_details`): its 1-based place in the lexical and the vector list (null when that
+/// list did not hold it), the cosine similarity, and the reranker's score when one ran.
+fn found_json(found: &Found) -> Value {
+    let mut out = ranked_json(&found.ranked);
+    out["lexical_rank"] = json!(found.lexical_rank);
+    out["vector_rank"] = json!(found.vector_rank);
+    out["vector_similarity"] =
+        json!(found.vector_similarity.map(|s| (f64::from(s) * 1000.0).round() / 1000.0));
+    out["rerank_score"] = json!(found.rerank_score);
+    out
 }
 
 /// `POST /chatbot/{uuid}/search {query, agent_uuid?, limit?}`: what retrieval finds, ranked.
@@ -69,8 +83,13 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
             Some(agent)
         }
     };
-    let results = retrieve(
-        &call.store,
+    let searcher = Searcher {
+        store: &call.store,
+        env: &call.env,
+        config: &call.config,
+    };
+    let results = find(
+        &searcher,
         &chatbot_uuid,
         agent.as_ref(),
         &query,
@@ -78,5 +97,5 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
         &frequencies,
     )
     .await?;
-    json_response(&json!({ "results": results.iter().map(ranked_json).collect::<Vec<_>>() }))
+    json_response(&json!({ "results": results.iter().map(found_json).collect::<Vec<_>>() }))
 }

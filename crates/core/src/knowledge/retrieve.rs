@@ -232,30 +232,34 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
     }
     scored.sort_by(|a, b| b.score.total_cmp(&a.score));
 
-    // Greedy pick with a decay per source, so the top slots span several documents when
-    // several are relevant.
-    let mut chosen: Vec<Ranked> = Vec::with_capacity(limit);
+    pick_diverse(scored, limit, |r| &r.hit.data_source_uuid, |r| r.score)
+}
+
+/// Picks the best `limit` of `pool` greedily, each further pick from a source already chosen
+/// counting `SAME_SOURCE_DECAY` less, so the top slots span several documents when several
+/// are relevant.
+pub fn pick_diverse<T>(
+    mut pool: Vec<T>,
+    limit: usize,
+    source: impl Fn(&T) -> &str,
+    score: impl Fn(&T) -> f64,
+) -> Vec<T> {
+    let mut chosen: Vec<T> = Vec::with_capacity(limit.min(pool.len()));
     let mut per_source: HashMap<String, i32> = HashMap::new();
-    let mut pool = scored;
     while chosen.len() < limit && !pool.is_empty() {
         let (best_index, _) = pool
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let seen = per_source
-                    .get(&r.hit.data_source_uuid)
-                    .copied()
-                    .unwrap_or(0);
-                (i, r.score * SAME_SOURCE_DECAY.powi(seen))
+                let seen = per_source.get(source(r)).copied().unwrap_or(0);
+                (i, score(r) * SAME_SOURCE_DECAY.powi(seen))
             })
             .fold(
                 (0, f64::MIN),
                 |best, cur| if cur.1 > best.1 { cur } else { best },
             );
         let pick = pool.remove(best_index);
-        *per_source
-            .entry(pick.hit.data_source_uuid.clone())
-            .or_insert(0) += 1;
+        *per_source.entry(source(&pick).to_string()).or_insert(0) += 1;
         chosen.push(pick);
     }
     chosen

@@ -7,6 +7,7 @@
 //! answering nonsense degrades search to the lexical path instead of poisoning the index.
 
 pub mod fusion;
+pub mod hybrid;
 pub mod index;
 pub mod openai;
 pub mod vector;
