@@ -245,6 +245,31 @@ print(json.dumps(sorted(keys)))
     return JSON.parse(stdout);
   }
 
+  /**
+   * Runs a read-only query against every stored Durable Object of the class whose name holds
+   * `className`, straight from the SQLite files local Durable Objects keep, and returns all
+   * rows together (an object that never stored anything has no file and adds none).
+   */
+  async durableObjectRows(className, query) {
+    const script = `
+import glob, json, sqlite3, sys
+rows = []
+for path in glob.glob(sys.argv[1] + "/v3/do/*" + sys.argv[2] + "*/*.sqlite"):
+    db = sqlite3.connect("file:" + path + "?mode=ro", uri=True)
+    try:
+        db.row_factory = sqlite3.Row
+        try:
+            rows += [dict(r) for r in db.execute(sys.argv[3])]
+        except sqlite3.OperationalError:
+            pass  # the object's tables were never created
+    finally:
+        db.close()
+print(json.dumps(rows))
+`;
+    const { stdout } = await execFileAsync("python3", ["-c", script, this.stateDir, className, query]);
+    return JSON.parse(stdout);
+  }
+
   /** A new account and a key on it. */
   async newAccount(name = "test") {
     const r = await this.request("POST", "/api/v1/api-key/create", { key: this.adminToken, body: { name } });
