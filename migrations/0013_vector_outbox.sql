@@ -8,8 +8,12 @@ CREATE TABLE vector_outbox (
   chunk_id      INTEGER NOT NULL UNIQUE,
   chatbot_uuid  TEXT NOT NULL,
   op            TEXT NOT NULL CHECK (op IN ('upsert', 'remove')),
-  -- Failed embedding attempts; the sync backs off from chunks that keep failing.
-  attempts      INTEGER NOT NULL DEFAULT 0
+  -- Failed embedding attempts: each doubles the wait before the next (see `leased_until`).
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  -- A sync takes rows by writing its own token and a deadline (ms since the epoch), so two
+  -- syncs never embed the same chunk, and rows of a sync that was cut off come free again.
+  lease         TEXT,
+  leased_until  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX vector_outbox_by_chatbot ON vector_outbox(chatbot_uuid, seq);
 

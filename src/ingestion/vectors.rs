@@ -21,8 +21,14 @@ use worker::Env;
 pub const CALL_BUDGET: usize = 40;
 /// Pending changes read per round.
 const ROUND: usize = 64;
-/// A chunk whose embedding failed this often is left until its text changes.
-pub const MAX_ATTEMPTS: i64 = 5;
+/// How long a run holds the rows it took; a run cut off frees them after this.
+const LEASE_MS: i64 = 60_000;
+
+/// When a chunk whose embedding failed `attempts` times is tried again: 5 s after the first
+/// failure, doubling, at most an hour apart, for as long as it takes.
+pub fn retry_delay_ms(attempts: i64) -> i64 {
+    (5_000_i64 << attempts.clamp(0, 20)).min(3_600_000)
+}
 
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
@@ -67,9 +73,15 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
             let chatbots = store.chatbots_to_vectorise(key, 4).await?;
             report.calls += 1;
             for chatbot in chatbots {
+                // Claim, reset, then queue: whatever a concurrent run writes between the reset
+                // and the queueing is queued again, so the index always ends complete.
+                report.calls += 1;
+                if !store.claim_vector_index(&chatbot, key, &time::now()).await? {
+                    continue;
+                }
                 vector_index::apply(env, &chatbot, &IndexCommand::Reset { model: key.into() })
                     .await?;
-                store.begin_vector_index(&chatbot, key, &time::now()).await?;
+                store.queue_all_vectors(&chatbot).await?;
                 report.calls += 2;
                 report.indexes_started += 1;
             }
@@ -89,7 +101,11 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
     // and one write per batch.
     let round_cost = 2 + 2 * (ROUND / EMBED_BATCH + 2);
     while report.calls + round_cost <= CALL_BUDGET {
-        let work = store.vector_work(ROUND, MAX_ATTEMPTS).await?;
+        let now_ms = edgechat_core::time::now_ms();
+        let lease = uuid::Uuid::new_v4().to_string();
+        let work = store
+            .take_vector_work(&lease, now_ms, now_ms + LEASE_MS, ROUND)
+            .await?;
         report.calls += 1;
         if work.is_empty() {
             break;
@@ -158,7 +174,10 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
             report.calls += 1;
         }
         if !failed.is_empty() {
-            store.vector_work_failed(&failed).await?;
+            let attempts = work.iter().map(|w| w.attempts()).max().unwrap_or(0);
+            store
+                .vector_work_failed(&failed, now_ms + retry_delay_ms(attempts))
+                .await?;
             report.calls += 1;
         }
         if embedder_down || done.is_empty() {

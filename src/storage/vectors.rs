@@ -17,6 +17,8 @@ table! {
         fixed chatbot_uuid: String,
         fixed op: String,
         set attempts: i64,
+        set lease: Option<String>,
+        set leased_until: i64,
     }
 }
 
@@ -45,6 +47,10 @@ impl VectorWork {
 
     pub fn chunk_id(&self) -> i64 {
         self.change.chunk_id
+    }
+
+    pub fn attempts(&self) -> i64 {
+        self.change.attempts
     }
 
     pub fn chatbot_uuid(&self) -> &str {
@@ -84,22 +90,27 @@ impl Store {
         Ok(rows.into_iter().map(|r| r.uuid).collect())
     }
 
-    /// Records that `chatbot_uuid`'s index is (re)built by `model` and queues every chunk it has.
-    pub async fn begin_vector_index(&self, chatbot_uuid: &str, model: &str, now: &str) -> ApiResult<()> {
-        let statements = vec![
-            self.statement(
-                "INSERT OR REPLACE INTO vector_indexes (chatbot_uuid, model, modified_at) VALUES (?1, ?2, ?3)",
+    /// Claims the (re)build of `chatbot_uuid`'s index for `model`: true for the one caller that
+    /// changed the record, so concurrent runs never reset an index twice.
+    pub async fn claim_vector_index(&self, chatbot_uuid: &str, model: &str, now: &str) -> ApiResult<bool> {
+        let changed = self
+            .execute(
+                "INSERT INTO vector_indexes (chatbot_uuid, model, modified_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (chatbot_uuid) DO UPDATE SET model = excluded.model, modified_at = excluded.modified_at \
+                 WHERE vector_indexes.model != excluded.model",
                 &[Arg::Text(chatbot_uuid), Arg::Text(model), Arg::Text(now)],
-            )?,
-            self.statement(
-                "INSERT OR REPLACE INTO vector_outbox (chunk_id, chatbot_uuid, op) \
-                 SELECT id, chatbot_uuid, 'upsert' FROM chunks WHERE chatbot_uuid = ?1",
-                &[Arg::Text(chatbot_uuid)],
-            )?,
-        ];
-        self.batch(statements, || {
-            edgechat_core::api::error::ApiError::internal("queueing a vector index conflicted")
-        })
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    /// Queues every chunk of `chatbot_uuid` for its (reset) index.
+    pub async fn queue_all_vectors(&self, chatbot_uuid: &str) -> ApiResult<()> {
+        self.execute(
+            "INSERT OR REPLACE INTO vector_outbox (chunk_id, chatbot_uuid, op) \
+             SELECT id, chatbot_uuid, 'upsert' FROM chunks WHERE chatbot_uuid = ?1",
+            &[Arg::Text(chatbot_uuid)],
+        )
         .await
         .map(|_| ())
     }
@@ -118,28 +129,49 @@ impl Store {
         .map(|_| ())
     }
 
-    /// Up to `limit` pending changes of chatbots that have an index, grouped by chatbot,
-    /// skipping chunks that failed `max_attempts` times. Changes of chatbots without one are
-    /// dropped first: their object never held a vector.
-    pub async fn vector_work(&self, limit: usize, max_attempts: i64) -> ApiResult<Vec<VectorWork>> {
+    /// Takes up to `limit` pending changes of chatbots that have an index, grouped by chatbot,
+    /// under `lease` until `until_ms`; skips rows another run holds and failed ones whose retry
+    /// is not due. Changes of chatbots without an index are dropped first: their
+    /// object never held a vector.
+    pub async fn take_vector_work(
+        &self,
+        lease: &str,
+        now_ms: i64,
+        until_ms: i64,
+        limit: usize,
+    ) -> ApiResult<Vec<VectorWork>> {
         let statements = vec![
             self.statement(
                 "DELETE FROM vector_outbox WHERE chatbot_uuid NOT IN (SELECT chatbot_uuid FROM vector_indexes)",
                 &[],
             )?,
             self.statement(
+                "UPDATE vector_outbox SET lease = ?1, leased_until = ?2 WHERE seq IN \
+                 (SELECT seq FROM vector_outbox WHERE leased_until < ?3 \
+                  ORDER BY chatbot_uuid, seq LIMIT ?4)",
+                &[
+                    Arg::Text(lease),
+                    Arg::Int(until_ms),
+                    Arg::Int(now_ms),
+                    Arg::Int(limit as i64),
+                ],
+            )?,
+            self.statement(
                 &format!(
                     "SELECT {}, c.data_source_uuid AS source_uuid, c.heading, c.text \
                      FROM vector_outbox o LEFT JOIN {} c ON c.id = o.chunk_id \
-                     WHERE o.attempts < ?1 ORDER BY o.chatbot_uuid, o.seq LIMIT ?2",
+                     WHERE o.lease = ?1 ORDER BY o.chatbot_uuid, o.seq",
                     VECTOR_OUTBOX.select("o"),
                     CHUNKS.name
                 ),
-                &[Arg::Int(max_attempts), Arg::Int(limit as i64)],
+                &[Arg::Text(lease)],
             )?,
         ];
-        let results = self.read_batch(statements).await?;
-        batch_rows(&results, 1)
+        let results = self.batch(statements, || {
+            edgechat_core::api::error::ApiError::internal("taking vector work conflicted")
+        })
+        .await?;
+        batch_rows(&results, 2)
     }
 
     /// Forgets changes the index has applied (by `seq`: a newer change to the same chunk stays).
@@ -153,12 +185,13 @@ impl Store {
         .map(|_| ())
     }
 
-    /// Counts a failed attempt at these changes.
-    pub async fn vector_work_failed(&self, seqs: &[i64]) -> ApiResult<()> {
+    /// Counts a failed attempt at these changes and leaves them until `retry_at_ms`.
+    pub async fn vector_work_failed(&self, seqs: &[i64], retry_at_ms: i64) -> ApiResult<()> {
         let list = serde_json::to_string(seqs)?;
         self.execute(
-            "UPDATE vector_outbox SET attempts = attempts + 1 WHERE seq IN (SELECT value FROM json_each(?1))",
-            &[Arg::Text(&list)],
+            "UPDATE vector_outbox SET attempts = attempts + 1, lease = NULL, leased_until = ?2 \
+             WHERE seq IN (SELECT value FROM json_each(?1))",
+            &[Arg::Text(&list), Arg::Int(retry_at_ms)],
         )
         .await
         .map(|_| ())
