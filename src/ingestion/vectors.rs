@@ -143,7 +143,7 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                             .filter_map(|(w, v)| {
                                 Some(IndexedChunk {
                                     id: w.chunk_id(),
-                                    source: w.source_uuid.clone()?,
+                                    source: w.source_uuid()?.to_string(),
                                     vector: (&Quantised::from_f32(v)?).into(),
                                 })
                             })

@@ -2,7 +2,6 @@
 //! `chunks`) and which model built it (`vector_indexes`). The vectors themselves live in the
 //! chatbot's Durable Object (`platform::vector_index`).
 
-use super::data_sources::CHUNKS;
 use super::table::table;
 use super::{batch_rows, Arg, Store};
 use edgechat_core::api::error::ApiResult;
@@ -10,8 +9,9 @@ use edgechat_core::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
 
 table! {
-    /// A change to one chunk that its chatbot's vector index has not applied yet.
-    pub(super) struct OutboxRow in VECTOR_OUTBOX = "vector_outbox" {
+    /// A change to one chunk that its chatbot's vector index has not applied yet, with the
+    /// chunk's source, heading and text when it still exists.
+    pub struct VectorWork in VECTOR_OUTBOX = "vector_outbox" {
         key seq: i64,
         fixed chunk_id: i64,
         fixed chatbot_uuid: String,
@@ -19,6 +19,9 @@ table! {
         set attempts: i64,
         set lease: Option<String>,
         set leased_until: i64,
+        computed source_uuid: Option<String> = "(SELECT c.data_source_uuid FROM chunks c WHERE c.id = {t}.chunk_id)",
+        computed heading: Option<String> = "(SELECT c.heading FROM chunks c WHERE c.id = {t}.chunk_id)",
+        computed text: Option<String> = "(SELECT c.text FROM chunks c WHERE c.id = {t}.chunk_id)",
     }
 }
 
@@ -30,36 +33,30 @@ table! {
     }
 }
 
-/// One pending change, with the chunk's text when it still exists.
-#[derive(Deserialize)]
-pub struct VectorWork {
-    #[serde(flatten)]
-    pub(super) change: OutboxRow,
-    pub source_uuid: Option<String>,
-    pub heading: Option<String>,
-    pub text: Option<String>,
-}
-
 impl VectorWork {
     pub fn seq(&self) -> i64 {
-        self.change.seq
+        self.seq
+    }
+
+    pub fn source_uuid(&self) -> Option<&str> {
+        self.source_uuid.as_deref()
     }
 
     pub fn chunk_id(&self) -> i64 {
-        self.change.chunk_id
+        self.chunk_id
     }
 
     pub fn attempts(&self) -> i64 {
-        self.change.attempts
+        self.attempts
     }
 
     pub fn chatbot_uuid(&self) -> &str {
-        &self.change.chatbot_uuid
+        &self.chatbot_uuid
     }
 
     /// Whether the chunk is to be written (it still exists) rather than removed.
     pub fn is_upsert(&self) -> bool {
-        self.change.op == "upsert" && self.text.is_some()
+        self.op == "upsert" && self.text.is_some()
     }
 
     /// The text embedded for a chunk: its heading carries the context its text assumes.
@@ -158,11 +155,8 @@ impl Store {
             )?,
             self.statement(
                 &format!(
-                    "SELECT {}, c.data_source_uuid AS source_uuid, c.heading, c.text \
-                     FROM vector_outbox o LEFT JOIN {} c ON c.id = o.chunk_id \
-                     WHERE o.lease = ?1 ORDER BY o.chatbot_uuid, o.seq",
-                    VECTOR_OUTBOX.select("o"),
-                    CHUNKS.name
+                    "SELECT {} FROM vector_outbox o WHERE o.lease = ?1 ORDER BY o.chatbot_uuid, o.seq",
+                    VECTOR_OUTBOX.select("o")
                 ),
                 &[Arg::Text(lease)],
             )?,

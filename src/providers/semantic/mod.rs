@@ -64,13 +64,19 @@ async fn within<T>(
 thread_local! {
     /// What is failing now, per capability, so an outage is logged when it starts and when it
     /// ends rather than on every request in between.
-    static FAILING: std::cell::RefCell<std::collections::BTreeSet<&'static str>> =
-        const { std::cell::RefCell::new(std::collections::BTreeSet::new()) };
+    static FAILING: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Notes a failed call to an embedding or rerank model; logged once per incident.
 pub fn failed(what: &'static str, failure: &str) {
-    let first = FAILING.with(|f| f.borrow_mut().insert(what));
+    let first = FAILING.with(|f| {
+        let mut failing = f.borrow_mut();
+        let first = !failing.contains(&what);
+        if first {
+            failing.push(what);
+        }
+        first
+    });
     if first {
         crate::platform::log::upstream_failure(what, "", failure);
     }
@@ -78,7 +84,12 @@ pub fn failed(what: &'static str, failure: &str) {
 
 /// Notes a call that worked: the next failure is a new incident.
 pub fn recovered(what: &'static str) {
-    let was_failing = FAILING.with(|f| f.borrow_mut().remove(what));
+    let was_failing = FAILING.with(|f| {
+        let mut failing = f.borrow_mut();
+        let before = failing.len();
+        failing.retain(|w| *w != what);
+        failing.len() != before
+    });
     if was_failing {
         crate::platform::log::report("search by meaning recovered", serde_json::json!({"what": what}));
     }

@@ -39,9 +39,10 @@ pub struct IndexedChunk {
     pub vector: WireVector,
 }
 
-/// What the Worker asks of a chatbot's vector index.
+/// What the Worker asks of a chatbot's vector index. Externally tagged on the wire
+/// (`{"remove": {"ids": [..]}}`): it needs no buffering to decode, which keeps the Worker small.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum IndexCommand {
     /// Forgets every vector and starts over for `model` (a new or changed embedding model).
     Reset { model: String },
@@ -280,10 +281,10 @@ mod tests {
     }
 
     #[test]
-    fn commands_travel_as_tagged_json() {
-        let c: IndexCommand = serde_json::from_str(r#"{"op":"remove","ids":[1,2]}"#).unwrap();
+    fn commands_travel_as_externally_tagged_json() {
+        let c: IndexCommand = serde_json::from_str(r#"{"remove":{"ids":[1,2]}}"#).unwrap();
         assert_eq!(c, IndexCommand::Remove { ids: vec![1, 2] });
         let text = serde_json::to_string(&IndexCommand::Wipe).unwrap();
-        assert_eq!(text, r#"{"op":"wipe"}"#);
+        assert_eq!(text, r#""wipe""#);
     }
 }
