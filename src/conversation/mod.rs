@@ -42,6 +42,9 @@ pub struct Exchange {
     pub session: Session,
     pub agent: Agent,
     pub query: String,
+    /// The question with the conversation's context terms: what the built-in engine
+    /// composes its answer for.
+    pub grounding_query: String,
     pub message_uuid: String,
     pub started_ms: i64,
     pub created_at: String,
@@ -63,6 +66,8 @@ pub struct Request {
     pub query: String,
     /// The session's recent messages, oldest first.
     pub history: Vec<Message>,
+    /// The conversation's terms a follow-up was searched with (`retrieval::conversation_context`).
+    pub context: Vec<String>,
     /// What retrieval found for the query (nothing when escalating).
     pub ranked: Vec<Ranked>,
     /// The agent's tool functions, enabled or not.
@@ -76,6 +81,7 @@ pub async fn sources_for(
     agent: &Agent,
     escalating: bool,
     query: &str,
+    context: &[String],
     phrase_frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     if escalating {
@@ -86,6 +92,7 @@ pub async fn sources_for(
         chatbot_uuid,
         Some(agent),
         query,
+        context,
         SOURCES_PER_ANSWER,
         phrase_frequencies,
     )
@@ -99,10 +106,15 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         agent,
         escalating,
         query,
+        context,
         history,
         ranked,
         tools,
     } = req;
+    let grounding_query = std::iter::once(query.as_str())
+        .chain(context.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
     let started_ms = time::now_ms();
     let created_at = time::now();
     let escalation_reply = escalating.then(|| {
@@ -148,6 +160,7 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         session,
         agent,
         query,
+        grounding_query,
         message_uuid: crate::handlers::new_uuid(),
         started_ms,
         created_at,
@@ -181,7 +194,7 @@ impl Exchange {
                 max_tokens: self.prompt.answer_tokens,
             },
             grounding: Grounding {
-                query: &self.query,
+                query: &self.grounding_query,
                 ranked: &self.ranked,
                 show_citations: self.chatbot.settings.show_citations,
             },

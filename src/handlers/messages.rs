@@ -85,6 +85,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     }
     let previous = previous_agent(&history);
     let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
+    let context = conversation::retrieval::conversation_context(&query, &history);
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let (admitted, ranked) = futures::join!(
         admit(&call.env, &chatbot),
@@ -94,6 +95,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
             &agent,
             escalating,
             &query,
+            &context,
             &phrase_frequencies,
         )
     );
@@ -107,6 +109,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
             agent,
             escalating,
             query,
+            context,
             history,
             ranked: ranked?,
             tools,

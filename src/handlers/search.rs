@@ -74,6 +74,7 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
         &chatbot_uuid,
         agent.as_ref(),
         &query,
+        &[],
         limit,
         &frequencies,
     )

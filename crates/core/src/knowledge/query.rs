@@ -260,6 +260,35 @@ pub fn gated_expression(phrases: &[String], frequencies: &[i64], budget: i64) ->
     Some(format!("({}) AND ({every})", rare.join(" OR ")))
 }
 
+/// `gated_expression` for `phrases` plus `extra` phrases whose frequencies are not known
+/// (the conversation's context terms): only `phrases` gate, every phrase scores.
+pub fn gated_expression_with(
+    phrases: &[String],
+    frequencies: &[i64],
+    extra: &[String],
+    budget: i64,
+) -> Option<String> {
+    let extra: Vec<&String> = extra.iter().filter(|e| !phrases.contains(e)).collect();
+    if extra.is_empty() {
+        return gated_expression(phrases, frequencies, budget);
+    }
+    let every = phrases
+        .iter()
+        .chain(extra.iter().copied())
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    match gated_expression(phrases, frequencies, budget) {
+        None => Some(every),
+        // No gate was needed for the question's own phrases; the context ones are few.
+        Some(plain) if !plain.starts_with('(') => Some(every),
+        Some(gated) => {
+            let gate = gated.split(" AND ").next().unwrap_or_default().to_string();
+            Some(format!("{gate} AND ({every})"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +366,24 @@ mod tests {
             fts_expression("refund policy for damaged parcels").unwrap()
         );
         assert!(gated_expression(&[], &[], 10).is_none());
+    }
+
+    #[test]
+    fn context_phrases_score_but_never_gate() {
+        let p = phrases("refund policy");
+        let extra = vec!["\"norway\"".to_string(), "\"refund\"".to_string()];
+        assert_eq!(
+            gated_expression_with(&p, &[10, 20], &extra, 100).unwrap(),
+            "\"refund\" OR \"policy\" OR \"norway\""
+        );
+        assert_eq!(
+            gated_expression_with(&p, &[10, 20_000], &extra, 100).unwrap(),
+            "(\"refund\") AND (\"refund\" OR \"policy\" OR \"norway\")"
+        );
+        assert_eq!(
+            gated_expression_with(&[], &[], &extra, 100).unwrap(),
+            "\"norway\" OR \"refund\""
+        );
     }
 
     #[test]
