@@ -19,6 +19,7 @@ use crate::providers::{ChatProvider, ChatTurn, Grounding};
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
+use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use edgechat_core::chat::routing::agent_model;
@@ -67,7 +68,7 @@ pub struct Request {
     /// The session's recent messages, oldest first.
     pub history: Vec<Message>,
     /// The conversation's terms a follow-up was searched with (`retrieval::conversation_context`).
-    pub context: Vec<String>,
+    pub context: Context,
     /// What retrieval found for the query (nothing when escalating).
     pub ranked: Vec<Ranked>,
     /// The agent's tool functions, enabled or not.
@@ -81,7 +82,7 @@ pub async fn sources_for(
     agent: &Agent,
     escalating: bool,
     query: &str,
-    context: &[String],
+    context: &Context,
     phrase_frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     if escalating {
@@ -112,7 +113,7 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         tools,
     } = req;
     let grounding_query = std::iter::once(query.as_str())
-        .chain(context.iter().map(String::as_str))
+        .chain(context.terms.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
     let started_ms = time::now_ms();

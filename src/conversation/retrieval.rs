@@ -2,24 +2,12 @@
 //! candidate set must be bounded, one ranked FTS5 query, then the re-ranking in
 //! `knowledge::retrieve`.
 
-use crate::storage::Store;
+use crate::storage::{SearchIndex, Store};
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::followup::Context;
 use edgechat_core::domain::agent::Agent;
-use edgechat_core::chat::followup::context_terms;
-use edgechat_core::domain::session::{Message, MessageKind};
 use edgechat_core::knowledge::query::{gated_expression_with, phrases, CANDIDATE_BUDGET};
 use edgechat_core::knowledge::retrieve::{rank_in_context, Ranked, CANDIDATES};
-
-/// What the conversation is about, for a follow-up `query`: the terms of the previous
-/// question (see `edgechat_core::chat::followup`); none for a question that stands alone.
-pub fn conversation_context(query: &str, history: &[Message]) -> Vec<String> {
-    let previous = history
-        .iter()
-        .rev()
-        .find(|m| m.kind == MessageKind::Answer)
-        .map(|m| m.query.as_str());
-    context_terms(query, previous)
-}
 
 /// The best chunks of a chatbot's sources for `query` (with the conversation's `context`
 /// terms, weighted down), honouring the agent's sources.
@@ -30,13 +18,13 @@ pub async fn retrieve(
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
-    context: &[String],
+    context: &Context,
     limit: usize,
     frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     let phrases = phrases(query);
     // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
-    let context_phrases: Vec<String> = context.iter().map(|t| format!("\"{t}\"")).collect();
+    let context_phrases: Vec<String> = context.terms.iter().map(|t| format!("\"{t}\"")).collect();
     let allowed = agent.and_then(Agent::allowed_sources);
     if phrases.is_empty() || allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
@@ -47,7 +35,13 @@ pub async fn retrieve(
         return Ok(Vec::new());
     };
     let hits = store
-        .search_chunks(chatbot_uuid, &expression, allowed.as_deref(), CANDIDATES)
+        .search_chunks(
+            SearchIndex::for_query(query),
+            chatbot_uuid,
+            &expression,
+            allowed.as_deref(),
+            CANDIDATES,
+        )
         .await?;
     Ok(rank_in_context(query, context, hits, limit))
 }

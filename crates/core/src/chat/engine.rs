@@ -149,7 +149,11 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
     if let Some((index, r)) = qa {
         return Composed {
-            pieces: vec![format!("{}{}", qa_answer(r).trim(), marker(1, show_citations))],
+            pieces: vec![format!(
+                "{}{}",
+                qa_answer(r).trim(),
+                marker(1, show_citations)
+            )],
             cited: vec![index],
             answered: true,
         };
@@ -253,8 +257,8 @@ fn scored_sentences(terms: &HashSet<String>, chunk: usize, r: &Ranked) -> Vec<Ca
         if hits == 0.0 {
             continue;
         }
-        let score = (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score
-            - 0.01 * order as f64;
+        let score =
+            (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score - 0.01 * order as f64;
         out.push(Candidate {
             chunk,
             order,

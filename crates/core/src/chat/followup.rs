@@ -3,19 +3,68 @@
 //! previous question's terms beside its own (weighted down, see
 //! `knowledge::retrieve::CONTEXT_WEIGHT`), and keeps the agent that answered.
 
+use crate::domain::session::{Message, MessageKind};
 use crate::knowledge::query::{content_terms, words};
+
+/// What a follow-up is searched with beside its own words.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// Terms of the previous question.
+    pub terms: Vec<String>,
+    /// The source the previous answer cited first: the conversation's topic, favoured.
+    pub sources: Vec<String>,
+}
+
+impl Context {
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty() && self.sources.is_empty()
+    }
+}
+
+/// The context of `query` in a conversation whose messages are `history` (oldest first):
+/// empty unless `query` reads as a follow-up of an earlier answered question.
+pub fn conversation_context(query: &str, history: &[Message]) -> Context {
+    let Some(previous) = history
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Answer)
+        .filter(|_| is_follow_up(query))
+    else {
+        return Context::default();
+    };
+    let first_cited = previous.cite_data.get("1");
+    let terms = context_terms(query, Some(&previous.query));
+    let sources = first_cited
+        .and_then(|c| c.get("data_source_uuid"))
+        .and_then(|u| u.as_str())
+        .map(|u| vec![u.to_string()])
+        .unwrap_or_default();
+    Context { terms, sources }
+}
 
 /// Openings that continue the previous question rather than start a new one.
 const CONTINUATIONS: &[&str] = &[
-    "and", "also", "but", "so", "then", "what about", "how about", "same", "et", "mais",
-    "aussi", "und", "aber", "auch",
+    "and",
+    "also",
+    "but",
+    "so",
+    "then",
+    "what about",
+    "how about",
+    "same",
+    "et",
+    "mais",
+    "aussi",
+    "und",
+    "aber",
+    "auch",
 ];
 
 /// Words that point back at something said before.
 const BACK_REFERENCES: &[&str] = &[
-    "it", "its", "that", "this", "these", "those", "them", "they", "there", "one", "ones",
-    "too", "instead", "else", "ça", "cela", "ceci", "lui", "leur", "dies", "diese", "dort",
-    "ihn", "ihm", "dabei", "dafür", "davon",
+    "it", "its", "that", "this", "these", "those", "them", "they", "there", "one", "ones", "too",
+    "instead", "else", "ça", "cela", "ceci", "lui", "leur", "dies", "diese", "dort", "ihn", "ihm",
+    "dabei", "dafür", "davon",
 ];
 
 /// At most this many content terms, and a question is short enough to lean on what came

@@ -3,6 +3,7 @@
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
 use super::query::{content_terms, is_stop_word, words};
+use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -130,21 +131,25 @@ pub const CONTEXT_WEIGHT: f64 = 0.5;
 
 /// Scores candidates for `query` and returns the best `limit`, best first.
 pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
-    rank_in_context(query, &[], hits, limit)
+    rank_in_context(query, &Context::default(), hits, limit)
 }
 
-/// `rank` for a question asked in a conversation: `context` are terms of what the
-/// conversation is about, which count at `CONTEXT_WEIGHT` and never towards matching a
-/// stored question.
+/// How much a chunk from the source the conversation is about (`Context::sources`) is
+/// favoured: a follow-up is more often answered where the previous answer came from.
+const TOPIC_SOURCE_WEIGHT: f64 = 0.15;
+
+/// `rank` for a question asked in a conversation: `context.terms` say what the conversation
+/// is about and count at `CONTEXT_WEIGHT` (never towards matching a stored question);
+/// chunks of `context.sources` are favoured.
 pub fn rank_in_context(
     query: &str,
-    context: &[String],
+    context: &Context,
     hits: Vec<ChunkHit>,
     limit: usize,
 ) -> Vec<Ranked> {
     let own: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
     let mut term_weight: HashMap<String, f64> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-    for t in context {
+    for t in &context.terms {
         term_weight.entry(stem(t)).or_insert(CONTEXT_WEIGHT);
     }
     let query_set: HashSet<String> = term_weight.keys().cloned().collect();
@@ -166,15 +171,18 @@ pub fn rank_in_context(
         })
         .collect();
     let total_weight: f64 = weights.values().sum();
+    // The question's own terms that some candidate holds: what a stored question is compared
+    // with.
     let known: HashSet<String> = weights
         .keys()
         .filter(|t| own.contains(**t))
         .map(|t| (*t).clone())
         .collect();
-    let known_share = if own.is_empty() {
-        0.0
+    // The share of the query's weight that any candidate holds; context terms count at theirs.
+    let known_share = if weight_sum > 0.0 {
+        weights.keys().map(|t| term_weight[*t]).sum::<f64>() / weight_sum
     } else {
-        known.len() as f64 / own.len() as f64
+        0.0
     };
     let mut scored: Vec<Ranked> = hits
         .into_iter()
@@ -217,6 +225,9 @@ pub fn rank_in_context(
             let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
+            }
+            if context.sources.contains(&hit.data_source_uuid) {
+                score = (1.0 - TOPIC_SOURCE_WEIGHT) * score + TOPIC_SOURCE_WEIGHT;
             }
             Ranked {
                 hit,
