@@ -30,6 +30,7 @@ use edgechat_core::domain::session::{Message, MessageKind, Session};
 use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::time;
+use worker::Env;
 
 /// Chunks retrieved for one question.
 pub const SOURCES_PER_ANSWER: usize = 6;
@@ -75,18 +76,39 @@ pub struct Request {
     pub tools: Vec<ToolFunction>,
 }
 
-/// The sources an agent answers `query` from; none when the message goes to a person.
+/// The sources an agent answers `query` from; none when the message goes to a person. A
+/// follow-up is searched with its `context`, or, with a model provider, as the standalone
+/// question the model rewrites it to (`retrieval::standalone_question`); `phrase_frequencies`
+/// count the question's own words.
 pub async fn sources_for(
     store: &Store,
+    (env, config): (&Env, &Config),
     chatbot_uuid: &str,
     agent: &Agent,
     escalating: bool,
-    query: &str,
-    context: &Context,
+    (query, context, history): (&str, &Context, &[Message]),
     phrase_frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     if escalating {
         return Ok(Vec::new());
+    }
+    if let Some(standalone) =
+        retrieval::standalone_question(env, config, agent, query, history).await
+    {
+        let topic = Context {
+            terms: Vec::new(),
+            sources: context.sources.clone(),
+        };
+        return retrieval::retrieve(
+            store,
+            chatbot_uuid,
+            Some(agent),
+            &standalone,
+            &topic,
+            SOURCES_PER_ANSWER,
+            &[],
+        )
+        .await;
     }
     retrieval::retrieve(
         store,

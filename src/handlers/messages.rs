@@ -92,11 +92,11 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
         admit(&call.env, &chatbot),
         conversation::sources_for(
             &call.store,
+            (&call.env, &call.config),
             &chatbot.uuid,
             &agent,
             escalating,
-            &query,
-            &context,
+            (&query, &context, &history),
             &phrase_frequencies,
         )
     );

@@ -3,6 +3,7 @@
 //! previous question's terms beside its own (weighted down, see
 //! `knowledge::retrieve::CONTEXT_WEIGHT`), and keeps the agent that answered.
 
+use crate::chat::completion::ChatMessage;
 use crate::domain::session::{Message, MessageKind};
 use crate::knowledge::query::{content_terms, words};
 
@@ -24,12 +25,7 @@ impl Context {
 /// The context of `query` in a conversation whose messages are `history` (oldest first):
 /// empty unless `query` reads as a follow-up of an earlier answered question.
 pub fn conversation_context(query: &str, history: &[Message]) -> Context {
-    let Some(previous) = history
-        .iter()
-        .rev()
-        .find(|m| m.kind == MessageKind::Answer)
-        .filter(|_| is_follow_up(query))
-    else {
+    let Some(previous) = previous_exchange(query, history) else {
         return Context::default();
     };
     let first_cited = previous.cite_data.get("1");
@@ -67,22 +63,79 @@ const BACK_REFERENCES: &[&str] = &[
     "dabei", "dafür", "davon",
 ];
 
+/// Opens the request that asks a model to rewrite a follow-up; the reply is the question only.
+pub const REWRITE_INSTRUCTION: &str = "You rewrite follow-up questions. Given the previous \
+question, the previous answer and a follow-up, write the follow-up as one standalone question \
+in the follow-up's language that names what it is about. Reply with that question only.";
+
+/// The longest reply a rewrite may have; anything longer is not a question.
+pub const MAX_REWRITE_CHARS: usize = 400;
+
+/// How much of the previous answer a rewrite request carries.
+const PREVIOUS_ANSWER_CHARS: usize = 600;
+
+/// The messages asking a model to rewrite `query`, a follow-up of `previous`.
+pub fn rewrite_messages(previous: &Message, query: &str) -> Vec<ChatMessage> {
+    let answer: String = previous
+        .response
+        .chars()
+        .take(PREVIOUS_ANSWER_CHARS)
+        .collect();
+    vec![
+        ChatMessage::system(REWRITE_INSTRUCTION),
+        ChatMessage::user(&format!(
+            "Previous question: {}\nPrevious answer: {}\nFollow-up: {}",
+            previous.query.trim(),
+            answer.trim(),
+            query.trim()
+        )),
+    ]
+}
+
+/// The standalone question in a model's reply to `rewrite_messages`: its first non-empty
+/// line without quotes or a "Question:" label; `None` when there is none or it is too long.
+pub fn parse_rewrite(reply: &str) -> Option<String> {
+    let line = reply.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = line
+        .strip_prefix("Standalone question:")
+        .or_else(|| line.strip_prefix("Question:"))
+        .unwrap_or(line)
+        .trim()
+        .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '«' | '»'))
+        .trim();
+    (!line.is_empty() && line.chars().count() <= MAX_REWRITE_CHARS && !words(line).is_empty())
+        .then(|| line.to_string())
+}
+
+/// The previous answered exchange of `history` when `query` reads as its follow-up.
+pub fn previous_exchange<'a>(query: &str, history: &'a [Message]) -> Option<&'a Message> {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Answer)
+        .filter(|_| is_follow_up(query))
+}
+
 /// At most this many content terms, and a question is short enough to lean on what came
 /// before even without a word pointing back.
 const SHORT_QUESTION_TERMS: usize = 1;
 
 /// Whether `query` reads as a continuation of the previous question.
 pub fn is_follow_up(query: &str) -> bool {
+    refers_back(query)
+        || (!words(query).is_empty() && content_terms(query).len() <= SHORT_QUESTION_TERMS)
+}
+
+/// Whether `query` says in so many words that it continues ("and ...", "what about ...") or
+/// points back ("it", "that"): the follow-ups worth a model's rewrite. A merely short
+/// question is searched with its context but not rewritten.
+pub fn refers_back(query: &str) -> bool {
     let all = words(query);
-    if all.is_empty() {
-        return false;
-    }
     let joined = all.join(" ");
     let continues = CONTINUATIONS
         .iter()
         .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
-    let points_back = all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()));
-    continues || points_back || content_terms(query).len() <= SHORT_QUESTION_TERMS
+    continues || all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
 }
 
 /// The terms of the conversation a follow-up `query` is searched with: the content terms of
@@ -124,6 +177,21 @@ mod tests {
         ] {
             assert!(!is_follow_up(q), "{q}");
         }
+    }
+
+    #[test]
+    fn a_model_s_rewrite_is_read_from_its_first_line() {
+        assert_eq!(
+            parse_rewrite("\n  \"How long does a refund take?\"\nBecause...").as_deref(),
+            Some("How long does a refund take?")
+        );
+        assert_eq!(
+            parse_rewrite("Question: Combien de temps dure un prêt ?").as_deref(),
+            Some("Combien de temps dure un prêt ?")
+        );
+        assert_eq!(parse_rewrite("   \n"), None);
+        assert_eq!(parse_rewrite("\"?!\""), None);
+        assert_eq!(parse_rewrite(&"word ".repeat(100)), None);
     }
 
     #[test]
