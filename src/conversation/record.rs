@@ -24,6 +24,16 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
             total_tokens: prompt_tokens + completion_tokens,
         }
     });
+    let mut meta = json!({
+        "agent": {"uuid": ex.agent.uuid, "name": ex.agent.config.name},
+        "model": ex.model.name,
+        "provider": ex.provider.name(),
+        "functions_called": outcome.functions_called,
+        "usage": usage,
+    });
+    if let Some(answered) = outcome.answered {
+        meta["answered"] = json!(answered);
+    }
     Message {
         uuid: ex.message_uuid.clone(),
         kind: MessageKind::Answer,
@@ -34,13 +44,7 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
         response: outcome.text.clone(),
         finish_reason: outcome.finish,
         cite_data: cite_data(&ex.ranked, &outcome.cited),
-        meta: json!({
-            "agent": {"uuid": ex.agent.uuid, "name": ex.agent.config.name},
-            "model": ex.model.name,
-            "provider": ex.provider.name(),
-            "functions_called": outcome.functions_called,
-            "usage": usage,
-        }),
+        meta,
         created_at: ex.created_at.clone(),
         modified_at: time::now(),
     }

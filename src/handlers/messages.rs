@@ -7,6 +7,7 @@ use crate::platform::rate_limit::{admit_message, Decision, Limit};
 use crate::providers;
 use crate::storage::{Store, TurnContext};
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::chat::followup::conversation_context;
 use edgechat_core::chat::routing::{pick_agent, previous_agent};
 use edgechat_core::chat::wire::WireFormat;
 use edgechat_core::config::Config;
@@ -85,15 +86,17 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     }
     let previous = previous_agent(&history);
     let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
+    let context = conversation_context(&query, &history);
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let (admitted, ranked) = futures::join!(
         admit(&call.env, &chatbot),
         conversation::sources_for(
             &call.store,
+            (&call.env, &call.config),
             &chatbot.uuid,
             &agent,
             escalating,
-            &query,
+            (&query, &context, &history),
             &phrase_frequencies,
         )
     );
@@ -107,6 +110,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
             agent,
             escalating,
             query,
+            context,
             history,
             ranked: ranked?,
             tools,

@@ -15,6 +15,7 @@ mod widget;
 #[cfg(test)]
 mod schema_tests;
 
+pub use data_sources::SearchIndex;
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 

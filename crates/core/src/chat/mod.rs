@@ -3,6 +3,7 @@
 
 pub mod completion;
 pub mod engine;
+pub mod followup;
 pub mod models;
 pub mod prompt;
 pub mod routing;
