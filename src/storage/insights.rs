@@ -210,7 +210,7 @@ impl Store {
             .rows(
                 "SELECT uuid, session_uuid, query, created_at FROM messages \
                  WHERE chatbot_uuid = ?1 AND created_at BETWEEN ?2 AND ?3 AND answered = 0 \
-                 ORDER BY created_at DESC LIMIT ?4",
+                 ORDER BY created_at DESC, started_ms DESC LIMIT ?4",
                 &[
                     Arg::Text(chatbot_uuid),
                     Arg::Text(start),

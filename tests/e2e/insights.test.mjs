@@ -4,7 +4,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { startAccount, shopChatbot, newSession, expectError } from "./suite.mjs";
+import { startAccount, shopChatbot, newSession, expectError, eventually } from "./suite.mjs";
 
 let worker, api;
 
@@ -43,7 +43,8 @@ test("one message is read by its uuid: the account's, or a visitor's own", async
   const own = (await v.post(`/chatbot/${bot.uuid}/session/create`, { body: {} })).json;
   const stream = await v.post(`/session/${own.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
   const uuid = stream.headers.get("x-message-uuid");
-  const seen = await v.get(`/message/${uuid}`);
+  // A streamed answer is stored as its stream ends.
+  const seen = await eventually(async () => { const x = await v.get(`/message/${uuid}`); return x.status === 200 ? x : null; });
   assert.equal(seen.status, 200, seen.text);
   assert.equal(seen.json.meta_json, undefined, "a visitor does not see the owner's details");
   expectError(assert, await v.get(`/message/${m.uuid}`), 404, "not_found");
@@ -76,7 +77,7 @@ test("feedback by the account and by the visitor: one rating per message, change
   const aliceSession = (await alice.post(`/chatbot/${bot.uuid}/session/create`, { body: {} })).json;
   const stream = await alice.post(`/session/${aliceSession.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
   const aliceMessage = stream.headers.get("x-message-uuid");
-  r = await alice.post(`/message/${aliceMessage}/feedback`, { body: { rating: "up", comment: "thanks" } });
+  r = await eventually(async () => { const x = await alice.post(`/message/${aliceMessage}/feedback`, { body: { rating: "up", comment: "thanks" } }); return x.status === 404 ? null : x; });
   assert.equal(r.status, 200, r.text);
   expectError(assert, await bob.post(`/message/${aliceMessage}/feedback`, { body: { rating: "down" } }), 404, "not_found");
   expectError(assert, await alice.post(`/message/${m.uuid}/feedback`, { body: { rating: "down" } }), 404, "not_found");
@@ -132,6 +133,7 @@ test("analytics equal the counts taken from the message list", async () => {
   const v = visitor(await visitorToken(bot));
   const own = (await v.post(`/chatbot/${bot.uuid}/session/create`, { body: {} })).json;
   await v.post(`/session/${own.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
+  await eventually(async () => (await api.get(`/session/${own.uuid}/messages`)).json.length === 1);
 
   const all = (await api.get(`/chatbot/${bot.uuid}/sessions`)).json;
   const messages = [];

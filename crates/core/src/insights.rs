@@ -46,7 +46,7 @@ fn alike(a: &HashSet<String>, b: &HashSet<String>) -> bool {
     shared > 0 && shared * 2 >= shorter
 }
 
-/// Groups `questions` (any order) by shared stemmed words: most frequent group first, ties by
+/// Groups `questions` (newest first where their timestamps tie) by shared stemmed words: most frequent group first, ties by
 /// the latest question. A question joins the first group it is alike with.
 pub fn group_unanswered(questions: &[Unanswered]) -> Vec<QuestionGroup> {
     let mut ordered: Vec<&Unanswered> = questions.iter().collect();
