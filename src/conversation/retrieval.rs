@@ -7,19 +7,29 @@
 
 use crate::platform::vector_index;
 use crate::providers::semantic;
-use crate::storage::Store;
+use crate::providers::{ChatProvider, ChatTurn, Grounding};
+use crate::storage::{SearchIndex, Store};
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::completion::{CompletionEvent, CompletionRequest};
+use edgechat_core::chat::followup::Context;
+use edgechat_core::chat::followup::{
+    parse_rewrite, previous_exchange, refers_back, rewrite_messages,
+};
+use edgechat_core::chat::routing::agent_model;
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
-use edgechat_core::knowledge::query::{gated_expression, phrases, CANDIDATE_BUDGET};
-use edgechat_core::knowledge::retrieve::{rank, ChunkHit, Ranked, CANDIDATES};
+use edgechat_core::domain::session::Message;
+use edgechat_core::knowledge::query::{gated_expression_with, phrases, CANDIDATE_BUDGET};
+use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
 use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
 };
 use edgechat_core::knowledge::semantic::index::IndexCommand;
 use edgechat_core::knowledge::semantic::vector::{Neighbour, Quantised};
+use futures::future::{select, Either};
 use std::collections::HashSet;
-use worker::Env;
+use std::time::Duration;
+use worker::{Delay, Env};
 
 /// What a search reads beside D1: the runtime (for the vector index and the models) and the
 /// settings saying which models, if any, search by meaning.
@@ -29,7 +39,8 @@ pub struct Searcher<'a> {
     pub config: &'a Config,
 }
 
-/// The best chunks of a chatbot's sources for `query`, honouring the agent's sources.
+/// The best chunks of a chatbot's sources for `query` (with the conversation's `context`
+/// terms, weighted down), honouring the agent's sources.
 /// `frequencies` are the index-wide counts of the query's phrases, read by the caller in the
 /// same round trip as its other reads (see `Store::phrase_count_statement`).
 pub async fn retrieve(
@@ -37,10 +48,11 @@ pub async fn retrieve(
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
+    context: &Context,
     limit: usize,
     frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
-    let found = search(searcher, chatbot_uuid, agent, query, limit, frequencies).await?;
+    let found = search(searcher, chatbot_uuid, agent, query, context, limit, frequencies).await?;
     Ok(found.into_iter().map(|f| f.ranked).collect())
 }
 
@@ -50,6 +62,7 @@ pub async fn search(
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
+    context: &Context,
     limit: usize,
     frequencies: &[i64],
 ) -> ApiResult<Vec<Found>> {
@@ -57,15 +70,20 @@ pub async fn search(
     if allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
+    // A follow-up's meaning includes what the conversation is about.
+    let meaning = if context.terms.is_empty() {
+        query.to_string()
+    } else {
+        format!("{query} {}", context.terms.join(" "))
+    };
     let (hits, neighbours) = futures::join!(
-        lexical_hits(searcher.store, chatbot_uuid, allowed.as_deref(), query, frequencies),
-        neighbours(searcher, chatbot_uuid, allowed.as_deref(), query),
+        lexical_hits(searcher.store, chatbot_uuid, allowed.as_deref(), query, context, frequencies),
+        neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
     let hits = hits?;
     if neighbours.is_empty() {
-        return Ok(Found::lexical(rank(query, hits, limit)));
+        return Ok(Found::lexical(rank_in_context(query, context, hits, limit)));
     }
-
     // Neighbours the words did not find are read from D1 (one query); a neighbour whose chunk
     // is gone (deleted, its removal not yet applied to the index) is simply skipped.
     let known: HashSet<i64> = hits.iter().map(|h| h.id).collect();
@@ -97,7 +115,7 @@ pub async fn search(
         }
     }
     let every = hits.len();
-    let fused = fuse_candidates(rank(query, hits, every), vector);
+    let fused = fuse_candidates(rank_in_context(query, context, hits, every), vector);
     let fused = rerank(searcher, query, fused).await;
     Ok(finish(fused, limit))
 }
@@ -107,17 +125,28 @@ async fn lexical_hits(
     chatbot_uuid: &str,
     allowed: Option<&[String]>,
     query: &str,
+    context: &Context,
     frequencies: &[i64],
 ) -> ApiResult<Vec<ChunkHit>> {
     let phrases = phrases(query);
-    let Some(expression) = (!phrases.is_empty())
-        .then(|| gated_expression(&phrases, frequencies, CANDIDATE_BUDGET))
-        .flatten()
+    if phrases.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
+    let context_phrases: Vec<String> = context.terms.iter().map(|t| format!("\"{t}\"")).collect();
+    let Some(expression) =
+        gated_expression_with(&phrases, frequencies, &context_phrases, CANDIDATE_BUDGET)
     else {
         return Ok(Vec::new());
     };
     store
-        .search_chunks(chatbot_uuid, &expression, allowed, CANDIDATES)
+        .search_chunks(
+            SearchIndex::for_query(query),
+            chatbot_uuid,
+            &expression,
+            allowed,
+            CANDIDATES,
+        )
         .await
 }
 
@@ -195,5 +224,61 @@ async fn rerank(searcher: &Searcher<'_>, query: &str, fused: Vec<Found>) -> Vec<
             semantic::failed("reranking", &failure);
             fused
         }
+    }
+}
+
+/// How long a follow-up's rewrite may take before the rule-based context is used instead.
+const REWRITE_TIMEOUT: Duration = Duration::from_secs(3);
+/// The longest reply a rewrite may write.
+const REWRITE_MAX_TOKENS: usize = 80;
+
+/// With a model provider, a follow-up `query` rewritten by the agent's model as a standalone
+/// question, to search with. `None` without a model, for a question that is not a follow-up,
+/// and when the model fails, takes longer than `REWRITE_TIMEOUT` or replies with no question:
+/// the caller then searches with the rule-based context (`chat::followup`).
+pub async fn standalone_question(
+    env: &Env,
+    config: &Config,
+    agent: &Agent,
+    query: &str,
+    history: &[Message],
+) -> Option<String> {
+    let previous = previous_exchange(query, history).filter(|_| refers_back(query))?;
+    let model = agent_model(agent);
+    let provider = ChatProvider::for_model(config, model);
+    if !provider.is_model() {
+        return None;
+    }
+    let messages = rewrite_messages(previous, query);
+    let turn = ChatTurn {
+        request: CompletionRequest {
+            model: model.upstream,
+            messages: &messages,
+            tools: &[],
+            temperature: 0.0,
+            max_tokens: REWRITE_MAX_TOKENS,
+        },
+        grounding: Grounding {
+            query: "",
+            ranked: &[],
+            show_citations: false,
+        },
+    };
+    let ask = async {
+        let mut answer = provider.open(env, config, &turn).await.ok()?;
+        let mut text = String::new();
+        while let Some(Ok(event)) = answer.next().await {
+            match event {
+                CompletionEvent::Text(t) => text.push_str(&t),
+                CompletionEvent::Done => break,
+                _ => {}
+            }
+        }
+        parse_rewrite(&text)
+    };
+    futures::pin_mut!(ask);
+    match select(ask, Delay::from(REWRITE_TIMEOUT)).await {
+        Either::Left((rewritten, _)) => rewritten,
+        Either::Right(_) => None,
     }
 }

@@ -17,11 +17,19 @@ pub mod bindings {
     /// One object per chatbot holds its chunks' vectors (search by meaning).
     pub const VECTOR_INDEX: &str = "VECTOR_INDEX";
     pub const AI: &str = "AI";
+    /// The queue webhook deliveries wait in between attempts (`edgechat-webhooks`).
+    pub const WEBHOOK_QUEUE: &str = "WEBHOOK_QUEUE";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
-    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, VECTOR_INDEX, AI];
+    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, VECTOR_INDEX, AI, WEBHOOK_QUEUE];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];
+}
+
+/// Names of the queues the Worker consumes (`wrangler.toml`, `[[queues.consumers]]`).
+pub mod queues {
+    /// Webhook deliveries waiting for their next attempt.
+    pub const WEBHOOKS: &str = "edgechat-webhooks";
 }
 
 /// Names of the secrets and variables read, each with its meaning in one place.
@@ -48,12 +56,22 @@ pub mod names {
     pub const RERANK_MODEL: &str = "RERANK_MODEL";
     /// The longest wait for a question's embedding or a rerank before search goes on by words.
     pub const SEMANTIC_TIMEOUT_SECONDS: &str = "SEMANTIC_TIMEOUT_SECONDS";
+    /// The longest wait for a webhook receiver's answer.
+    pub const WEBHOOK_TIMEOUT_SECONDS: &str = "WEBHOOK_TIMEOUT_SECONDS";
+    /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
+    /// unless set; tests shorten it.
+    pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
 }
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_SEMANTIC_TIMEOUT_SECS: u64 = 5;
+pub const DEFAULT_WEBHOOK_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
+/// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
+/// message may be delayed.
+pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -123,6 +141,10 @@ pub struct Config {
     pub max_upload_bytes: usize,
     pub orphan_grace_secs: i64,
     pub semantic: Semantic,
+    /// The longest wait for a webhook receiver's answer.
+    pub webhook_timeout: Duration,
+    /// Seconds per unit of the webhook retry schedule.
+    pub webhook_retry_unit_secs: u32,
 }
 
 /// A setting that could not be used as given, and what was used instead.
@@ -234,6 +256,7 @@ impl Config {
         let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
         let semantic_timeout =
             seconds(names::SEMANTIC_TIMEOUT_SECONDS, DEFAULT_SEMANTIC_TIMEOUT_SECS);
+        let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
 
         let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
             None => DEFAULT_MAX_UPLOAD_BYTES,
@@ -302,6 +325,23 @@ impl Config {
             timeout: semantic_timeout,
         };
 
+        let webhook_retry_unit_secs = match get(names::WEBHOOK_RETRY_UNIT_SECONDS) {
+            None => DEFAULT_WEBHOOK_RETRY_UNIT_SECS,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_WEBHOOK_RETRY_UNIT_SECS => n,
+                _ => {
+                    problems.push(Problem {
+                        name: names::WEBHOOK_RETRY_UNIT_SECONDS,
+                        reason: format!(
+                            "{v:?} is not a whole number of seconds from 0 to {MAX_WEBHOOK_RETRY_UNIT_SECS}"
+                        ),
+                        fallback: format!("{DEFAULT_WEBHOOK_RETRY_UNIT_SECS} seconds"),
+                    });
+                    DEFAULT_WEBHOOK_RETRY_UNIT_SECS
+                }
+            },
+        };
+
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
             widget_token_secret,
@@ -314,6 +354,8 @@ impl Config {
             max_upload_bytes,
             orphan_grace_secs,
             semantic,
+            webhook_timeout,
+            webhook_retry_unit_secs,
         };
         (config, problems)
     }
@@ -344,6 +386,8 @@ mod tests {
         assert_eq!(config.tool_timeout, Duration::from_secs(10));
         assert_eq!(config.max_upload_bytes, 20 * 1024 * 1024);
         assert_eq!(config.orphan_grace_secs, 3600);
+        assert_eq!(config.webhook_timeout, Duration::from_secs(10));
+        assert_eq!(config.webhook_retry_unit_secs, 60);
         assert_eq!(config, Config::default());
     }
 
