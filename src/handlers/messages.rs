@@ -1,9 +1,9 @@
 use crate::app::http::{json_response, success_response};
-use crate::app::Call;
+use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
 use crate::platform::log;
-use crate::platform::rate_limit::{admit_message, Decision, Limit};
+use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
 use crate::storage::{Store, TurnContext};
 use edgechat_core::api::error::{ApiError, ApiResult};
@@ -28,13 +28,23 @@ enum Plan {
     LiveChat(Box<Message>),
 }
 
-/// Asks the chatbot's rate-limit object to admit one more message.
-async fn admit(env: &Env, chatbot: &Chatbot) -> ApiResult<()> {
+/// Asks the chatbot's rate-limit object to admit one more message; a site visitor's message
+/// must also fit the visitor's own window (`widget::admit_visitor`).
+async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
+    if let Caller::Visitor(visitor) = &call.caller {
+        return widget::admit_visitor(
+            &call.env,
+            &chatbot.settings,
+            &limit_names::visitor_messages(&chatbot.uuid, &visitor.visitor_id),
+            &chatbot.uuid,
+        )
+        .await;
+    }
     let limit = Limit {
         count: chatbot.settings.rate_limit_count as u32,
         window_secs: chatbot.settings.rate_limit_window as u32,
     };
-    match admit_message(env, &chatbot.uuid, limit).await? {
+    match admit_message(&call.env, &chatbot.uuid, limit).await? {
         Decision::Admitted { .. } => Ok(()),
         Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {
             message: chatbot.settings.rate_limit_message.clone(),
@@ -79,7 +89,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
         phrase_frequencies,
     } = context;
     if live_chat::is_active(&session) {
-        admit(&call.env, &chatbot).await?;
+        admit(call, &chatbot).await?;
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
@@ -87,7 +97,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let (admitted, ranked) = futures::join!(
-        admit(&call.env, &chatbot),
+        admit(call, &chatbot),
         conversation::sources_for(
             &call.store,
             &chatbot.uuid,
