@@ -454,6 +454,12 @@ mod tests {
                     .find(|r| r.path == path && r.method.eq_ignore_ascii_case(method))
                     .map(|r| r.access);
                 assert_eq!(public, access == Some(Public), "{method} {path}: security");
+                // The scope a key needs is documented as the table declares it.
+                let scope = match access {
+                    Some(Key(scope)) => serde_json::Value::from(scope.as_str()),
+                    _ => serde_json::Value::Null,
+                };
+                assert_eq!(operation["x-scope"], scope, "{method} {path}: x-scope");
             }
         }
     }
