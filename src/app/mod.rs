@@ -329,6 +329,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::ApiKeyCreate => api_keys::create(call).await,
         Endpoint::ApiKeyList => api_keys::list(call).await,
         Endpoint::ApiKeyDelete => api_keys::delete(call).await,
+        Endpoint::ApiKeyCurrent => api_keys::current(call).await,
         Endpoint::ChatbotCreate => chatbots::create(call).await,
         Endpoint::ChatbotList => chatbots::list(call).await,
         Endpoint::ChatbotGet => chatbots::get(call).await,

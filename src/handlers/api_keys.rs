@@ -88,6 +88,21 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     json_response(&Value::Array(keys.iter().map(ApiKey::to_json).collect()))
 }
 
+/// `GET /api-key/current`: the calling key's own record (its scopes, expiry, addresses, rate),
+/// so a client can tell what it may do.
+pub async fn current(call: Call) -> ApiResult<Response> {
+    let Caller::Account { key_uuid, .. } = &call.caller else {
+        return Err(ApiError::Unauthorized("This endpoint needs an account API key.".into()));
+    };
+    let key = call
+        .store
+        .get_key(key_uuid)
+        .await?
+        // Deleted between the check and this read.
+        .ok_or_else(|| ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into()))?;
+    json_response(&key.to_json())
+}
+
 pub async fn delete(call: Call) -> ApiResult<Response> {
     let key_uuid = call.uuid_param(0, "API key")?;
     let scope = match &call.caller {

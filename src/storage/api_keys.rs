@@ -169,6 +169,16 @@ impl Store {
         .map(|_| ())
     }
 
+    pub async fn get_key(&self, key_uuid: &str) -> ApiResult<Option<ApiKey>> {
+        let row: Option<KeyRow> = self
+            .row(
+                &format!("SELECT {} FROM api_keys WHERE uuid = ?1", API_KEYS.select("")),
+                &[Arg::Text(key_uuid)],
+            )
+            .await?;
+        Ok(row.map(ApiKey::from))
+    }
+
     /// Keys of one account, or of every account for the operator.
     pub async fn list_keys(&self, account_uuid: Option<&str>) -> ApiResult<Vec<ApiKey>> {
         let rows: Vec<KeyRow> = match account_uuid {

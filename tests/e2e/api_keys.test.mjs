@@ -172,6 +172,11 @@ test("a key lists its scopes, expiry, addresses, rate and a prefix that is not t
     scopes: ["read", "chat"], expires_at: expires, allowed_ips: ["203.0.113.0/24", "2001:db8::1/128"], rate_limit: [50, 60], last_used_at: null,
   });
   assert.equal(listed.prefix.length, 9, "ec_ and six characters: not enough to use the key");
+  // Any key reads its own record, whatever its scopes; only admin keys list the others.
+  const self = await client(worker, made.key).get("/api-key/current", { headers: { "CF-Connecting-IP": "203.0.113.1" } });
+  assert.equal(self.status, 200, self.text);
+  assert.deepEqual({ ...self.json, last_used_at: null }, listed);
+  expectError(assert, await client(worker, made.key).get("/api-keys", { headers: { "CF-Connecting-IP": "203.0.113.1" } }), 403, "forbidden");
   assert.ok(!JSON.stringify((await api.get("/api-keys")).json).includes(made.key));
   const bad = [
     [{ scopes: [] }, "scopes"], [{ scopes: ["root"] }, "scopes"], [{ scopes: "read" }, "scopes"],

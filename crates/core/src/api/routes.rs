@@ -21,6 +21,7 @@ pub enum Endpoint {
     ApiKeyCreate,
     ApiKeyList,
     ApiKeyDelete,
+    ApiKeyCurrent,
     ChatbotCreate,
     ChatbotList,
     ChatbotGet,
@@ -105,6 +106,8 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/api-key/create",           ApiKeyCreate,  Key(Admin)),
     route("GET",    "/api/v1/api-keys",                 ApiKeyList,    Key(Admin)),
     route("DELETE", "/api/v1/api-key/{uuid}/delete",    ApiKeyDelete,  Key(Admin)),
+    // Every key may read its own record (a `Chat` GET opens to every scope).
+    route("GET",    "/api/v1/api-key/current",          ApiKeyCurrent, Key(Chat)),
 
     route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, Key(Manage)),
     route("GET",    "/api/v1/chatbots",                 ChatbotList,   Key(Manage)),
@@ -351,7 +354,7 @@ mod tests {
         use crate::domain::api_key::Scope;
         for route in ROUTES {
             let Key(needed) = route.access else { continue };
-            let is_key_route = route.path.contains("/api-key");
+            let is_key_route = route.path.contains("/api-key") && route.endpoint != ApiKeyCurrent;
             assert_eq!(needed == Admin, is_key_route, "{}", route.path);
             assert_eq!(
                 Scope::Read.grants(needed, route.method),
@@ -359,7 +362,9 @@ mod tests {
                 "{}",
                 route.path
             );
-            let chat_route = route.path.contains("/session") || route.path.contains("/message");
+            let chat_route = route.path.contains("/session")
+                || route.path.contains("/message")
+                || route.endpoint == ApiKeyCurrent;
             assert_eq!(Scope::Chat.grants(needed, route.method), chat_route, "{}", route.path);
             assert_eq!(Scope::Manage.grants(needed, route.method), !is_key_route);
             assert!(Scope::Admin.grants(needed, route.method));
