@@ -92,11 +92,10 @@ async function useKey(key, { remember }) {
   $("forget-key").hidden = false;
   $("key-scopes").hidden = false;
   $("key-scopes").textContent = `This key (${me.prefix}…): ${describeKey(me)}.`;
-  if (me.scopes.includes("admin")) {
-    $("keys").hidden = false;
-    loadKeys();
-  }
+  $("keys").hidden = !me.scopes.includes("admin");
+  if (!$("keys").hidden) loadKeys();
   if (!me.scopes.some((s) => LISTS_CHATBOTS.includes(s))) {
+    $("bots").hidden = true;
     say("key-status", "Key accepted. It may only chat (sessions and messages), so it cannot list chatbots here.");
     return true;
   }
