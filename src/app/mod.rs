@@ -7,6 +7,7 @@ use self::widget::Visitor;
 use crate::handlers;
 use crate::platform::config;
 use crate::platform::log::RequestLog;
+use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, WindowDecision};
 use crate::storage::{Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
@@ -14,13 +15,12 @@ use edgechat_core::api::routes::{
 };
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
-use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, WindowDecision};
 use edgechat_core::domain::api_key::{
     bearer_token, constant_time_eq, hash_key, ip_allowed, missing_scope, scopes_grant, Scope,
     LAST_USED_RESOLUTION_SECS,
 };
-use edgechat_core::time;
 use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
+use edgechat_core::time;
 use serde_json::{Map, Value};
 use std::rc::Rc;
 use worker::{Context, Env, Request, Response};

@@ -92,14 +92,18 @@ pub async fn list(call: Call) -> ApiResult<Response> {
 /// so a client can tell what it may do.
 pub async fn current(call: Call) -> ApiResult<Response> {
     let Caller::Account { key_uuid, .. } = &call.caller else {
-        return Err(ApiError::Unauthorized("This endpoint needs an account API key.".into()));
+        return Err(ApiError::Unauthorized(
+            "This endpoint needs an account API key.".into(),
+        ));
     };
     let key = call
         .store
         .get_key(key_uuid)
         .await?
         // Deleted between the check and this read.
-        .ok_or_else(|| ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into()))?;
+        .ok_or_else(|| {
+            ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
+        })?;
     json_response(&key.to_json())
 }
 

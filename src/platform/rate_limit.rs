@@ -1,8 +1,8 @@
 //! The client side of rate limits: asks a rate-limit Durable Object (one per counted thing,
 //! named by what it counts) to admit one more message or request.
 
-pub use edgechat_core::domain::rate_limit::{Decision, Limit, WindowDecision};
 use edgechat_core::api::error::{ApiError, ApiResult};
+pub use edgechat_core::domain::rate_limit::{Decision, Limit, WindowDecision};
 use serde::de::DeserializeOwned;
 
 /// The object counting `name`, asked at `path` (`/admit`: the sliding log; `/window`: a fixed

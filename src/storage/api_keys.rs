@@ -52,7 +52,8 @@ impl From<KeyRow> for ApiKey {
     fn from(r: KeyRow) -> Self {
         // Written only by `insert_key` from a validated policy (or the migration's defaults).
         let scopes: Vec<Scope> = serde_json::from_str(&r.scopes_json).unwrap_or_default();
-        let allowed_ips: Vec<String> = serde_json::from_str(&r.allowed_ips_json).unwrap_or_default();
+        let allowed_ips: Vec<String> =
+            serde_json::from_str(&r.allowed_ips_json).unwrap_or_default();
         ApiKey {
             uuid: r.uuid,
             account_uuid: r.account_uuid,
@@ -172,7 +173,10 @@ impl Store {
     pub async fn get_key(&self, key_uuid: &str) -> ApiResult<Option<ApiKey>> {
         let row: Option<KeyRow> = self
             .row(
-                &format!("SELECT {} FROM api_keys WHERE uuid = ?1", API_KEYS.select("")),
+                &format!(
+                    "SELECT {} FROM api_keys WHERE uuid = ?1",
+                    API_KEYS.select("")
+                ),
                 &[Arg::Text(key_uuid)],
             )
             .await?;

@@ -251,8 +251,12 @@ impl Config {
                 let count = count.trim().parse::<i64>().ok()?;
                 let secs = secs.trim().parse::<i64>().ok()?;
                 let within = |x: i64, (lo, hi): (i64, i64)| (lo..=hi).contains(&x);
-                (within(count, KEY_RATE_LIMIT_COUNT_RANGE) && within(secs, KEY_RATE_LIMIT_WINDOW_RANGE))
-                    .then_some(Limit { count: count as u32, window_secs: secs as u32 })
+                (within(count, KEY_RATE_LIMIT_COUNT_RANGE)
+                    && within(secs, KEY_RATE_LIMIT_WINDOW_RANGE))
+                .then_some(Limit {
+                    count: count as u32,
+                    window_secs: secs as u32,
+                })
             });
             parsed.unwrap_or_else(|| {
                 problems.push(Problem {
@@ -268,8 +272,10 @@ impl Config {
             })
         };
         let api_key_rate_limit = limit(names::API_KEY_RATE_LIMIT, DEFAULT_API_KEY_RATE_LIMIT);
-        let visitor_token_rate_limit =
-            limit(names::VISITOR_TOKEN_RATE_LIMIT, DEFAULT_VISITOR_TOKEN_RATE_LIMIT);
+        let visitor_token_rate_limit = limit(
+            names::VISITOR_TOKEN_RATE_LIMIT,
+            DEFAULT_VISITOR_TOKEN_RATE_LIMIT,
+        );
 
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
@@ -304,13 +310,31 @@ mod tests {
 
     #[test]
     fn request_limits_read_count_slash_seconds() {
-        let (config, problems) = parse(&[("API_KEY_RATE_LIMIT", "5/10"), ("VISITOR_TOKEN_RATE_LIMIT", " 3 / 60 ")]);
+        let (config, problems) = parse(&[
+            ("API_KEY_RATE_LIMIT", "5/10"),
+            ("VISITOR_TOKEN_RATE_LIMIT", " 3 / 60 "),
+        ]);
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(config.api_key_rate_limit, Limit { count: 5, window_secs: 10 });
-        assert_eq!(config.visitor_token_rate_limit, Limit { count: 3, window_secs: 60 });
+        assert_eq!(
+            config.api_key_rate_limit,
+            Limit {
+                count: 5,
+                window_secs: 10
+            }
+        );
+        assert_eq!(
+            config.visitor_token_rate_limit,
+            Limit {
+                count: 3,
+                window_secs: 60
+            }
+        );
         for bad in ["5", "0/10", "5/0", "5/3601", "a/b", "100001/1"] {
             let (config, problems) = parse(&[("API_KEY_RATE_LIMIT", bad)]);
-            assert_eq!(config.api_key_rate_limit, DEFAULT_API_KEY_RATE_LIMIT, "{bad}");
+            assert_eq!(
+                config.api_key_rate_limit, DEFAULT_API_KEY_RATE_LIMIT,
+                "{bad}"
+            );
             assert_eq!(problems.len(), 1, "{bad}");
         }
     }

@@ -365,7 +365,12 @@ mod tests {
             let chat_route = route.path.contains("/session")
                 || route.path.contains("/message")
                 || route.endpoint == ApiKeyCurrent;
-            assert_eq!(Scope::Chat.grants(needed, route.method), chat_route, "{}", route.path);
+            assert_eq!(
+                Scope::Chat.grants(needed, route.method),
+                chat_route,
+                "{}",
+                route.path
+            );
             assert_eq!(Scope::Manage.grants(needed, route.method), !is_key_route);
             assert!(Scope::Admin.grants(needed, route.method));
         }

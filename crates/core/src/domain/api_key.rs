@@ -150,9 +150,11 @@ impl IpNet {
             v4 => v4,
         };
         match (self.addr, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                prefix_matches(u128::from(u32::from(net)) << 96, u128::from(u32::from(ip)) << 96, self.prefix)
-            }
+            (IpAddr::V4(net), IpAddr::V4(ip)) => prefix_matches(
+                u128::from(u32::from(net)) << 96,
+                u128::from(u32::from(ip)) << 96,
+                self.prefix,
+            ),
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
                 prefix_matches(u128::from(net), u128::from(ip), self.prefix)
             }
@@ -233,7 +235,10 @@ impl KeyPolicy {
                 }
             }
             if scopes.is_empty() {
-                return Err(ApiError::invalid("scopes", "A key needs at least one scope."));
+                return Err(ApiError::invalid(
+                    "scopes",
+                    "A key needs at least one scope.",
+                ));
             }
             policy.scopes = scopes;
         }
@@ -281,7 +286,9 @@ impl KeyPolicy {
                     IpNet::parse(e).ok_or_else(|| {
                         ApiError::invalid(
                             "allowed_ips",
-                            format!("`{e}` is not an address or a CIDR network such as 203.0.113.0/24."),
+                            format!(
+                                "`{e}` is not an address or a CIDR network such as 203.0.113.0/24."
+                            ),
                         )
                     })
                 })
@@ -423,17 +430,33 @@ mod tests {
         assert!(scopes_grant(&[Chat, Read], Manage, "GET"));
         let err = missing_scope(&[Chat], Manage, "GET");
         assert_eq!(err.status(), 403);
-        assert!(err.public_message().contains("`manage`"), "{}", err.public_message());
+        assert!(
+            err.public_message().contains("`manage`"),
+            "{}",
+            err.public_message()
+        );
         assert!(err.public_message().contains("`read`"));
-        assert!(missing_scope(&[Read], Chat, "POST").public_message().contains("`chat`"));
+        assert!(missing_scope(&[Read], Chat, "POST")
+            .public_message()
+            .contains("`chat`"));
     }
 
     #[test]
     fn a_key_hands_out_only_what_it_has() {
         use Scope::*;
-        let make = |v: Value, granter: Option<&[Scope]>| KeyPolicy::from_body(&Body(&body(v)), granter, NOW);
-        assert_eq!(make(json!({}), Some(&[Admin])).unwrap(), KeyPolicy::default());
-        assert_eq!(make(json!({"scopes": ["chat", "read", "chat"]}), Some(&[Admin])).unwrap().scopes, vec![Chat, Read]);
+        let make = |v: Value, granter: Option<&[Scope]>| {
+            KeyPolicy::from_body(&Body(&body(v)), granter, NOW)
+        };
+        assert_eq!(
+            make(json!({}), Some(&[Admin])).unwrap(),
+            KeyPolicy::default()
+        );
+        assert_eq!(
+            make(json!({"scopes": ["chat", "read", "chat"]}), Some(&[Admin]))
+                .unwrap()
+                .scopes,
+            vec![Chat, Read]
+        );
         assert!(make(json!({"scopes": ["read"]}), Some(&[Manage])).is_ok());
         for (wanted, granter) in [
             (json!({"scopes": ["admin"]}), &[Manage][..]),
@@ -443,8 +466,15 @@ mod tests {
         ] {
             assert_eq!(make(wanted, Some(granter)).unwrap_err().status(), 403);
         }
-        assert!(make(json!({"scopes": ["admin"]}), None).is_ok(), "the operator gives anything");
-        for bad in [json!({"scopes": []}), json!({"scopes": ["root"]}), json!({"scopes": "read"})] {
+        assert!(
+            make(json!({"scopes": ["admin"]}), None).is_ok(),
+            "the operator gives anything"
+        );
+        for bad in [
+            json!({"scopes": []}),
+            json!({"scopes": ["root"]}),
+            json!({"scopes": "read"}),
+        ] {
             assert_eq!(make(bad, None).unwrap_err().field(), Some("scopes"));
         }
     }
@@ -453,11 +483,21 @@ mod tests {
     fn expiry_addresses_and_rate_are_validated() {
         let make = |v: Value| KeyPolicy::from_body(&Body(&body(v)), None, NOW);
         let p = make(json!({"expires_at": "2026-01-01T01:00:00+01:00"}));
-        assert_eq!(p.unwrap_err().field(), Some("expires_at"), "an hour ago in UTC");
+        assert_eq!(
+            p.unwrap_err().field(),
+            Some("expires_at"),
+            "an hour ago in UTC"
+        );
         let p = make(json!({"expires_at": "2026-01-02T00:00:00Z", "allowed_ips": ["10.0.0.0/8", "2001:db8::1"], "rate_limit": [100, 60]})).unwrap();
         assert_eq!(p.expires_at.as_deref(), Some("2026-01-02T00:00:00Z"));
         assert!(!p.expired(NOW) && p.expired("2026-01-02T00:00:00Z"));
-        assert_eq!(p.allowed_ips.iter().map(ToString::to_string).collect::<Vec<_>>(), vec!["10.0.0.0/8", "2001:db8::1/128"]);
+        assert_eq!(
+            p.allowed_ips
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            vec!["10.0.0.0/8", "2001:db8::1/128"]
+        );
         assert_eq!(p.rate_limit, Some((100, 60)));
         for (bad, field) in [
             (json!({"expires_at": "soon"}), "expires_at"),

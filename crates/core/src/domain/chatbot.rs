@@ -48,9 +48,8 @@ pub fn visitor_default((count, window): (i64, i64)) -> (i64, i64) {
 impl ChatbotSettings {
     /// The window each site visitor has to itself.
     pub fn visitor_limit(&self) -> (i64, i64) {
-        self.visitor_rate_limit.unwrap_or_else(|| {
-            visitor_default((self.rate_limit_count, self.rate_limit_window))
-        })
+        self.visitor_rate_limit
+            .unwrap_or_else(|| visitor_default((self.rate_limit_count, self.rate_limit_window)))
     }
 }
 
@@ -99,7 +98,8 @@ fn apply_optional(body: &Body, mut settings: ChatbotSettings) -> ApiResult<Chatb
         settings.visibility = v;
     }
     if let Some(value) = body.raw("rate_limit") {
-        (settings.rate_limit_count, settings.rate_limit_window) = parse_rate_limit("rate_limit", value)?;
+        (settings.rate_limit_count, settings.rate_limit_window) =
+            parse_rate_limit("rate_limit", value)?;
     }
     match body.raw("visitor_rate_limit") {
         // `null` goes back to the default share.
@@ -275,8 +275,14 @@ mod tests {
         assert_eq!(set.visitor_limit(), (2, 30));
         let cleared = settings_for_update(&obj(json!({"visitor_rate_limit": null})), &set).unwrap();
         assert_eq!(cleared.visitor_limit(), (10, 60));
-        for bad in [json!([0, 10]), json!([101, 10]), json!([10, 361]), json!("5")] {
-            let err = settings_for_update(&obj(json!({"visitor_rate_limit": bad})), &s).unwrap_err();
+        for bad in [
+            json!([0, 10]),
+            json!([101, 10]),
+            json!([10, 361]),
+            json!("5"),
+        ] {
+            let err =
+                settings_for_update(&obj(json!({"visitor_rate_limit": bad})), &s).unwrap_err();
             assert_eq!(err.field(), Some("visitor_rate_limit"));
         }
     }

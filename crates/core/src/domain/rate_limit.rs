@@ -330,22 +330,40 @@ mod tests {
         let first = admit_in_window(&mut window, 1_000, two);
         assert_eq!(
             first,
-            WindowDecision { admitted: true, limit: 2, remaining: 1, reset_secs: 10 }
+            WindowDecision {
+                admitted: true,
+                limit: 2,
+                remaining: 1,
+                reset_secs: 10
+            }
         );
         assert!(admit_in_window(&mut window, 2_000, two).admitted);
         let refused = admit_in_window(&mut window, 3_500, two);
         assert_eq!(
             refused,
-            WindowDecision { admitted: false, limit: 2, remaining: 0, reset_secs: 8 }
+            WindowDecision {
+                admitted: false,
+                limit: 2,
+                remaining: 0,
+                reset_secs: 8
+            }
         );
         assert_eq!(window.count, 2, "a refused request is not counted");
         let next = admit_in_window(&mut window, 11_000, two);
         assert_eq!(
             next,
-            WindowDecision { admitted: true, limit: 2, remaining: 1, reset_secs: 10 }
+            WindowDecision {
+                admitted: true,
+                limit: 2,
+                remaining: 1,
+                reset_secs: 10
+            }
         );
         // A window stamped in the future starts over now.
-        let mut ahead = Window { started_ms: 1_000_000, count: 2 };
+        let mut ahead = Window {
+            started_ms: 1_000_000,
+            count: 2,
+        };
         assert!(admit_in_window(&mut ahead, 5_000, two).admitted);
         assert_eq!(ahead.started_ms, 5_000);
     }
@@ -356,7 +374,10 @@ mod tests {
             for window_secs in [0, 1, u32::MAX] {
                 for now in [i64::MIN, 0, i64::MAX] {
                     for started_ms in [i64::MIN, 0, i64::MAX] {
-                        let mut w = Window { started_ms, count: count.min(5) };
+                        let mut w = Window {
+                            started_ms,
+                            count: count.min(5),
+                        };
                         let d = admit_in_window(&mut w, now, limit(count, window_secs));
                         assert!(d.reset_secs >= 1);
                         assert!(d.remaining <= count);
@@ -373,7 +394,14 @@ mod tests {
         let parse = |v| parse_pair("rate_limit", "requests", &v, (1, 10), (1, 60));
         assert_eq!(parse(json!([10, 60])), Ok((10, 60)));
         assert_eq!(parse(json!([1.0, 1])), Ok((1, 1)));
-        for bad in [json!([0, 1]), json!([11, 1]), json!([1, 61]), json!([1]), json!("1,1"), json!([1.5, 2])] {
+        for bad in [
+            json!([0, 1]),
+            json!([11, 1]),
+            json!([1, 61]),
+            json!([1]),
+            json!("1,1"),
+            json!([1.5, 2]),
+        ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.field(), Some("rate_limit"));
             assert!(err.public_message().contains("[requests, seconds]"));
