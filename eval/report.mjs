@@ -14,11 +14,25 @@ export function checkQuestions(questions, corpusNames) {
   return questions;
 }
 
+/** Reads and checks `[{turns: [first, follow-up], standalone, expected}]`. */
+export function checkConversations(conversations, corpusNames) {
+  if (!Array.isArray(conversations) || conversations.length === 0) throw new Error("conversations: expected a non-empty array");
+  const names = new Set(corpusNames);
+  conversations.forEach((c, i) => {
+    if (!Array.isArray(c?.turns) || c.turns.length < 2 || !c.turns.every((t) => typeof t === "string" && t.trim())) {
+      throw new Error(`conversations[${i}]: turns must be two or more questions`);
+    }
+    if (typeof c.standalone !== "string" || !c.standalone.trim()) throw new Error(`conversations[${i}]: no standalone question`);
+    if (!names.has(c.expected)) throw new Error(`conversations[${i}]: ${c.expected} is not in the corpus list`);
+  });
+  return conversations;
+}
+
 /** Asks every question in turn and records where the expected document landed. */
 export async function score(scorer, questions) {
   const rows = [];
   for (const { question, expected } of questions) {
-    const { documents, first } = await scorer.ask(question);
+    const { documents, first, answered } = await scorer.ask(question);
     const rank = documents.indexOf(expected) + 1 || null;
     rows.push({
       question,
@@ -28,6 +42,7 @@ export async function score(scorer, questions) {
       top3: rank !== null && rank <= 3,
       documents: documents.slice(0, 5),
       first,
+      ...(answered === undefined ? {} : { answered }),
     });
   }
   return rows;
@@ -48,11 +63,15 @@ export function summarize(rows) {
     top3_pct: pct(top3, n),
     found_anywhere: rows.filter((r) => r.rank !== null).length,
     mrr: Math.round((1000 * reciprocal) / n) / 1000,
+    ...(rows.some((r) => r.answered !== undefined) ? { answered: rows.filter((r) => r.answered).length } : {}),
   };
 }
 
 export function summaryLine(name, s) {
   const label = name === "search" ? "retrieval" : name;
+  if (s.answered !== undefined) {
+    return `${label}: top-1 ${s.top1}/${s.questions} (${s.top1_pct}%), top-3 ${s.top3}/${s.questions} (${s.top3_pct}%), answered ${s.answered}/${s.questions}`;
+  }
   return `${label}: top-1 ${s.top1}/${s.questions} (${s.top1_pct}%), top-3 ${s.top3}/${s.questions} (${s.top3_pct}%)`;
 }
 
@@ -66,7 +85,7 @@ export function printReport({ scorer, sources, rows, summary }, log = console.lo
   const misses = rows.filter((r) => !r.top1);
   log(`\nMisses at top-1 (${misses.length} of ${rows.length}):`);
   for (const r of misses) {
-    log(`  Q: ${r.question}`);
+    log(`  Q: ${[r.question].flat().join(" → ")}`);
     log(`     expected ${r.expected} (${r.rank ? `rank ${r.rank}` : "not in the results"}); first: ${r.first ? `${r.first.document} "${r.first.heading}"` : "nothing"}`);
   }
   log(`\nScorer: ${scorer.describe}`);

@@ -2,7 +2,13 @@
 // Worker under `wrangler dev` with fresh local state, uploads the corpus into one chatbot, asks
 // every question through a scorer and reports top-1 and top-3 hit rates.
 //
-//   node eval/retrieval.mjs [--scorer search] [--docs DIR] [--list FILE] [--questions FILE] [--out DIR]
+//   node eval/retrieval.mjs [--set NAME] [--scorer search,answer] [--docs DIR] [--list FILE]
+//                           [--questions FILE] [--conversations FILE] [--out DIR]
+//
+// Every scorer named in `--scorer` runs against the same ingested chatbot. With
+// `--conversations`, two more run: `follow-up` (the second turn of each two-turn conversation,
+// asked after the first in one session) and `standalone` (the same question written to stand
+// alone, in a fresh session), so a follow-up can be compared with its standalone form.
 //
 // The Worker must be built first (`make build`); `scripts/eval.sh` does that and installs the
 // corpus.
@@ -16,7 +22,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 const { values: opts } = parseArgs({
   options: {
+    set: { type: "string", default: "git" },
     scorer: { type: "string", default: "search" },
+    conversations: { type: "string" },
     docs: { type: "string", default: process.env.EVAL_DOCS_DIR ?? "/usr/share/doc/git-doc" },
     list: { type: "string", default: path.join(ROOT, "eval/documents.txt") },
     questions: { type: "string", default: path.join(ROOT, "eval/questions.json") },
@@ -30,7 +38,7 @@ process.env.E2E_OUTPUT ??= OUT;
 const { startWorker, client } = await import("../tests/e2e/harness.mjs");
 const { readDocumentList, loadCorpus, ingest } = await import("./corpus.mjs");
 const { SCORERS } = await import("./scorers.mjs");
-const { checkQuestions, score, summarize, summaryLine, printReport, writeResult } = await import("./report.mjs");
+const { checkQuestions, checkConversations, score, summarize, summaryLine, printReport, writeResult } = await import("./report.mjs");
 
 const progress = (msg) => process.stderr.write(`--- ${msg}\n`);
 const seconds = (since) => Math.round((performance.now() - since) / 100) / 10;
@@ -44,12 +52,20 @@ function packageVersion(pkg) {
 }
 
 async function main() {
-  const makeScorer = SCORERS[opts.scorer];
-  if (!makeScorer) throw new Error(`unknown scorer ${opts.scorer}; known: ${Object.keys(SCORERS).join(", ")}`);
+  const scorerNames = opts.scorer.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const name of scorerNames) {
+    if (!SCORERS[name]) throw new Error(`unknown scorer ${name}; known: ${Object.keys(SCORERS).join(", ")}`);
+  }
 
   const names = await readDocumentList(opts.list);
   const docs = await loadCorpus(opts.docs, names);
   const questions = checkQuestions(JSON.parse(await readFile(opts.questions, "utf8")), names);
+  const runs = scorerNames.map((name) => ({ name, items: questions }));
+  if (opts.conversations) {
+    const conversations = checkConversations(JSON.parse(await readFile(opts.conversations, "utf8")), names);
+    runs.push({ name: "follow-up", items: conversations.map((c) => ({ question: c.turns, expected: c.expected })) });
+    runs.push({ name: "standalone", items: conversations.map((c) => ({ question: c.standalone, expected: c.expected })) });
+  }
   const corpusBytes = docs.reduce((n, d) => n + d.bytes.length, 0);
   progress(`${docs.length} documents (${(corpusBytes / 1048576).toFixed(2)} MiB) from ${opts.docs}; ${questions.length} questions`);
 
@@ -81,33 +97,39 @@ async function main() {
     const ok = sources.filter((s) => s.status === "success");
     progress(`ingested ${ok.length}/${sources.length} documents (${ok.reduce((n, s) => n + s.tokens, 0)} tokens) in ${timings.ingest_s} s`);
 
-    const scorer = makeScorer({ api, chatbotUuid });
-    t = performance.now();
-    const rows = await score(scorer, questions);
-    timings.questions_s = seconds(t);
-    progress(`asked ${rows.length} questions in ${timings.questions_s} s`);
+    const lines = [];
+    for (const run of runs) {
+      const scorer = SCORERS[run.name]({ api, chatbotUuid });
+      t = performance.now();
+      const rows = await score(scorer, run.items);
+      const questionsSeconds = seconds(t);
+      progress(`${opts.set} ${scorer.name}: asked ${rows.length} questions in ${questionsSeconds} s`);
 
-    const summary = summarize(rows);
-    printReport({ scorer, sources, rows, summary });
-    const pkg = process.env.EVAL_PACKAGE ?? null;
-    const file = path.join(OUT, `retrieval-${scorer.name}.json`);
-    await writeResult(file, {
-      scorer: { name: scorer.name, describe: scorer.describe },
-      created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-      corpus: {
-        package: pkg,
-        version: pkg ? packageVersion(pkg) : null,
-        dir: opts.docs,
-        documents: docs.length,
-        bytes: corpusBytes,
-      },
-      summary,
-      timings,
-      ingestion: sources,
-      results: rows,
-    });
-    console.log(`\nWrote ${path.relative(process.cwd(), file) || file}`);
-    console.log(summaryLine(scorer.name, summary));
+      const summary = summarize(rows);
+      console.log(`\n=== Set ${opts.set}, scorer ${scorer.name}`);
+      printReport({ scorer, sources, rows, summary });
+      const pkg = process.env.EVAL_PACKAGE ?? null;
+      const file = path.join(OUT, `retrieval-${opts.set}-${scorer.name}.json`);
+      await writeResult(file, {
+        set: opts.set,
+        scorer: { name: scorer.name, describe: scorer.describe },
+        created_at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+        corpus: {
+          package: opts.set === "git" ? pkg : null,
+          version: opts.set === "git" && pkg ? packageVersion(pkg) : null,
+          dir: opts.docs,
+          documents: docs.length,
+          bytes: corpusBytes,
+        },
+        summary,
+        timings: { ...timings, questions_s: questionsSeconds },
+        ingestion: sources,
+        results: rows,
+      });
+      console.log(`\nWrote ${path.relative(process.cwd(), file) || file}`);
+      lines.push(`${opts.set} ${summaryLine(scorer.name, summary)}`);
+    }
+    console.log(`\n${lines.join("\n")}`);
   } catch (err) {
     if (interrupted) return;
     await writeFile(path.join(OUT, "worker.log"), worker.log).catch(() => {});

@@ -43,19 +43,46 @@ export function answerScorer({ api, chatbotUuid }) {
   return {
     name: "answer",
     describe: "POST /session/{uuid}/message/non-stream in a new session; documents in citation order",
-    async ask(question) {
-      const session = await api.post(`/chatbot/${chatbotUuid}/session/create`);
-      if (session.status !== 200) throw new Error(`session create failed: ${session.status} ${session.text}`);
-      const r = await api.post(`/session/${session.json.uuid}/message/non-stream`, { body: { query: question } });
-      if (r.status !== 200) throw new Error(`answer failed: ${r.status} ${r.text}`);
-      const citations = JSON.parse(r.json.cite_data_json);
-      const ordered = Object.keys(citations).sort((a, b) => Number(a) - Number(b)).map((k) => citations[k]);
-      const top = ordered[0];
-      return {
-        documents: distinct(ordered.map(documentOf)),
-        first: top ? { document: documentOf(top), heading: "", score: null, text: excerpt(r.json.response) } : null,
-      };
-    },
+    ask: (question) => askInSession(api, chatbotUuid, [question]),
+  };
+}
+
+/** Asks `turns` in order in one session; the documents the last answer cites, in order. */
+async function askInSession(api, chatbotUuid, turns) {
+  const session = await api.post(`/chatbot/${chatbotUuid}/session/create`);
+  if (session.status !== 200) throw new Error(`session create failed: ${session.status} ${session.text}`);
+  let r;
+  for (const query of turns) {
+    r = await api.post(`/session/${session.json.uuid}/message/non-stream`, { body: { query } });
+    if (r.status !== 200) throw new Error(`answer failed: ${r.status} ${r.text}`);
+  }
+  const citations = JSON.parse(r.json.cite_data_json);
+  const ordered = Object.keys(citations).sort((a, b) => Number(a) - Number(b)).map((k) => citations[k]);
+  const top = ordered[0];
+  let answered;
+  try { answered = JSON.parse(r.json.meta_json).answered; } catch { answered = undefined; }
+  return {
+    documents: distinct(ordered.map(documentOf)),
+    first: top ? { document: documentOf(top), heading: "", score: null, text: excerpt(r.json.response) } : null,
+    answered,
+  };
+}
+
+/** The last turn of a conversation (`question` is the list of turns), asked after the others. */
+export function followUpScorer({ api, chatbotUuid }) {
+  return {
+    name: "follow-up",
+    describe: "two turns in one session via POST /session/{uuid}/message/non-stream; documents the second answer cites",
+    ask: (turns) => askInSession(api, chatbotUuid, turns),
+  };
+}
+
+/** A conversation's follow-up written to stand alone, in a fresh session. */
+export function standaloneScorer({ api, chatbotUuid }) {
+  return {
+    name: "standalone",
+    describe: "the follow-up's standalone form in a new session; documents the answer cites",
+    ask: (question) => askInSession(api, chatbotUuid, [question]),
   };
 }
 
@@ -63,4 +90,6 @@ export function answerScorer({ api, chatbotUuid }) {
 export const SCORERS = {
   search: searchScorer,
   answer: answerScorer,
+  "follow-up": followUpScorer,
+  standalone: standaloneScorer,
 };

@@ -14,7 +14,7 @@ const state = {
   sending: false,
 };
 
-const conversation = new Conversation($("conversation"));
+const conversation = new Conversation($("conversation"), { rate: (uuid, rating) => rateAnswer(uuid, rating) });
 
 // ------------------------------------------------------------------------------------------
 // Messages to the person
@@ -190,7 +190,8 @@ async function openBot(uuid) {
   const bot = state.bots.find((b) => b.uuid === uuid);
   if (!bot) return;
   state.bot = bot;
-  for (const id of ["settings", "sources", "chat", "embed"]) $(id).hidden = false;
+  for (const id of ["settings", "sources", "chat", "insights", "embed"]) $(id).hidden = false;
+  loadInsights();
   fillSettings(bot);
   showEmbed(bot);
   conversation.clear();
@@ -390,6 +391,18 @@ $("new-session").addEventListener("click", async () => {
   }
 });
 
+/** Rates an answer; the message is stored as its stream ends, so a very quick click waits once. */
+async function rateAnswer(uuid, rating) {
+  const send = () => call("POST", `/message/${uuid}/feedback`, { body: { rating } });
+  try {
+    return await send();
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    await new Promise((r) => setTimeout(r, 700));
+    return send();
+  }
+}
+
 async function ask(query) {
   if (!state.session) {
     const session = await call("POST", `/chatbot/${state.bot.uuid}/session/create`);
@@ -400,6 +413,7 @@ async function ask(query) {
   const answer = conversation.startAnswer();
   say("chat-status", "Answering…");
   let failed = false;
+  let messageUuid = null;
   try {
     await streamMessage({
       token: state.key,
@@ -410,9 +424,11 @@ async function ask(query) {
         else if (name === "citations") answer.cite(data);
         else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
         else if (name === "start" && data.live_chat) answer.append("A person is answering in this session; their reply will appear among its messages.");
+        else if (name === "start") messageUuid = data.message_uuid;
       },
     });
     answer.done();
+    if (!failed) answer.rateable(messageUuid);
     say("chat-status", failed ? "The answer stopped with an error." : "Answered.", { error: failed });
   } catch (err) {
     // Refused before any answer (the rate limit, say): the reason goes where the answer would.
@@ -471,3 +487,96 @@ if (saved) {
   $("remember-key").checked = localStorage.getItem(KEY_STORE) === saved;
   useKey(saved, { remember: $("remember-key").checked });
 }
+
+// ------------------------------------------------------------------------------------------
+// Analytics: totals, answers per day as a chart and as a table, and unanswered questions
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+function insightsQuery() {
+  const params = new URLSearchParams();
+  const start = $("insights-start").value;
+  const end = $("insights-end").value;
+  if (start) params.set("start_timestamp", `${start}T00:00:00Z`);
+  if (end) params.set("end_timestamp", `${end}T23:59:59Z`);
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+function drawChart(series) {
+  const chart = $("insights-chart");
+  chart.replaceChildren();
+  if (!series.length) {
+    chart.append(el("p", { class: "hint", text: "No messages in this range yet." }));
+    return;
+  }
+  const width = 600;
+  const height = 160;
+  const most = Math.max(1, ...series.map((d) => d.answered + d.unanswered));
+  const slot = width / series.length;
+  const bar = Math.max(2, slot * 0.7);
+  const picture = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, role: "img", "aria-label": `Answers per day, ${series.length} days; the table below lists them.` });
+  series.forEach((d, i) => {
+    const x = i * slot + (slot - bar) / 2;
+    const answeredHeight = (d.answered / most) * height;
+    const unansweredHeight = (d.unanswered / most) * height;
+    const answered = svg("rect", { x, y: height - answeredHeight, width: bar, height: answeredHeight, class: "bar-answered" });
+    const unanswered = svg("rect", { x, y: height - answeredHeight - unansweredHeight, width: bar, height: unansweredHeight, class: "bar-unanswered" });
+    const title = svg("title");
+    title.textContent = `${d.date}: ${d.answered} answered, ${d.unanswered} not`;
+    answered.append(title);
+    picture.append(answered, unanswered);
+  });
+  const first = svg("text", { x: 0, y: height + 16, class: "chart-label" });
+  first.textContent = series[0].date;
+  const last = svg("text", { x: width, y: height + 16, class: "chart-label", "text-anchor": "end" });
+  last.textContent = series[series.length - 1].date;
+  picture.append(first, last);
+  chart.append(picture);
+}
+
+function showInsights(report, groups) {
+  const t = report.totals;
+  const share = t.answered_share === null ? "–" : `${Math.round(t.answered_share * 100)}%`;
+  const tags = Object.entries(t.tags).map(([name, n]) => `${name} ${n}`).join(", ") || "none";
+  const totals = [
+    ["Sessions", t.sessions], ["Messages", t.messages], ["Visitors", t.visitors],
+    ["Answered from the sources", share], ["Asked for a person", t.escalations], ["Live chats", t.live_chats],
+    ["Helpful", t.feedback_up], ["Not helpful", t.feedback_down], ["Tags", tags],
+  ];
+  $("insights-totals").replaceChildren(...totals.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: String(value) })]));
+  drawChart(report.series);
+  $("insights-table").tBodies[0].replaceChildren(...report.series.map((d) => el("tr", {},
+    el("th", { scope: "row", text: d.date }),
+    ...[d.sessions, d.messages, d.answered, d.unanswered, d.feedback_up, d.feedback_down].map((n) => el("td", { text: String(n) })))));
+  $("unanswered-list").replaceChildren(...(groups.length
+    ? groups.slice(0, 20).map((g) => el("li", {}, el("span", { text: g.question }), el("span", { class: "count", text: ` ×${g.count}` })))
+    : [el("li", { class: "hint", text: "None: every question found an answer." })]));
+}
+
+async function loadInsights() {
+  if (!state.bot) return;
+  const query = insightsQuery();
+  say("insights-status", "Counting…");
+  try {
+    const [report, groups] = await Promise.all([
+      call("GET", `/chatbot/${state.bot.uuid}/analytics${query}`),
+      call("GET", `/chatbot/${state.bot.uuid}/unanswered${query}`),
+    ]);
+    showInsights(report, groups);
+    say("insights-status", "");
+  } catch (err) {
+    say("insights-status", problem(err), { error: true });
+  }
+}
+
+$("insights-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  loadInsights();
+});

@@ -139,8 +139,13 @@ const SOURCE_KINDS = { qa: "Q&A pair", link: "Web page", file: "File" };
  * streams, and citation markers ([1]) that open the cited passage.
  */
 export class Conversation {
-  constructor(container) {
+  /**
+   * `rate(messageUuid, "up" | "down")`, when given, is called by the thumbs shown under each
+   * answer (POST /message/{uuid}/feedback); without it no thumbs are shown.
+   */
+  constructor(container, { rate } = {}) {
     this.container = container;
+    this.rate = rate;
   }
 
   clear() {
@@ -192,6 +197,29 @@ export class Conversation {
         item.setAttribute("aria-busy", "false");
         if (!answer.text) text.textContent = "(no answer)";
       },
+      /** Thumbs up and down under the answer, once its message is stored as `uuid`. */
+      rateable: (uuid, current) => {
+        if (!this.rate || !uuid) return;
+        item.querySelector(".rate")?.remove();
+        const status = el("span", { class: "rate-status", role: "status" });
+        const thumb = (rating, symbol, label) => {
+          const b = el("button", { type: "button", class: `rate-${rating}`, "aria-label": label, title: label, "aria-pressed": String(current === rating) }, symbol);
+          b.addEventListener("click", async () => {
+            status.textContent = "";
+            try {
+              await this.rate(uuid, rating);
+              for (const other of group.querySelectorAll("button")) other.setAttribute("aria-pressed", String(other === b));
+              status.textContent = "Thanks for the feedback.";
+            } catch (err) {
+              status.textContent = `Not saved: ${err.message}`;
+            }
+          });
+          return b;
+        };
+        const group = el("div", { class: "rate", role: "group", "aria-label": "Was this answer helpful?" },
+          thumb("up", "👍", "Helpful"), thumb("down", "👎", "Not helpful"), status);
+        item.append(group);
+      },
     };
     return answer;
   }
@@ -209,6 +237,7 @@ export class Conversation {
     if (Object.keys(cites).length) answer.cite(cites);
     if (message.finish_reason === "error") answer.fail("The answer stopped midway.");
     answer.done();
+    answer.rateable(message.uuid, message.feedback?.rating);
   }
 
   scroll() {

@@ -5,7 +5,20 @@ import { api, Conversation, streamMessage } from "/chat.js";
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const chatbot = (params.get("chatbot") ?? "").trim();
-const conversation = new Conversation($("conversation"));
+const conversation = new Conversation($("conversation"), {
+  // The message is stored as its stream ends, so a very quick click waits once.
+  // Not through withVisitor: a 404 here is about the message, not a vanished session.
+  rate: async (uuid, rating) => {
+    const send = async () => api("POST", `/message/${encodeURIComponent(uuid)}/feedback`, { token: await currentToken(), body: { rating } });
+    try {
+      return await send();
+    } catch (err) {
+      if (err.status !== 404) throw err;
+      await new Promise((r) => setTimeout(r, 700));
+      return send();
+    }
+  },
+});
 const shown = new Set();
 let following = null;
 
@@ -98,6 +111,7 @@ async function ask(query) {
   notice("Answering…");
   let failed = false;
   let liveChat = false;
+  let messageUuid = null;
   try {
     await withVisitor(async (token) => {
       const sessionUuid = await ensureSession(token);
@@ -108,6 +122,7 @@ async function ask(query) {
         onEvent: (name, data) => {
           if (name === "start") {
             shown.add(data.message_uuid);
+            messageUuid = data.message_uuid;
             liveChat = Boolean(data.live_chat);
           } else if (name === "delta") answer.append(data.text ?? "");
           else if (name === "citations") answer.cite(data);
@@ -121,6 +136,7 @@ async function ask(query) {
       follow();
     } else {
       answer.done();
+      if (!failed) answer.rateable(messageUuid);
     }
     notice(failed ? "The answer stopped with an error." : "");
   } catch (err) {

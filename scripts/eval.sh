@@ -36,8 +36,11 @@ mkdir -p eval-output
 if [ $# -gt 0 ]; then
   exec node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" "$@"
 fi
-# By default both scorers: what search ranks first, and what a full answer cites first.
-say "Retrieval evaluation: search"
-node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" --scorer search
-say "Retrieval evaluation: full answers"
-node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" --scorer answer
+# By default every set: the Git pages (search, full answers, two-turn conversations and their
+# standalone forms) and the French help pages in eval/fr (search, full answers).
+say "Retrieval evaluation: Git's manual pages"
+node eval/retrieval.mjs --set git --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" \
+  --scorer search,answer --conversations eval/conversations.json
+say "Retrieval evaluation: French help pages"
+node eval/retrieval.mjs --set fr --docs eval/fr --list eval/fr/documents.txt \
+  --questions eval/fr/questions.json --out "$ROOT/eval-output" --scorer search,answer

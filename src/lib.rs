@@ -12,18 +12,20 @@ pub mod ingestion;
 pub mod platform;
 pub mod providers;
 pub mod storage;
+pub mod webhooks;
 
 #[cfg(feature = "panic-probe")]
 mod probe;
 
 #[cfg(feature = "entry")]
 mod entry {
+    use edgechat_core::config::queues;
     use edgechat_core::domain::rate_limit::{
         admit, admit_in_window, parse_limit, Decision, Window,
     };
     use worker::{
-        durable_object, event, Context, DurableObject, Env, Request, Response, Result,
-        ScheduleContext, ScheduledEvent, State,
+        durable_object, event, Context, DurableObject, Env, MessageBatch, Request, Response,
+        Result, ScheduleContext, ScheduledEvent, State,
     };
 
     #[event(start)]
@@ -47,6 +49,21 @@ mod entry {
         match crate::ingestion::maintenance::run(&env, &config).await {
             Ok(report) => crate::platform::log::report("maintenance", serde_json::json!(report)),
             Err(err) => crate::platform::log::background_failure("scheduled maintenance", "", &err),
+        }
+    }
+
+    /// Every queue this Worker consumes, told apart by name.
+    #[event(queue)]
+    async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
+        match batch.queue().as_str() {
+            queues::WEBHOOKS => crate::webhooks::consume(batch, env).await,
+            other => {
+                // A queue wired to this Worker by mistake: its messages go back, to end in
+                // its dead-letter queue rather than be lost.
+                crate::platform::log::report("unknown queue", serde_json::json!({"queue": other}));
+                batch.retry_all();
+                Ok(())
+            }
         }
     }
 

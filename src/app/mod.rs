@@ -377,6 +377,20 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::LiveChatMessage => live_chat::operator_message(call).await,
         Endpoint::LiveChatEnd => live_chat::end(call).await,
         Endpoint::WidgetToken => handlers::widget::token(call).await,
+        Endpoint::MessageGet => messages::get(call).await,
+        Endpoint::FeedbackCreate => feedback::create(call).await,
+        Endpoint::FeedbackList => feedback::list(call).await,
+        Endpoint::SessionTranscript => insights::transcript_text(call).await,
+        Endpoint::WebhookCreate => webhooks::create(call).await,
+        Endpoint::WebhookList => webhooks::list(call).await,
+        Endpoint::WebhookUpdate => webhooks::update(call).await,
+        Endpoint::WebhookRotateSecret => webhooks::rotate_secret(call).await,
+        Endpoint::WebhookDelete => webhooks::delete(call).await,
+        Endpoint::WebhookDeliveries => webhooks::deliveries(call).await,
+        Endpoint::WebhookTest => webhooks::test(call).await,
+        Endpoint::UnansweredQuestions => insights::unanswered(call).await,
+        Endpoint::Analytics => insights::analytics(call).await,
+        Endpoint::Export => insights::export(call).await,
     }
 }
 

@@ -172,6 +172,7 @@ pub async fn preflight(
             .chatbot_for_visitors(&uuid)
             .await?
             .map(|(chatbot, _)| chatbot),
+        Endpoint::MessageGet | Endpoint::FeedbackCreate => store.chatbot_of_message(&uuid).await?,
         _ => store.chatbot_of_session(&uuid).await?,
     }
     .ok_or_else(|| ApiError::NotFound("No resource with that uuid exists.".into()))?;

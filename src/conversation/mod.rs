@@ -19,6 +19,7 @@ use crate::providers::{ChatProvider, ChatTurn, Grounding};
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
+use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use edgechat_core::chat::routing::agent_model;
@@ -29,6 +30,7 @@ use edgechat_core::domain::session::{Message, MessageKind, Session};
 use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::time;
+use worker::Env;
 
 /// Chunks retrieved for one question.
 pub const SOURCES_PER_ANSWER: usize = 6;
@@ -42,6 +44,9 @@ pub struct Exchange {
     pub session: Session,
     pub agent: Agent,
     pub query: String,
+    /// The question with the conversation's context terms: what the built-in engine
+    /// composes its answer for.
+    pub grounding_query: String,
     pub message_uuid: String,
     pub started_ms: i64,
     pub created_at: String,
@@ -63,29 +68,54 @@ pub struct Request {
     pub query: String,
     /// The session's recent messages, oldest first.
     pub history: Vec<Message>,
+    /// The conversation's terms a follow-up was searched with (`retrieval::conversation_context`).
+    pub context: Context,
     /// What retrieval found for the query (nothing when escalating).
     pub ranked: Vec<Ranked>,
     /// The agent's tool functions, enabled or not.
     pub tools: Vec<ToolFunction>,
 }
 
-/// The sources an agent answers `query` from; none when the message goes to a person.
+/// The sources an agent answers `query` from; none when the message goes to a person. A
+/// follow-up is searched with its `context`, or, with a model provider, as the standalone
+/// question the model rewrites it to (`retrieval::standalone_question`); `phrase_frequencies`
+/// count the question's own words.
 pub async fn sources_for(
     store: &Store,
+    (env, config): (&Env, &Config),
     chatbot_uuid: &str,
     agent: &Agent,
     escalating: bool,
-    query: &str,
+    (query, context, history): (&str, &Context, &[Message]),
     phrase_frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     if escalating {
         return Ok(Vec::new());
+    }
+    if let Some(standalone) =
+        retrieval::standalone_question(env, config, agent, query, history).await
+    {
+        let topic = Context {
+            terms: Vec::new(),
+            sources: context.sources.clone(),
+        };
+        return retrieval::retrieve(
+            store,
+            chatbot_uuid,
+            Some(agent),
+            &standalone,
+            &topic,
+            SOURCES_PER_ANSWER,
+            &[],
+        )
+        .await;
     }
     retrieval::retrieve(
         store,
         chatbot_uuid,
         Some(agent),
         query,
+        context,
         SOURCES_PER_ANSWER,
         phrase_frequencies,
     )
@@ -99,10 +129,15 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         agent,
         escalating,
         query,
+        context,
         history,
         ranked,
         tools,
     } = req;
+    let grounding_query = std::iter::once(query.as_str())
+        .chain(context.terms.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
     let started_ms = time::now_ms();
     let created_at = time::now();
     let escalation_reply = escalating.then(|| {
@@ -148,6 +183,7 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         session,
         agent,
         query,
+        grounding_query,
         message_uuid: crate::handlers::new_uuid(),
         started_ms,
         created_at,
@@ -181,7 +217,7 @@ impl Exchange {
                 max_tokens: self.prompt.answer_tokens,
             },
             grounding: Grounding {
-                query: &self.query,
+                query: &self.grounding_query,
                 ranked: &self.ranked,
                 show_citations: self.chatbot.settings.show_citations,
             },

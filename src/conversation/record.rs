@@ -6,12 +6,30 @@ use super::relay::Outcome;
 use super::Exchange;
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::chat::answered::{decide, Answerer};
 use edgechat_core::chat::completion::Usage;
 use edgechat_core::chat::wire::cite_data;
 use edgechat_core::domain::session::{Message, MessageKind};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::time;
 use serde_json::json;
+
+/// Whether the sources held an answer to the exchange's question: the one place a turn's
+/// `answered` flag is decided (the rules are in `edgechat_core::chat::answered`).
+pub fn answered(ex: &Exchange, outcome: &Outcome) -> bool {
+    // The built-in engine says so itself, from the same evidence it answered from.
+    if let Some(flag) = outcome.answered {
+        return flag;
+    }
+    let answerer = if ex.escalation_reply.is_some() {
+        Answerer::Escalation
+    } else if ex.provider.is_model() {
+        Answerer::Model
+    } else {
+        Answerer::Engine
+    };
+    decide(answerer, &ex.query, &ex.ranked, &outcome.text)
+}
 
 /// The message an exchange ends as. Usage is the provider's count, else an estimate.
 pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
@@ -24,6 +42,7 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
             total_tokens: prompt_tokens + completion_tokens,
         }
     });
+    let answered = answered(ex, outcome);
     Message {
         uuid: ex.message_uuid.clone(),
         kind: MessageKind::Answer,
@@ -40,7 +59,10 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
             "provider": ex.provider.name(),
             "functions_called": outcome.functions_called,
             "usage": usage,
+            "answered": answered,
         }),
+        answered: Some(answered),
+        feedback: None,
         created_at: ex.created_at.clone(),
         modified_at: time::now(),
     }

@@ -70,6 +70,8 @@ pub struct Outcome {
     /// Indices into the exchange's ranked sources, in citation-number order.
     pub cited: Vec<usize>,
     pub functions_called: Vec<Value>,
+    /// Whether the sources held an answer, when the engine says (the built-in one does).
+    pub answered: Option<bool>,
 }
 
 /// Opens the answer: the escalation agent's fixed reply, or the provider's. A provider failure
@@ -103,6 +105,7 @@ async fn relay(
     let mut usage: Option<Usage> = None;
     let mut error = None;
     let mut cited = None;
+    let mut answered = None;
     let mut functions_called = Vec::new();
     let mut messages = ex.prompt.messages();
     let tool_specs = ex.tool_specs();
@@ -121,6 +124,7 @@ async fn relay(
                     }
                 }
                 Ok(CompletionEvent::Cited(indices)) => cited = Some(indices),
+                Ok(CompletionEvent::Answered(flag)) => answered = Some(flag),
                 Ok(CompletionEvent::Finish(reason)) => {
                     finish = Some(FinishReason::from_provider(&reason))
                 }
@@ -182,6 +186,7 @@ async fn relay(
         // A model cites the sources its prompt carried.
         cited: cited.unwrap_or_else(|| (0..ex.prompt.sources_used).collect()),
         functions_called,
+        answered,
     }
 }
 
@@ -216,7 +221,7 @@ pub async fn deliver(
         }
         out.event(
             "end",
-            json!({"message_uuid": ex.message_uuid, "finish_reason": outcome.finish.as_str(), "usage": message.meta["usage"]}),
+            json!({"message_uuid": ex.message_uuid, "finish_reason": outcome.finish.as_str(), "usage": message.meta["usage"], "answered": message.meta.get("answered")}),
         )
         .await;
     }

@@ -55,15 +55,15 @@ async fn judge_with_model(
     parse_judged_tags(&text)
 }
 
-/// Judges `message` with every enabled background agent; how many tags were added.
+/// Judges `message` with every enabled background agent; the tag records added.
 pub async fn tag_session(
     env: &Env,
     config: &Config,
     store: &Store,
     agents: &[Agent],
     message: &Message,
-) -> ApiResult<usize> {
-    let mut added = 0;
+) -> ApiResult<Vec<serde_json::Value>> {
+    let mut added = Vec::new();
     for agent in agents
         .iter()
         .filter(|a| a.config.agent_type == AgentType::Background && a.config.enabled)
@@ -99,7 +99,7 @@ pub async fn tag_session(
                 .add_session_tag(&message.session_uuid, &record, &now)
                 .await?
             {
-                added += 1;
+                added.push(record);
             }
         }
     }

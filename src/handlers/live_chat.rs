@@ -7,12 +7,14 @@ use super::sessions::owned_session;
 use crate::app::http::json_response;
 use crate::app::Call;
 use crate::storage::Store;
+use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::Body;
 use edgechat_core::domain::agent::{AgentType, HumanEscalationSettings};
 use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
 };
+use edgechat_core::domain::webhook::Event;
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
@@ -39,6 +41,8 @@ fn live_message(session: &Session, kind: MessageKind, query: &str, response: &st
         finish_reason: FinishReason::Stop,
         cite_data: json!({}),
         meta: json!({"live_chat": true}),
+        answered: None,
+        feedback: None,
         created_at: now.clone(),
         modified_at: now,
     }
@@ -107,7 +111,23 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
         .await?;
     session.meta.insert("live_chat".into(), state);
     session.modified_at = announcement.modified_at.clone();
+    announce(&call, &session, &announcement, on);
     json_response(&json!({"session": session.to_json(), "message": announcement.to_json()}))
+}
+
+/// Tells webhooks that live chat started or ended, after the response.
+fn announce(call: &Call, session: &Session, announcement: &Message, started: bool) {
+    let event = if started {
+        Event::LiveChatStarted
+    } else {
+        Event::LiveChatEnded
+    };
+    call.ctx.wait_until(webhooks::notify(
+        call.env.clone(),
+        session.chatbot_uuid.clone(),
+        event,
+        json!({"session_uuid": session.uuid, "message": announcement.to_json()}),
+    ));
 }
 
 /// `POST /session/{uuid}/live-chat/start`
@@ -132,5 +152,6 @@ pub async fn operator_message(mut call: Call) -> ApiResult<Response> {
     }
     let message = live_message(&session, MessageKind::Operator, "", text.trim());
     call.store.insert_message(&message).await?;
+    super::messages::live_message_created(&call, &message);
     json_response(&message.to_json())
 }

@@ -6,14 +6,18 @@ use crate::platform::log;
 use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
 use crate::storage::{Store, TurnContext};
+use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::chat::followup::conversation_context;
 use edgechat_core::chat::routing::{pick_agent, previous_agent};
 use edgechat_core::chat::wire::WireFormat;
 use edgechat_core::config::Config;
-use edgechat_core::domain::agent::Agent;
+use edgechat_core::domain::agent::{Agent, AgentType};
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::data_source::uuid_list;
 use edgechat_core::domain::session::{query_from_body, Message};
+use edgechat_core::domain::webhook::Event;
+use edgechat_core::domain::widget::visitor_message_json;
 use edgechat_core::knowledge::query::phrases;
 
 use crate::platform::stream::StreamSink;
@@ -95,15 +99,17 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     }
     let previous = previous_agent(&history);
     let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
+    let context = conversation_context(&query, &history);
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let (admitted, ranked) = futures::join!(
         admit(call, &chatbot),
         conversation::sources_for(
             &call.store,
+            (&call.env, &call.config),
             &chatbot.uuid,
             &agent,
             escalating,
-            &query,
+            (&query, &context, &history),
             &phrase_frequencies,
         )
     );
@@ -117,6 +123,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
             agent,
             escalating,
             query,
+            context,
             history,
             ranked: ranked?,
             tools,
@@ -125,15 +132,111 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     Ok(Plan::Answer(Box::new(exchange), agents))
 }
 
-/// Background agents judge the exchange after the answer; failures are logged, not raised.
+/// After the answer: webhooks hear of the message (and of a request for a person), then
+/// background agents judge the exchange. Failures are logged, not raised.
 async fn after_answer(env: Env, config: Config, agents: Vec<Agent>, message: Message) {
+    let chatbot_uuid = message.chatbot_uuid.clone();
+    webhooks::notify(
+        env.clone(),
+        chatbot_uuid.clone(),
+        Event::MessageCreated,
+        message.to_json(),
+    )
+    .await;
+    if let Some(request) = escalation_request(&agents, &message) {
+        webhooks::notify(
+            env.clone(),
+            chatbot_uuid.clone(),
+            Event::EscalationRequested,
+            request,
+        )
+        .await;
+    }
     let result = async {
         let store = Store::new(&env)?;
         tagging::tag_session(&env, &config, &store, &agents, &message).await
     }
     .await;
-    if let Err(err) = result {
-        log::background_failure("tagging a session", &message.session_uuid, &err);
+    match result {
+        Ok(tags) => {
+            for tag in tags {
+                let data = json!({"session_uuid": message.session_uuid, "tag": tag});
+                webhooks::notify(
+                    env.clone(),
+                    chatbot_uuid.clone(),
+                    Event::SessionTagged,
+                    data,
+                )
+                .await;
+            }
+        }
+        Err(err) => log::background_failure("tagging a session", &message.session_uuid, &err),
+    }
+}
+
+/// The `escalation.requested` event's data when `message` was the human-escalation agent's
+/// reply and that agent has notifications on (`notifications_enabled` 1).
+fn escalation_request(agents: &[Agent], message: &Message) -> Option<serde_json::Value> {
+    let agent_uuid = message.meta.get("agent")?.get("uuid")?.as_str()?;
+    let agent = agents.iter().find(|a| a.uuid == agent_uuid)?;
+    if agent.config.agent_type != AgentType::HumanEscalation {
+        return None;
+    }
+    let settings = agent
+        .config
+        .human_escalation_settings
+        .clone()
+        .unwrap_or_default();
+    (settings.notifications_enabled == 1).then(|| {
+        json!({
+            "session_uuid": message.session_uuid,
+            "message_uuid": message.uuid,
+            "agent_uuid": agent.uuid,
+            "query": message.query,
+            "requested_at": message.created_at,
+        })
+    })
+}
+
+/// A live-chat message (the user's, or the operator's) is told to webhooks after the response.
+pub fn live_message_created(call: &Call, message: &Message) {
+    call.ctx.wait_until(webhooks::notify(
+        call.env.clone(),
+        message.chatbot_uuid.clone(),
+        Event::MessageCreated,
+        message.to_json(),
+    ));
+}
+
+/// The path's message, when the caller may read it: the account's, or for a site visitor one
+/// in a session the visitor created (else 404, as for any message not yours).
+pub async fn readable_message(call: &Call) -> ApiResult<Message> {
+    let uuid = call.uuid_param(0, "message")?;
+    let found = match &call.caller {
+        Caller::Visitor(visitor) => {
+            call.store
+                .get_visitor_message(&visitor.chatbot.uuid, &visitor.visitor_id, &uuid)
+                .await?
+        }
+        _ => call
+            .store
+            .get_messages(call.account()?, std::slice::from_ref(&uuid))
+            .await?
+            .into_iter()
+            .next(),
+    };
+    found.ok_or_else(|| ApiError::not_found("message"))
+}
+
+/// `GET /message/{uuid}`: one stored message (a visitor's view for a site visitor).
+pub async fn get(call: Call) -> ApiResult<Response> {
+    let message = readable_message(&call).await?;
+    match &call.caller {
+        Caller::Visitor(visitor) => json_response(&visitor_message_json(
+            &message,
+            visitor.chatbot.settings.show_citations,
+        )),
+        _ => json_response(&message.to_json()),
     }
 }
 
@@ -189,7 +292,10 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
     let format = WireFormat::from_accept(call.req.headers().get("Accept")?.as_deref());
     let (exchange, agents) = match begin(&mut call).await {
         Ok(Plan::Answer(ex, agents)) => (*ex, agents),
-        Ok(Plan::LiveChat(message)) => return live_chat_accepted(format, &message),
+        Ok(Plan::LiveChat(message)) => {
+            live_message_created(&call, &message);
+            return live_chat_accepted(format, &message);
+        }
         Err(ApiError::RateLimited {
             message,
             retry_after_secs,
@@ -239,7 +345,10 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
 pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
     let (exchange, agents) = match begin(&mut call).await? {
         Plan::Answer(ex, agents) => (*ex, agents),
-        Plan::LiveChat(message) => return Ok(json_response(&message.to_json())?.with_status(202)),
+        Plan::LiveChat(message) => {
+            live_message_created(&call, &message);
+            return Ok(json_response(&message.to_json())?.with_status(202));
+        }
     };
     call.log.record(&exchange.message_uuid);
     let answer = relay::open(&call.env, &call.config, &exchange).await?;

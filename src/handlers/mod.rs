@@ -4,7 +4,9 @@ pub mod agents;
 pub mod api_keys;
 pub mod chatbots;
 pub mod data_sources;
+pub mod feedback;
 pub mod health;
+pub mod insights;
 pub mod live_chat;
 pub mod messages;
 pub mod openapi;
@@ -12,6 +14,7 @@ pub mod search;
 pub mod sessions;
 pub mod source_tags;
 pub mod tool_functions;
+pub mod webhooks;
 pub mod widget;
 
 use crate::storage::Store;

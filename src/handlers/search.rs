@@ -3,6 +3,7 @@ use crate::app::Call;
 use crate::conversation::retrieval::retrieve;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
+use edgechat_core::chat::followup::Context;
 use edgechat_core::domain::agent::AgentType;
 use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::Ranked;
@@ -74,6 +75,7 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
         &chatbot_uuid,
         agent.as_ref(),
         &query,
+        &Context::default(),
         limit,
         &frequencies,
     )

@@ -38,7 +38,7 @@ pub async fn get(call: Call) -> ApiResult<Response> {
     json_response(&session.to_json())
 }
 
-fn timestamp_param(call: &Call, name: &str) -> ApiResult<Option<String>> {
+pub(crate) fn timestamp_param(call: &Call, name: &str) -> ApiResult<Option<String>> {
     let url = call.req.url()?;
     match url.query_pairs().find(|(k, _)| k == name) {
         None => Ok(None),

@@ -7,9 +7,11 @@ pub mod maintenance;
 use crate::platform::log;
 use crate::platform::outbound::{self, Limits, Outgoing};
 use crate::storage::Store;
+use crate::webhooks;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
 use edgechat_core::domain::data_source::{DataSource, Status};
+use edgechat_core::domain::webhook::Event;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{detect_page, extract, prepare, DocKind};
 use edgechat_core::time;
@@ -27,11 +29,12 @@ pub const PAGE_LIMITS: Limits = Limits {
 /// How long a source may sit in `await` or `running` before it counts as interrupted.
 pub const STALE_AFTER_SECS: i64 = 15 * 60;
 
+/// Indexes what was read, or records why nothing could be; the source as it ended.
 async fn finish(
     store: &Store,
     mut source: DataSource,
     result: Result<(DocKind, Vec<u8>), String>,
-) -> ApiResult<()> {
+) -> ApiResult<DataSource> {
     let outcome = result
         .and_then(|(kind, bytes)| extract(kind, &bytes).map_err(|ExtractError(reason)| reason));
     let now = time::now();
@@ -45,13 +48,32 @@ async fn finish(
             source.meta.remove("error");
             source.status = Status::Success;
             source.modified_at = now;
-            store.finish_source(&source, &prepared.chunks).await
+            store.finish_source(&source, &prepared.chunks).await?;
         }
         Err(reason) => {
             source.meta.insert("error".into(), Value::String(reason));
-            store.fail_source(&source.uuid, &source.meta, &now).await
+            store.fail_source(&source.uuid, &source.meta, &now).await?;
+            source.status = Status::Error;
+            source.modified_at = now;
         }
     }
+    Ok(source)
+}
+
+/// Tells webhooks that a source is ready (`success`) or failed (`error`).
+async fn announce(env: &Env, source: &DataSource) {
+    let event = if source.status == Status::Success {
+        Event::SourceReady
+    } else {
+        Event::SourceFailed
+    };
+    webhooks::notify(
+        env.clone(),
+        source.chatbot_uuid.clone(),
+        event,
+        source.to_json(&[]),
+    )
+    .await;
 }
 
 /// Fetches a web-page source and indexes it, replacing any earlier text.
@@ -92,7 +114,9 @@ pub async fn read_link(env: Env, config: Config, source: DataSource) {
             })?;
             Ok((kind, f.body))
         });
-        finish(&store, source, page).await
+        let source = finish(&store, source, page).await?;
+        announce(&env, &source).await;
+        Ok(())
     }
     .await;
     if let Err(err) = result {
@@ -108,7 +132,9 @@ pub async fn read_upload(env: Env, source: DataSource, kind: DocKind, bytes: Vec
         if !store.claim_source(&source.uuid, &time::now()).await? {
             return Ok(());
         }
-        finish(&store, source, Ok((kind, bytes))).await
+        let source = finish(&store, source, Ok((kind, bytes))).await?;
+        announce(&env, &source).await;
+        Ok(())
     }
     .await;
     if let Err(err) = result {

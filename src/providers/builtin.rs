@@ -15,6 +15,7 @@ pub fn open(grounding: &Grounding<'_>) -> AnswerStream {
         .map(CompletionEvent::Text)
         .collect();
     events.push(CompletionEvent::Cited(composed.cited));
+    events.push(CompletionEvent::Answered(composed.answered));
     events.push(CompletionEvent::Finish("stop".into()));
     events.push(CompletionEvent::Done);
     AnswerStream::complete(events)

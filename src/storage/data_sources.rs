@@ -3,6 +3,7 @@ use super::{batch_rows, object_text, Arg, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
+use edgechat_core::knowledge::query::{cjk_pairs, is_cjk};
 use edgechat_core::knowledge::retrieve::ChunkHit;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -111,9 +112,45 @@ fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>) -> Sql<'a
 
 /// Rows per multi-row chunk INSERT: D1 binds at most 100 parameters per statement.
 const CHUNK_ROWS_PER_STATEMENT: usize = 100 / CHUNKS.columns.len();
+/// Chunks whose CJK pairs one statement indexes (their text travels as one JSON argument).
+const CJK_ROWS_PER_STATEMENT: usize = 50;
 
 fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
+}
+
+/// Which full-text index a search reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchIndex {
+    /// Words, stemmed: `chunks_fts`, headings weighing three times the text.
+    Words,
+    /// CJK character pairs: `chunks_cjk` (migration 0010).
+    CjkPairs,
+}
+
+impl SearchIndex {
+    /// The index for `query`: CJK pairs when it holds CJK characters.
+    pub fn for_query(query: &str) -> Self {
+        if query.chars().any(is_cjk) {
+            SearchIndex::CjkPairs
+        } else {
+            SearchIndex::Words
+        }
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            SearchIndex::Words => "chunks_fts",
+            SearchIndex::CjkPairs => "chunks_cjk",
+        }
+    }
+
+    fn bm25(self) -> &'static str {
+        match self {
+            SearchIndex::Words => "bm25(chunks_fts, 3.0, 1.0)",
+            SearchIndex::CjkPairs => "bm25(chunks_cjk)",
+        }
+    }
 }
 
 /// How many chunks, in every chatbot, match each phrase of the JSON list `?1`, in order.
@@ -153,9 +190,31 @@ impl Store {
         chunks: &[Chunk],
     ) -> ApiResult<Vec<D1PreparedStatement>> {
         let rows: Vec<ChunkRow> = chunks.iter().map(|c| ChunkRow::new(source, c)).collect();
-        rows.chunks(CHUNK_ROWS_PER_STATEMENT)
+        let mut statements = rows
+            .chunks(CHUNK_ROWS_PER_STATEMENT)
             .map(|group| self.prepare(&Sql::insert_rows(group)))
-            .collect()
+            .collect::<ApiResult<Vec<_>>>()?;
+        // Chunks with CJK text are indexed again as character pairs (migration 0010), found by
+        // their source and position once inserted.
+        let pairs: Vec<serde_json::Value> = chunks
+            .iter()
+            .filter_map(|c| {
+                let heading = c.heading.as_deref().unwrap_or_default();
+                cjk_pairs(&format!("{heading}\n{}", c.text))
+                    .map(|p| serde_json::json!({"position": c.position, "pairs": p}))
+            })
+            .collect();
+        for group in pairs.chunks(CJK_ROWS_PER_STATEMENT) {
+            let list = serde_json::to_string(group)?;
+            statements.push(self.statement(
+                "INSERT INTO chunks_cjk(rowid, pairs) \
+                 SELECT c.id, json_extract(p.value, '$.pairs') FROM json_each(?2) p \
+                 JOIN chunks c ON c.data_source_uuid = ?1 \
+                 AND c.position = json_extract(p.value, '$.position')",
+                &[Arg::Text(&source.uuid), Arg::Text(&list)],
+            )?);
+        }
+        Ok(statements)
     }
 
     /// A new source, and its chunks when it is already read (Q&A). A second upload of the same
@@ -452,6 +511,7 @@ impl Store {
     /// `chunks_by_id_chatbot` index alone; only those rows are then read in full.
     pub async fn search_chunks(
         &self,
+        index: SearchIndex,
         chatbot_uuid: &str,
         fts_expression: &str,
         allowed_sources: Option<&[String]>,
@@ -461,12 +521,14 @@ impl Store {
         let sql = format!(
             "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
              s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
-             FROM (SELECT chunks_fts.rowid AS id, bm25(chunks_fts, 3.0, 1.0) AS rank \
-                   FROM chunks_fts JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = chunks_fts.rowid \
-                   WHERE chunks_fts MATCH ?1 AND k.chatbot_uuid = ?2 {} ORDER BY rank LIMIT ?3) best \
+             FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
+                   FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
+                   WHERE {index} MATCH ?1 AND k.chatbot_uuid = ?2 {filter} ORDER BY rank LIMIT ?3) best \
              JOIN chunks c ON c.id = best.id JOIN data_sources s ON s.uuid = c.data_source_uuid \
              ORDER BY best.rank",
-            if source_filter.is_some() { "AND k.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
+            index = index.table(),
+            bm25 = index.bm25(),
+            filter = if source_filter.is_some() { "AND k.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
         );
         let limit = limit as i64;
         let mut args = vec![

@@ -5,18 +5,24 @@ mod agents;
 mod api_keys;
 mod chatbots;
 mod data_sources;
+mod feedback;
+mod insights;
 mod sessions;
 mod source_tags;
 mod table;
 mod tool_functions;
 mod turns;
+mod webhooks;
 mod widget;
 
 #[cfg(test)]
 mod schema_tests;
 
+pub use data_sources::SearchIndex;
+pub use insights::{EARLIEST, LATEST};
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
+pub use webhooks::DeliveryRow;
 
 use edgechat_core::api::error::{ApiError, ApiResult};
 use serde::de::DeserializeOwned;

@@ -6,15 +6,19 @@ use super::agents::AGENTS;
 use super::api_keys::{ACCOUNTS, API_KEYS};
 use super::chatbots::CHATBOTS;
 use super::data_sources::{CHUNKS, DATA_SOURCES};
+use super::feedback::FEEDBACK;
 use super::sessions::{MESSAGES, SESSIONS};
 use super::source_tags::SOURCE_TAGS;
 use super::table::{Role, Table};
 use super::tool_functions::TOOL_FUNCTIONS;
+use super::webhooks::{WEBHOOKS, WEBHOOK_DELIVERIES};
 use edgechat_core::domain::agent::AgentType;
 use edgechat_core::domain::chatbot::Visibility;
 use edgechat_core::domain::data_source::{SourceType, Status};
+use edgechat_core::domain::feedback::Rating;
 use edgechat_core::domain::session::{FinishReason, MessageKind};
 use edgechat_core::domain::tool_function::HttpMethod;
+use edgechat_core::domain::webhook::DeliveryStatus;
 use std::collections::BTreeMap;
 
 const TABLES: &[&Table] = &[
@@ -28,6 +32,9 @@ const TABLES: &[&Table] = &[
     &SESSIONS,
     &MESSAGES,
     &TOOL_FUNCTIONS,
+    &FEEDBACK,
+    &WEBHOOKS,
+    &WEBHOOK_DELIVERIES,
 ];
 
 /// Columns written beside a record rather than read into it, and generated ones.
@@ -175,6 +182,8 @@ fn string_enums_spell_what_the_schema_allows() {
         ("messages", "finish_reason", FinishReason::NAMES),
         ("messages", "kind", MessageKind::NAMES),
         ("tool_functions", "method", HttpMethod::NAMES),
+        ("message_feedback", "rating", Rating::NAMES),
+        ("webhook_deliveries", "status", DeliveryStatus::NAMES),
     ];
     for (table, column, names) in enums {
         let allowed = schema

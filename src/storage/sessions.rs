@@ -59,6 +59,8 @@ table! {
         fixed finish_reason: FinishReason,
         fixed cite_data_json: String,
         fixed meta_json: String,
+        fixed answered: Option<i64>,
+        computed feedback_json: Option<String> = "(SELECT json_object('rating', f.rating, 'comment', f.comment, 'created_at', f.created_at, 'modified_at', f.modified_at) FROM message_feedback f WHERE f.message_uuid = {t}.uuid)",
         fixed created_at: String,
         fixed modified_at: String,
     }
@@ -77,6 +79,8 @@ impl From<&Message> for MessageRow {
             finish_reason: m.finish_reason,
             cite_data_json: m.cite_data.to_string(),
             meta_json: m.meta.to_string(),
+            answered: m.answered.map(i64::from),
+            feedback_json: None,
             created_at: m.created_at.clone(),
             modified_at: m.modified_at.clone(),
         }
@@ -91,6 +95,12 @@ impl TryFrom<MessageRow> for Message {
             kind: r.kind,
             cite_data: serde_json::from_str(&r.cite_data_json)?,
             meta: serde_json::from_str(&r.meta_json)?,
+            answered: r.answered.map(|a| a != 0),
+            feedback: r
+                .feedback_json
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
             uuid: r.uuid,
             session_uuid: r.session_uuid,
             chatbot_uuid: r.chatbot_uuid,
@@ -228,6 +238,30 @@ impl Store {
             )
             .await?;
         rows.into_iter().map(Message::try_from).collect()
+    }
+
+    /// A message in a session that `visitor_id` created on `chatbot_uuid`.
+    pub async fn get_visitor_message(
+        &self,
+        chatbot_uuid: &str,
+        visitor_id: &str,
+        uuid: &str,
+    ) -> ApiResult<Option<Message>> {
+        let row: Option<MessageRow> = self
+            .row(
+                &format!(
+                    "SELECT {} FROM messages m JOIN sessions s ON s.uuid = m.session_uuid \
+                     WHERE m.uuid = ?1 AND s.chatbot_uuid = ?2 AND s.visitor_id = ?3",
+                    MESSAGES.select("m")
+                ),
+                &[
+                    Arg::Text(uuid),
+                    Arg::Text(chatbot_uuid),
+                    Arg::Text(visitor_id),
+                ],
+            )
+            .await?;
+        row.map(Message::try_from).transpose()
     }
 
     /// Sets one top-level key of a session's meta, leaving the others as they are.

@@ -330,6 +330,9 @@ enums_as_text!(
     edgechat_core::domain::session::FinishReason,
     edgechat_core::domain::session::MessageKind,
     edgechat_core::domain::tool_function::HttpMethod,
+    edgechat_core::domain::feedback::Rating,
+    edgechat_core::domain::webhook::Event,
+    edgechat_core::domain::webhook::DeliveryStatus,
 );
 
 /// A column's name: the field's, unless the declaration spells it otherwise.

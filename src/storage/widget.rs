@@ -42,6 +42,21 @@ impl Store {
         Ok(row.map(Chatbot::from))
     }
 
+    /// The chatbot a message belongs to, whoever owns it (for CORS preflights).
+    pub async fn chatbot_of_message(&self, message_uuid: &str) -> ApiResult<Option<Chatbot>> {
+        let row: Option<ChatbotRow> = self
+            .row(
+                &format!(
+                    "SELECT {} FROM chatbots WHERE uuid = \
+                     (SELECT chatbot_uuid FROM messages WHERE uuid = ?1)",
+                    CHATBOTS.select("")
+                ),
+                &[Arg::Text(message_uuid)],
+            )
+            .await?;
+        Ok(row.map(Chatbot::from))
+    }
+
     /// A session, if `visitor_id` created it on `chatbot_uuid`.
     pub async fn get_visitor_session(
         &self,

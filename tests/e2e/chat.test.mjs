@@ -100,6 +100,7 @@ test("event-stream mode sends start, deltas, citations and end", async () => {
   const end = events.at(-1);
   assert.equal(end.event, "end");
   assert.equal(end.data.finish_reason, "stop");
+  assert.equal(end.data.answered, true);
   assert.ok(end.data.usage.completion_tokens > 0);
   const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
   assert.equal(m.response, deltas);
@@ -121,12 +122,19 @@ test("the built-in engine answers paraphrases from the right source and declines
     assert.match(r.json.response, expected, query);
     const first = JSON.parse(r.json.cite_data_json)["1"];
     assert.ok(first.type === source || first.title === source, `${query}: cited ${first.title}`);
+    assert.equal(JSON.parse(r.json.meta_json).answered, true, query);
   }
   for (const query of ["What is the capital of Mongolia?", "Who painted the Mona Lisa?"]) {
     const r = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query } });
     assert.match(r.json.response, /couldn't find an answer/, query);
     assert.deepEqual(JSON.parse(r.json.cite_data_json), {});
+    assert.equal(JSON.parse(r.json.meta_json).answered, false, query);
   }
+  // Words the sources hold, but not an answer: said so, with the closest source to read on.
+  const unsure = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Can I choose the colour of my tent?" } });
+  assert.match(unsure.json.response, /^I'm not sure the information I have answers that\. The closest I found:/);
+  assert.equal(JSON.parse(unsure.json.cite_data_json)["1"].title, "Product warranty | Northwind Outfitters");
+  assert.equal(JSON.parse(unsure.json.meta_json).answered, false);
 });
 
 test("citations off: no markers in the text, but the stored message keeps its sources", async () => {

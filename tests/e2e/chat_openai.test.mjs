@@ -246,3 +246,26 @@ test("a tool on a private address is refused without ALLOW_PRIVATE_URLS, and the
     await tool.close();
   }
 });
+
+test("a follow-up is searched as the standalone question the model rewrites it to", async () => {
+  const { session } = await setup();
+  await streamMessage(worker, key, session.uuid, "What is the returns window?");
+  await eventually(async () => (await api.get(`/session/${session.uuid}/messages`)).json.length === 1);
+  const before = completionRequests().length;
+  const r = await streamMessage(worker, key, session.uuid, "Could you say that once more?");
+  assert.equal(r.status, 200);
+  const sent = completionRequests().slice(before);
+  assert.equal(sent.length, 2, "the rewrite, then the answer");
+  assert.match(sent[0].messages[0].content, /^You rewrite follow-up questions/);
+  assert.match(sent[0].messages[1].content, /Previous question: What is the returns window\?\nPrevious answer: You asked: What is the returns window\?\.\nFollow-up: Could you say that once more\?/);
+  assert.equal(sent[0].stream, true);
+  // Its own words find nothing; the rewritten question finds the Q&A pair the answer is given.
+  assert.match(sent[1].messages[0].content, /\[1\] What is the returns window\?/);
+  assert.equal(sent[1].messages.at(-1).content, "Could you say that once more?", "the model answers the question as asked");
+
+  // A question that stands alone is not rewritten.
+  await eventually(async () => (await api.get(`/session/${session.uuid}/messages`)).json.length === 2);
+  const alone = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "Where is the Leeds shop located?");
+  assert.equal(completionRequests().length - alone, 1);
+});

@@ -46,6 +46,20 @@ const CASES = {
   "POST /api/v1/session/{uuid}/live-chat/start": { uuid: "session" },
   "POST /api/v1/session/{uuid}/live-chat/message": { uuid: "session", body: { text: "hijacked" } },
   "POST /api/v1/session/{uuid}/live-chat/end": { uuid: "session" },
+  "GET /api/v1/message/{uuid}": { uuid: "message" },
+  "POST /api/v1/message/{uuid}/feedback": { uuid: "message", body: { rating: "down", comment: "hijacked" } },
+  "GET /api/v1/chatbot/{uuid}/feedback": { uuid: "chatbot" },
+  "GET /api/v1/session/{uuid}/messages/plain-text": { uuid: "session" },
+  "POST /api/v1/chatbot/{uuid}/webhook/create": { uuid: "chatbot", body: { url: "http://127.0.0.1:9/implant", events: ["message.created"] } },
+  "GET /api/v1/chatbot/{uuid}/webhooks": { uuid: "chatbot" },
+  "POST /api/v1/webhook/{uuid}/update": { uuid: "webhook", body: { url: "http://127.0.0.1:9/hijacked", enabled: true } },
+  "POST /api/v1/webhook/{uuid}/rotate-secret": { uuid: "webhook" },
+  "DELETE /api/v1/webhook/{uuid}/delete": { uuid: "webhook" },
+  "GET /api/v1/webhook/{uuid}/deliveries": { uuid: "webhook" },
+  "POST /api/v1/webhook/{uuid}/test": { uuid: "webhook" },
+  "GET /api/v1/chatbot/{uuid}/unanswered": { uuid: "chatbot" },
+  "GET /api/v1/chatbot/{uuid}/analytics": { uuid: "chatbot" },
+  "GET /api/v1/chatbot/{uuid}/export": { uuid: "chatbot" },
   // Needs no key: the owner's chatbot is private, so to anyone else it does not exist.
   "POST /api/v1/widget/{uuid}/token": { uuid: "chatbot", body: {} },
 };
@@ -78,6 +92,10 @@ async function snapshot() {
     // When a key was last used moves by itself (once a minute at most); it is not a change.
     keys: (await a.get("/api-keys")).json.map(({ last_used_at, ...k }) => k),
     chatbots: (await a.get("/chatbots")).json,
+    webhooks: (await a.get(`/chatbot/${fixture.chatbot}/webhooks`)).json,
+    deliveries: (await a.get(`/webhook/${fixture.webhook}/deliveries`)).json,
+    feedback: (await a.get(`/chatbot/${fixture.chatbot}/feedback`)).json,
+    analytics: (await a.get(`/chatbot/${fixture.chatbot}/analytics`)).json,
   };
 }
 
@@ -95,7 +113,10 @@ before(async () => {
   const session = await newSession(a, bot, { initial_variables: { plan: "gold" } });
   const message = (await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "What is the secret?" } })).json;
   const tool = (await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "lookup", external_url: "https://example.com/api" } })).json;
-  fixture = { tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
+  await a.post(`/message/${message.uuid}/feedback`, { body: { rating: "up" } });
+  // Disabled, so the fixture's own events send nothing anywhere.
+  const webhook = (await a.post(`/chatbot/${bot.uuid}/webhook/create`, { body: { url: "http://127.0.0.1:9/owner", events: ["message.created"], enabled: false } })).json;
+  fixture = { webhook: webhook.uuid, tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
 });
 
 test("the isolation table covers every route that takes a uuid", async () => {

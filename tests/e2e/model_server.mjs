@@ -48,6 +48,12 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       const convo = String(request.messages.at(-1).content).split("Conversation:")[1] ?? "";
       const names = [...String(request.messages.at(-1).content).matchAll(/^- ([^:]+):/gm)].map((m) => m[1]);
       tokens = [`Here you go: {"tags": ${JSON.stringify(names.filter((n) => convo.toLowerCase().includes(n.toLowerCase())))}}`];
+    } else if (String(request.messages[0]?.content).startsWith("You rewrite follow-up questions")) {
+      // A follow-up to stand alone: the previous question's words, then the follow-up's.
+      const asked = String(request.messages.at(-1).content);
+      const previous = asked.match(/^Previous question: (.*)$/m)?.[1] ?? "";
+      const followUp = asked.match(/^Follow-up: (.*)$/m)?.[1] ?? "";
+      tokens = [`"${previous.replace(/\?$/, "")}: `, `${followUp}"`];
     }
     const toolAsked = last.match(/\[tool:([\w-]+)\]/);
     if (tokens) { /* judged */ } else if (final.role === "tool") {

@@ -145,6 +145,19 @@ test("a person sets up a chatbot, adds knowledge and chats in the page", async (
     assert.match(await page.locator(".msg-bot").nth(2).textContent(), /12 Canal Street/);
     await s.shot("three answers");
 
+    // Thumbs under an answer rate it; the analytics count the rating and the answers.
+    const helpful = first.getByRole("button", { name: "Helpful", exact: true });
+    await helpful.click();
+    await first.getByText("Thanks for the feedback.").waitFor();
+    assert.equal(await helpful.getAttribute("aria-pressed"), "true");
+    await page.locator("#insights-form").getByRole("button", { name: "Show" }).click();
+    await page.locator("#insights-table tbody tr").first().waitFor();
+    const totals = await page.locator("#insights-totals").textContent();
+    assert.match(totals, /Helpful1/);
+    assert.match(totals, /Messages3/);
+    assert.equal(await page.locator("#insights-chart svg rect").count(), 2, "one day: answered and unanswered bars");
+    await s.shot("analytics");
+
     // Over the limit: the chatbot's own message, as the API gives it.
     await page.getByLabel("Your message").fill("and on Sundays?");
     await page.getByLabel("Your message").press("Enter");

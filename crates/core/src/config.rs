@@ -15,11 +15,19 @@ pub mod bindings {
     pub const FILES: &str = "FILES";
     pub const RATE_LIMITER: &str = "RATE_LIMITER";
     pub const AI: &str = "AI";
+    /// The queue webhook deliveries wait in between attempts (`edgechat-webhooks`).
+    pub const WEBHOOK_QUEUE: &str = "WEBHOOK_QUEUE";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
-    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI];
+    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI, WEBHOOK_QUEUE];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];
+}
+
+/// Names of the queues the Worker consumes (`wrangler.toml`, `[[queues.consumers]]`).
+pub mod queues {
+    /// Webhook deliveries waiting for their next attempt.
+    pub const WEBHOOKS: &str = "edgechat-webhooks";
 }
 
 /// Names of the secrets and variables read, each with its meaning in one place.
@@ -43,11 +51,21 @@ pub mod names {
     pub const API_KEY_RATE_LIMIT: &str = "API_KEY_RATE_LIMIT";
     /// `tokens/seconds` one client address may mint for site visitors.
     pub const VISITOR_TOKEN_RATE_LIMIT: &str = "VISITOR_TOKEN_RATE_LIMIT";
+    /// The longest wait for a webhook receiver's answer.
+    pub const WEBHOOK_TIMEOUT_SECONDS: &str = "WEBHOOK_TIMEOUT_SECONDS";
+    /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
+    /// unless set; tests shorten it.
+    pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
 }
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_WEBHOOK_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
+/// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
+/// message may be delayed.
+pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -103,6 +121,10 @@ pub struct Config {
     pub api_key_rate_limit: Limit,
     /// Visitor tokens per window and client address.
     pub visitor_token_rate_limit: Limit,
+    /// The longest wait for a webhook receiver's answer.
+    pub webhook_timeout: Duration,
+    /// Seconds per unit of the webhook retry schedule.
+    pub webhook_retry_unit_secs: u32,
 }
 
 /// A setting that could not be used as given, and what was used instead.
@@ -212,6 +234,7 @@ impl Config {
         };
         let model_timeout = seconds(names::MODEL_TIMEOUT_SECONDS, DEFAULT_MODEL_TIMEOUT_SECS);
         let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
+        let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
 
         let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
             None => DEFAULT_MAX_UPLOAD_BYTES,
@@ -276,6 +299,22 @@ impl Config {
             names::VISITOR_TOKEN_RATE_LIMIT,
             DEFAULT_VISITOR_TOKEN_RATE_LIMIT,
         );
+        let webhook_retry_unit_secs = match get(names::WEBHOOK_RETRY_UNIT_SECONDS) {
+            None => DEFAULT_WEBHOOK_RETRY_UNIT_SECS,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_WEBHOOK_RETRY_UNIT_SECS => n,
+                _ => {
+                    problems.push(Problem {
+                        name: names::WEBHOOK_RETRY_UNIT_SECONDS,
+                        reason: format!(
+                            "{v:?} is not a whole number of seconds from 0 to {MAX_WEBHOOK_RETRY_UNIT_SECS}"
+                        ),
+                        fallback: format!("{DEFAULT_WEBHOOK_RETRY_UNIT_SECS} seconds"),
+                    });
+                    DEFAULT_WEBHOOK_RETRY_UNIT_SECS
+                }
+            },
+        };
 
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
@@ -290,6 +329,8 @@ impl Config {
             orphan_grace_secs,
             api_key_rate_limit,
             visitor_token_rate_limit,
+            webhook_timeout,
+            webhook_retry_unit_secs,
         };
         (config, problems)
     }
@@ -351,6 +392,8 @@ mod tests {
         assert_eq!(config.tool_timeout, Duration::from_secs(10));
         assert_eq!(config.max_upload_bytes, 20 * 1024 * 1024);
         assert_eq!(config.orphan_grace_secs, 3600);
+        assert_eq!(config.webhook_timeout, Duration::from_secs(10));
+        assert_eq!(config.webhook_retry_unit_secs, 60);
         assert_eq!(config, Config::default());
     }
 

@@ -63,6 +63,20 @@ pub enum Endpoint {
     LiveChatMessage,
     LiveChatEnd,
     WidgetToken,
+    MessageGet,
+    FeedbackCreate,
+    FeedbackList,
+    SessionTranscript,
+    WebhookCreate,
+    WebhookList,
+    WebhookUpdate,
+    WebhookRotateSecret,
+    WebhookDelete,
+    WebhookDeliveries,
+    WebhookTest,
+    UnansweredQuestions,
+    Analytics,
+    Export,
 }
 
 pub struct Route {
@@ -157,6 +171,23 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/session/{uuid}/live-chat/message",  LiveChatMessage,  Key(Chat)),
     route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Key(Chat)),
 
+    route("GET",    "/api/v1/message/{uuid}",                    MessageGet,       Key(Chat)),
+    route("POST",   "/api/v1/message/{uuid}/feedback",           FeedbackCreate,   Key(Chat)),
+    route("GET",    "/api/v1/chatbot/{uuid}/feedback",           FeedbackList,     Key(Manage)),
+    route("GET",    "/api/v1/session/{uuid}/messages/plain-text", SessionTranscript, Key(Chat)),
+
+    route("POST",   "/api/v1/chatbot/{uuid}/webhook/create",     WebhookCreate,    Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/webhooks",           WebhookList,      Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/update",             WebhookUpdate,    Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/rotate-secret",      WebhookRotateSecret, Key(Manage)),
+    route("DELETE", "/api/v1/webhook/{uuid}/delete",             WebhookDelete,    Key(Manage)),
+    route("GET",    "/api/v1/webhook/{uuid}/deliveries",         WebhookDeliveries, Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/test",               WebhookTest,      Key(Manage)),
+
+    route("GET",    "/api/v1/chatbot/{uuid}/unanswered",         UnansweredQuestions, Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/analytics",          Analytics,        Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/export",             Export,           Key(Manage)),
+
     // Site visitors: a short-lived token instead of an API key (see `widget`).
     route("POST",   "/api/v1/widget/{uuid}/token",               WidgetToken,      Public),
 ];
@@ -242,9 +273,15 @@ pub fn route_pattern(method: &str, endpoint: Endpoint) -> Option<&'static str> {
 }
 
 /// What a site visitor's token opens (see `widget`): a new session on its chatbot, and the
-/// messages and answer stream of sessions the visitor created. Each of these also takes an
-/// account key, with the route's own `Access`.
-pub const VISITOR_ENDPOINTS: &[Endpoint] = &[SessionCreate, SessionMessages, MessageStream];
+/// messages, answer stream and ratings of sessions the visitor created. Each of these also
+/// takes an account key, with the route's own `Access`.
+pub const VISITOR_ENDPOINTS: &[Endpoint] = &[
+    SessionCreate,
+    SessionMessages,
+    MessageStream,
+    MessageGet,
+    FeedbackCreate,
+];
 
 pub fn admits_visitors(endpoint: Endpoint) -> bool {
     VISITOR_ENDPOINTS.contains(&endpoint)
@@ -376,7 +413,8 @@ mod tests {
         }
     }
 
-    /// A visitor's token opens a new session, its messages and the answer stream: no more.
+    /// A visitor's token opens a new session, its messages, the answer stream and ratings: no
+    /// more.
     #[test]
     fn visitors_reach_only_their_chat() {
         let visitor: Vec<&str> = ROUTES
@@ -389,7 +427,9 @@ mod tests {
             vec![
                 "/api/v1/chatbot/{uuid}/session/create",
                 "/api/v1/session/{uuid}/messages",
-                "/api/v1/session/{uuid}/message/stream"
+                "/api/v1/session/{uuid}/message/stream",
+                "/api/v1/message/{uuid}",
+                "/api/v1/message/{uuid}/feedback"
             ]
         );
         let id = "00000000-0000-4000-8000-000000000000";

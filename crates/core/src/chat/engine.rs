@@ -100,6 +100,36 @@ fn decline() -> Composed {
     }
 }
 
+/// Said before the closest passage when nothing retrieved covers the question well enough to
+/// be called an answer: the reader still gets the nearest source to click through to.
+pub const UNSURE: &str = "I'm not sure the information I have answers that. The closest I found:";
+
+/// Passages scoring below this share of the best passage's score are left out of an answer
+/// rather than stitched in.
+const RELATIVE_FLOOR: f64 = 0.6;
+/// A Q&A pair whose question matches answers alone when its own score is at least this share
+/// of the best passage's.
+const QA_RELATIVE_FLOOR: f64 = 0.8;
+
+/// The answer stored with a Q&A pair (its meta), else its chunk text.
+fn qa_answer(r: &Ranked) -> String {
+    serde_json::from_str::<serde_json::Value>(&r.hit.meta_json)
+        .ok()
+        .and_then(|m| m.get("answer").and_then(|a| a.as_str()).map(str::to_string))
+        .unwrap_or_else(|| r.hit.text.clone())
+}
+
+/// Whether the sources hold an answer to a question: the best chunk holds most of the
+/// question, or most of the question's words that the sources know at all, and those are a
+/// good part of it.
+pub fn answerable(best: &Ranked, term_count: usize) -> bool {
+    let needed = if term_count <= 1 { 1.0 } else { MIN_COVERAGE };
+    term_count > 0
+        && (best.coverage >= needed
+            || (best.known_share >= MIN_KNOWN_SHARE
+                && best.weighted_coverage >= MIN_WEIGHTED_COVERAGE))
+}
+
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let Some(best) = ranked.first() else {
@@ -107,79 +137,77 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     };
     let terms: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
 
-    if best.hit.source_type == SourceType::Qa && best.question_match >= QA_MATCH {
-        let answer = serde_json::from_str::<serde_json::Value>(&best.hit.meta_json)
-            .ok()
-            .and_then(|m| m.get("answer").and_then(|a| a.as_str()).map(str::to_string))
-            .unwrap_or_else(|| best.hit.text.clone());
+    // A stored question that matches is the operator's own answer: it answers alone.
+    let qa = ranked
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.hit.source_type == SourceType::Qa
+                && r.question_match >= QA_MATCH
+                && r.score >= best.score * QA_RELATIVE_FLOOR
+        })
+        .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
+    if let Some((index, r)) = qa {
         return Composed {
-            pieces: vec![format!("{}{}", answer.trim(), marker(1, show_citations))],
-            cited: vec![0],
+            pieces: vec![format!(
+                "{}{}",
+                qa_answer(r).trim(),
+                marker(1, show_citations)
+            )],
+            cited: vec![index],
             answered: true,
         };
     }
-    let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
-    // Answerable when the best chunk holds most of the question, or when it holds most of the
-    // question's words that the sources know at all, and those are a good part of it.
-    let answerable = best.coverage >= needed
-        || (best.known_share >= MIN_KNOWN_SHARE && best.weighted_coverage >= MIN_WEIGHTED_COVERAGE);
-    if terms.is_empty() || !answerable {
+    if terms.is_empty() {
         return decline();
     }
+    if !answerable(best, terms.len()) {
+        return unsure(&terms, best, show_citations);
+    }
+    let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
 
     // Candidate sentences from the best chunks, scored by the share of the question they hold
     // (a chunk's heading counts for its sentences at half weight).
-    struct Candidate {
-        chunk: usize,
-        order: usize,
-        text: String,
-        score: f64,
-    }
     let mut candidates: Vec<Candidate> = Vec::new();
     for (chunk, r) in ranked.iter().enumerate().take(MAX_CHUNKS) {
-        if r.coverage < needed / 2.0 {
+        if chunk > 0 && (r.coverage < needed / 2.0 || r.score < best.score * RELATIVE_FLOOR) {
             continue;
         }
-        let heading_stems = stems(&r.hit.heading);
-        for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
-            let own = stems(&sentence);
-            let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
-            let heading_hits = terms
-                .iter()
-                .filter(|t| !own.contains(*t) && heading_stems.contains(*t))
-                .count() as f64;
-            if hits == 0.0 {
-                continue;
-            }
-            let score = (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score
-                - 0.01 * order as f64;
-            candidates.push(Candidate {
-                chunk,
-                order,
-                text: sentence,
-                score,
-            });
-        }
+        candidates.extend(scored_sentences(&terms, chunk, r));
     }
     if candidates.is_empty() {
-        return decline();
+        return unsure(&terms, best, show_citations);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // The answer leads with the best sentence of the best-ranked passage, when it has one:
+    // retrieval judged that passage over the whole of each candidate, not one sentence.
+    if let Some(lead) = candidates.iter().position(|c| c.chunk == 0) {
+        let lead = candidates.remove(lead);
+        candidates.insert(0, lead);
+    }
     let top_score = candidates[0].score;
     let mut chosen: Vec<Candidate> = Vec::new();
     for c in candidates {
-        if chosen.len() >= MAX_SENTENCES || c.score < top_score * 0.5 {
+        if chosen.len() >= MAX_SENTENCES {
             break;
+        }
+        if !chosen.is_empty() && c.score < top_score * 0.5 {
+            continue;
         }
         if chosen.iter().any(|k| k.text == c.text) {
             continue;
         }
         chosen.push(c);
     }
-    // Read in source order, then in document order within each source.
-    chosen.sort_by_key(|c| (c.chunk, c.order));
-    let mut cited: Vec<usize> = chosen.iter().map(|c| c.chunk).collect();
-    cited.dedup();
+    // The most relevant sentence first; the rest read in source order, then in document order
+    // within each source.
+    chosen[1..].sort_by_key(|c| (c.chunk, c.order));
+    let mut cited: Vec<usize> = Vec::new();
+    for c in &chosen {
+        if !cited.contains(&c.chunk) {
+            cited.push(c.chunk);
+        }
+    }
     let mut pieces = Vec::with_capacity(chosen.len());
     for (i, c) in chosen.iter().enumerate() {
         let number = cited
@@ -205,6 +233,62 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         pieces,
         cited,
         answered: true,
+    }
+}
+
+struct Candidate {
+    chunk: usize,
+    order: usize,
+    text: String,
+    score: f64,
+}
+
+/// The sentences of ranked chunk `chunk` that hold some of `terms`, scored.
+fn scored_sentences(terms: &HashSet<String>, chunk: usize, r: &Ranked) -> Vec<Candidate> {
+    let heading_stems = stems(&r.hit.heading);
+    let mut out = Vec::new();
+    for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
+        let own = stems(&sentence);
+        let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
+        let heading_hits = terms
+            .iter()
+            .filter(|t| !own.contains(*t) && heading_stems.contains(*t))
+            .count() as f64;
+        if hits == 0.0 {
+            continue;
+        }
+        let score =
+            (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score - 0.01 * order as f64;
+        out.push(Candidate {
+            chunk,
+            order,
+            text: sentence,
+            score,
+        });
+    }
+    out
+}
+
+/// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
+/// source, so a person can read on there.
+fn unsure(terms: &HashSet<String>, best: &Ranked, show_citations: bool) -> Composed {
+    let mut candidates = scored_sentences(terms, 0, best);
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let closest = candidates
+        .into_iter()
+        .next()
+        .map(|c| c.text)
+        .or_else(|| sentences(&best.hit.text).into_iter().next());
+    let Some(closest) = closest else {
+        return decline();
+    };
+    Composed {
+        pieces: vec![
+            format!("{UNSURE}\n\n"),
+            format!("{closest}{}", marker(1, show_citations)),
+        ],
+        cited: vec![0],
+        answered: false,
     }
 }
 
@@ -283,7 +367,8 @@ mod tests {
         let c = compose(q, &ranked, true);
         assert!(
             c.text()
-                .contains("Express delivery costs £9.95 wherever you are. [1]"),
+                .starts_with("Express delivery costs £9.95 wherever you are.")
+                && c.text().ends_with("[1]"),
             "{}",
             c.text()
         );
@@ -299,8 +384,14 @@ mod tests {
             let ranked = rank(q, shop(), 5);
             let c = compose(q, &ranked, true);
             assert!(!c.answered, "{q}: {}", c.text());
-            assert_eq!(c.text(), NO_ANSWER);
-            assert!(c.cited.is_empty());
+            if ranked.is_empty() || q.is_empty() {
+                assert_eq!(c.text(), NO_ANSWER);
+                assert!(c.cited.is_empty());
+            } else {
+                // Unsure, said so, with the closest source to read on.
+                assert!(c.text().starts_with(UNSURE), "{q}: {}", c.text());
+                assert_eq!(c.cited, vec![0]);
+            }
         }
         assert!(!compose("anything", &[], true).answered);
     }

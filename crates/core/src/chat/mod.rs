@@ -1,8 +1,10 @@
 //! Answering: prompt assembly, the built-in engine, model stream parsing and the wire formats
 //! answers are streamed in. All pure; `conversation` runs it in the Worker.
 
+pub mod answered;
 pub mod completion;
 pub mod engine;
+pub mod followup;
 pub mod models;
 pub mod prompt;
 pub mod routing;

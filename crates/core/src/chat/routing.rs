@@ -4,6 +4,7 @@
 //! agent), and which of a background agent's tags a conversation matches.
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::chat::followup::is_follow_up;
 use crate::chat::models::{self, ModelInfo};
 use crate::domain::agent::{Agent, AgentType};
 use crate::domain::session::{Message, MessageKind};
@@ -11,8 +12,8 @@ use crate::knowledge::query::words;
 use crate::knowledge::retrieve::stems;
 use std::collections::HashSet;
 
-/// How much the agent that answered the previous turn is favoured: a follow-up ("and in
-/// blue?") rarely names its topic again.
+/// How much the agent that answered the previous turn is favoured when the question is a
+/// follow-up (`chat::followup`): "and in blue?" rarely names its topic again.
 pub const STICKINESS: f64 = 0.15;
 
 /// Share of `query`'s content words that `text` holds (0..1).
@@ -28,14 +29,20 @@ pub struct AgentProfile<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub bias: f64,
+    /// Answers from all of the chatbot's sources: where a question that fits no other agent
+    /// goes.
+    pub general: bool,
 }
 
-/// The index of the agent that should answer `query`. Ties, and a question that fits no
-/// description, go to the previous turn's agent if it is a candidate, else to the first.
+/// The index of the agent that should answer `query`. A follow-up leans towards the previous
+/// turn's agent and, when it fits no description, stays with it; any other question that fits
+/// no description (a change of topic the previous agent was not described for) goes to the
+/// chatbot's general agent, else to the first.
 pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>) -> Option<usize> {
     if agents.is_empty() {
         return None;
     }
+    let previous = previous.filter(|_| is_follow_up(query));
     let q = stems(query);
     let scores: Vec<f64> = agents
         .iter()
@@ -51,6 +58,7 @@ pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>
         .collect();
     let default = previous
         .and_then(|p| agents.iter().position(|a| a.uuid == p))
+        .or_else(|| agents.iter().position(|a| a.general))
         .unwrap_or(0);
     let mut best = default;
     for (i, s) in scores.iter().enumerate() {
@@ -193,6 +201,7 @@ pub fn pick_agent(
             name: &a.config.name,
             description: &a.config.description,
             bias: a.config.meta.bias.unwrap_or(0.0),
+            general: a.allowed_sources().is_none(),
         })
         .collect();
     let chosen = choose_agent(query, &profiles, previous)
@@ -240,18 +249,21 @@ mod tests {
                 name: "General Q&A",
                 description: "Answers general questions.",
                 bias: 0.0,
+                general: true,
             },
             AgentProfile {
                 uuid: "billing",
                 name: "Billing",
                 description: "Invoices, payments, refunds and subscription charges.",
                 bias: 0.0,
+                general: false,
             },
             AgentProfile {
                 uuid: "tech",
                 name: "Technical support",
                 description: "Installation problems, error messages, crashes and configuration.",
                 bias: 0.0,
+                general: false,
             },
         ]
     }
@@ -288,6 +300,17 @@ mod tests {
         );
         a[1].bias = -1.0;
         assert_eq!(choose_agent("refund my payment", &a, None), Some(0));
+        a[1].bias = 0.0;
+        // A new topic no description fits leaves the previous agent for the general one.
+        assert_eq!(
+            choose_agent("What is the opening time on Sundays?", &a, Some("tech")),
+            Some(0)
+        );
+        assert_eq!(
+            choose_agent("And on Sundays?", &a, Some("tech")),
+            Some(2),
+            "a follow-up stays"
+        );
         assert_eq!(choose_agent("anything", &[], None), None);
     }
 

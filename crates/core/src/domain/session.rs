@@ -124,6 +124,11 @@ pub struct Message {
     pub finish_reason: FinishReason,
     pub cite_data: Value,
     pub meta: Value,
+    /// Whether the sources held an answer (`chat::answered`); `None` for live-chat traffic.
+    pub answered: Option<bool>,
+    /// The rating given to this answer, when there is one (`domain::feedback`); read, never
+    /// written with the message.
+    pub feedback: Option<Value>,
     pub created_at: String,
     pub modified_at: String,
 }
@@ -141,6 +146,8 @@ impl Message {
             "finish_reason": self.finish_reason.as_str(),
             "cite_data_json": self.cite_data.to_string(),
             "meta_json": self.meta.to_string(),
+            "answered": self.answered,
+            "feedback": self.feedback,
         })
     }
 }
@@ -164,6 +171,8 @@ pub(crate) fn sample_message(
         finish_reason,
         cite_data,
         meta,
+        answered: Some(true),
+        feedback: None,
         created_at: "t".into(),
         modified_at: "t".into(),
     }

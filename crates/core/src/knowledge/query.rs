@@ -3,15 +3,25 @@
 //! reach the parser) and the terms are OR-ed so a chunk need not hold all of them; BM25 then
 //! rewards the chunks that hold more and rarer ones.
 
-/// Common English function words and question scaffolding ("how do I ...").
+/// Common function words and question scaffolding ("how do I ...", "comment faire ...",
+/// "wie kann ich ...") of English, French and German, in one sorted list: a word that is a
+/// function word in one of them is rarely what a question in another is about.
 const STOP_WORDS: &[&str] = &[
     "a",
+    "aber",
     "about",
     "above",
+    "afin",
     "after",
     "again",
     "against",
+    "ai",
+    "aie",
+    "ainsi",
     "all",
+    "alle",
+    "alors",
+    "als",
     "also",
     "am",
     "an",
@@ -20,37 +30,115 @@ const STOP_WORDS: &[&str] = &[
     "are",
     "as",
     "at",
+    "au",
+    "auch",
+    "aucun",
+    "auf",
+    "aus",
+    "aussi",
+    "autre",
+    "aux",
+    "avec",
+    "avoir",
+    "avons",
     "be",
     "because",
     "been",
     "before",
+    "bei",
     "being",
     "below",
     "between",
+    "bis",
+    "bist",
+    "bon",
     "both",
     "but",
     "by",
+    "c",
     "can",
+    "ce",
+    "ceci",
+    "cela",
+    "celle",
+    "celui",
+    "ces",
+    "cet",
+    "cette",
+    "chaque",
+    "chez",
+    "combien",
+    "comme",
+    "comment",
     "could",
+    "d",
+    "da",
+    "damit",
+    "dann",
+    "dans",
+    "das",
+    "dass",
+    "de",
+    "dein",
+    "deine",
+    "dem",
+    "den",
+    "der",
+    "des",
+    "dich",
     "did",
+    "die",
+    "dies",
+    "diese",
+    "dieser",
+    "dir",
     "do",
+    "doch",
     "does",
     "doing",
+    "donc",
+    "dont",
     "down",
+    "du",
+    "durch",
     "during",
     "each",
+    "ein",
+    "eine",
+    "einem",
+    "einen",
+    "einer",
+    "eines",
+    "elle",
+    "elles",
     "else",
+    "en",
+    "encore",
+    "er",
+    "es",
+    "est",
+    "et",
     "etc",
+    "eu",
+    "euch",
+    "euer",
     "ever",
+    "faire",
+    "fait",
+    "faut",
     "few",
     "for",
     "from",
     "further",
+    "für",
     "get",
     "gets",
     "got",
+    "habe",
+    "haben",
     "had",
     "has",
+    "hatte",
     "have",
     "having",
     "he",
@@ -63,51 +151,141 @@ const STOP_WORDS: &[&str] = &[
     "his",
     "how",
     "i",
+    "ich",
     "if",
+    "ihm",
+    "ihn",
+    "ihr",
+    "ihre",
+    "il",
+    "ils",
+    "im",
     "in",
     "into",
     "is",
+    "ist",
     "it",
     "its",
     "itself",
+    "j",
+    "ja",
+    "je",
     "just",
+    "kann",
+    "kein",
+    "keine",
+    "können",
+    "l",
+    "la",
+    "le",
+    "les",
     "let",
+    "leur",
+    "leurs",
+    "lui",
+    "m",
+    "ma",
+    "mais",
+    "man",
     "me",
+    "mein",
+    "meine",
+    "mes",
+    "mich",
     "might",
+    "mir",
+    "mit",
+    "moi",
+    "mon",
     "more",
     "most",
     "much",
+    "muss",
     "must",
     "my",
     "myself",
+    "même",
+    "n",
+    "nach",
+    "ne",
     "need",
+    "ni",
+    "nicht",
     "no",
+    "noch",
     "nor",
+    "nos",
     "not",
+    "notre",
+    "nous",
     "now",
+    "nur",
+    "ob",
+    "oder",
     "of",
     "off",
+    "ohne",
     "on",
     "once",
     "one",
     "only",
+    "ont",
     "or",
     "other",
+    "ou",
     "our",
     "ours",
     "ourselves",
     "out",
     "over",
     "own",
+    "où",
+    "par",
+    "pas",
+    "pendant",
+    "peut",
+    "peux",
     "please",
+    "plus",
+    "pour",
+    "pourquoi",
+    "puis",
+    "puisque",
+    "qu",
+    "quand",
+    "que",
+    "quel",
+    "quelle",
+    "quelles",
+    "quels",
+    "qui",
+    "quoi",
+    "s",
+    "sa",
     "same",
+    "sans",
+    "se",
+    "sehr",
+    "sein",
+    "ses",
     "shall",
     "she",
     "should",
+    "si",
+    "sich",
+    "sie",
+    "sind",
     "so",
+    "soll",
     "some",
+    "sont",
     "such",
+    "sur",
+    "t",
+    "ta",
+    "te",
     "tell",
+    "tes",
     "than",
     "that",
     "the",
@@ -125,17 +303,43 @@ const STOP_WORDS: &[&str] = &[
     "those",
     "through",
     "to",
+    "toi",
     "too",
+    "tous",
+    "tout",
+    "toute",
+    "toutes",
+    "très",
+    "tu",
+    "um",
+    "un",
+    "und",
     "under",
+    "une",
+    "uns",
+    "unser",
+    "unter",
     "until",
     "up",
     "us",
     "use",
     "very",
+    "vom",
+    "von",
+    "vor",
+    "vos",
+    "votre",
+    "vous",
+    "wann",
     "want",
+    "warum",
     "was",
     "way",
     "we",
+    "weil",
+    "wenn",
+    "wer",
+    "werden",
     "were",
     "what",
     "when",
@@ -145,14 +349,28 @@ const STOP_WORDS: &[&str] = &[
     "who",
     "whom",
     "why",
+    "wie",
+    "wieso",
     "will",
+    "wir",
+    "wird",
     "with",
+    "wo",
     "would",
+    "y",
     "you",
     "your",
     "yours",
     "yourself",
     "yourselves",
+    "zu",
+    "zum",
+    "zur",
+    "à",
+    "ça",
+    "été",
+    "être",
+    "über",
 ];
 
 /// Most terms a query keeps; long pasted questions otherwise turn into slow, unfocused ORs.
@@ -162,12 +380,63 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
+/// Chinese, Japanese and Korean characters: scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(u32::from(c),
+        0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff
+        | 0x20000..=0x2ffff)
+}
+
+/// Overlapping character pairs of a run of CJK characters ("退款政策" → "退款", "款政",
+/// "政策"): with no spaces to cut at, pairs are what a question and a passage can share
+/// (most words in these scripts are two characters long). A lone character stands alone.
+fn push_pairs(run: &[char], out: &mut Vec<String>) {
+    if run.len() == 1 {
+        out.push(run[0].to_string());
+    }
+    for pair in run.windows(2) {
+        out.push(pair.iter().collect());
+    }
+}
+
+/// The CJK character pairs of `text`, space-separated: what the CJK index holds for a chunk.
+/// `None` when `text` has no CJK character.
+pub fn cjk_pairs(text: &str) -> Option<String> {
+    if !text.chars().any(is_cjk) {
+        return None;
+    }
+    let mut pairs = Vec::new();
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if is_cjk(c) {
+            run.push(c);
+        } else if !run.is_empty() {
+            push_pairs(&run, &mut pairs);
+            run.clear();
+        }
+    }
+    Some(pairs.join(" "))
+}
+
 /// Lower-cased word tokens: runs of letters and digits (apostrophes inside words are dropped,
-/// so "don't" reads as "dont", and "customer's" as "customers").
+/// so "don't" reads as "dont", and "customer's" as "customers"). Runs of CJK characters
+/// become their overlapping character pairs (see `cjk_pairs`).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
+    let mut run: Vec<char> = Vec::new();
     for ch in text.chars() {
+        if is_cjk(ch) {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            run.push(ch);
+            continue;
+        }
+        if !run.is_empty() {
+            push_pairs(&run, &mut out);
+            run.clear();
+        }
         if ch.is_alphanumeric() {
             current.extend(ch.to_lowercase());
         } else if (ch == '\'' || ch == '’') && !current.is_empty() {
@@ -178,6 +447,9 @@ pub fn words(text: &str) -> Vec<String> {
     }
     if !current.is_empty() {
         out.push(current);
+    }
+    if !run.is_empty() {
+        push_pairs(&run, &mut out);
     }
     out
 }
@@ -260,6 +532,35 @@ pub fn gated_expression(phrases: &[String], frequencies: &[i64], budget: i64) ->
     Some(format!("({}) AND ({every})", rare.join(" OR ")))
 }
 
+/// `gated_expression` for `phrases` plus `extra` phrases whose frequencies are not known
+/// (the conversation's context terms): only `phrases` gate, every phrase scores.
+pub fn gated_expression_with(
+    phrases: &[String],
+    frequencies: &[i64],
+    extra: &[String],
+    budget: i64,
+) -> Option<String> {
+    let extra: Vec<&String> = extra.iter().filter(|e| !phrases.contains(e)).collect();
+    if extra.is_empty() {
+        return gated_expression(phrases, frequencies, budget);
+    }
+    let every = phrases
+        .iter()
+        .chain(extra.iter().copied())
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    match gated_expression(phrases, frequencies, budget) {
+        None => Some(every),
+        // No gate was needed for the question's own phrases; the context ones are few.
+        Some(plain) if !plain.starts_with('(') => Some(every),
+        Some(gated) => {
+            let gate = gated.split(" AND ").next().unwrap_or_default().to_string();
+            Some(format!("{gate} AND ({every})"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +638,53 @@ mod tests {
             fts_expression("refund policy for damaged parcels").unwrap()
         );
         assert!(gated_expression(&[], &[], 10).is_none());
+    }
+
+    #[test]
+    fn context_phrases_score_but_never_gate() {
+        let p = phrases("refund policy");
+        let extra = vec!["\"norway\"".to_string(), "\"refund\"".to_string()];
+        assert_eq!(
+            gated_expression_with(&p, &[10, 20], &extra, 100).unwrap(),
+            "\"refund\" OR \"policy\" OR \"norway\""
+        );
+        assert_eq!(
+            gated_expression_with(&p, &[10, 20_000], &extra, 100).unwrap(),
+            "(\"refund\") AND (\"refund\" OR \"policy\" OR \"norway\")"
+        );
+        assert_eq!(
+            gated_expression_with(&[], &[], &extra, 100).unwrap(),
+            "\"norway\" OR \"refund\""
+        );
+    }
+
+    #[test]
+    fn cjk_text_is_read_as_character_pairs() {
+        assert_eq!(
+            words("退款政策 refund 期"),
+            ["退款", "款政", "政策", "refund", "期"]
+        );
+        assert_eq!(
+            cjk_pairs("退款需要五天。Refunds").as_deref(),
+            Some("退款 款需 需要 要五 五天")
+        );
+        assert_eq!(cjk_pairs("no such text"), None);
+        assert_eq!(
+            content_terms("如何申请退款？"),
+            ["如何", "何申", "申请", "请退", "退款"]
+        );
+    }
+
+    #[test]
+    fn french_and_german_function_words_are_dropped() {
+        assert_eq!(
+            content_terms("Est-ce que je peux prolonger mon prêt ?"),
+            ["prolonger", "prêt"]
+        );
+        assert_eq!(
+            content_terms("Wie kann ich meine Bestellung zurückgeben?"),
+            ["bestellung", "zurückgeben"]
+        );
     }
 
     #[test]

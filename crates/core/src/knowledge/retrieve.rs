@@ -3,6 +3,7 @@
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
 use super::query::{content_terms, is_stop_word, words};
+use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -124,10 +125,35 @@ const DOCUMENT_WEIGHT: f64 = 0.3;
 /// Each further chunk from a source already chosen counts this much less.
 const SAME_SOURCE_DECAY: f64 = 0.7;
 
+/// How much a term taken from the conversation (see `chat::followup`) counts beside the
+/// question's own terms.
+pub const CONTEXT_WEIGHT: f64 = 0.5;
+
 /// Scores candidates for `query` and returns the best `limit`, best first.
 pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
-    let query_stems: Vec<String> = content_terms(query).iter().map(|t| stem(t)).collect();
-    let query_set: HashSet<String> = query_stems.iter().cloned().collect();
+    rank_in_context(query, &Context::default(), hits, limit)
+}
+
+/// How much a chunk from the source the conversation is about (`Context::sources`) is
+/// favoured: a follow-up is more often answered where the previous answer came from.
+const TOPIC_SOURCE_WEIGHT: f64 = 0.15;
+
+/// `rank` for a question asked in a conversation: `context.terms` say what the conversation
+/// is about and count at `CONTEXT_WEIGHT` (never towards matching a stored question);
+/// chunks of `context.sources` are favoured.
+pub fn rank_in_context(
+    query: &str,
+    context: &Context,
+    hits: Vec<ChunkHit>,
+    limit: usize,
+) -> Vec<Ranked> {
+    let own: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+    let mut term_weight: HashMap<String, f64> = own.iter().map(|t| (t.clone(), 1.0)).collect();
+    for t in &context.terms {
+        term_weight.entry(stem(t)).or_insert(CONTEXT_WEIGHT);
+    }
+    let query_set: HashSet<String> = term_weight.keys().cloned().collect();
+    let weight_sum: f64 = term_weight.values().sum();
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     let chunk_stems: Vec<HashSet<String>> = hits
         .iter()
@@ -141,15 +167,22 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
         .iter()
         .filter_map(|t| {
             let df = chunk_stems.iter().filter(|s| s.contains(t)).count() as f64;
-            (df > 0.0).then(|| (t, (1.0 + n / df).ln()))
+            (df > 0.0).then(|| (t, term_weight[t] * (1.0 + n / df).ln()))
         })
         .collect();
     let total_weight: f64 = weights.values().sum();
-    let known: HashSet<String> = weights.keys().map(|t| (*t).clone()).collect();
-    let known_share = if query_set.is_empty() {
-        0.0
+    // The question's own terms that some candidate holds: what a stored question is compared
+    // with.
+    let known: HashSet<String> = weights
+        .keys()
+        .filter(|t| own.contains(**t))
+        .map(|t| (*t).clone())
+        .collect();
+    // The share of the query's weight that any candidate holds; context terms count at theirs.
+    let known_share = if weight_sum > 0.0 {
+        weights.keys().map(|t| term_weight[*t]).sum::<f64>() / weight_sum
     } else {
-        known.len() as f64 / query_set.len() as f64
+        0.0
     };
     let mut scored: Vec<Ranked> = hits
         .into_iter()
@@ -160,14 +193,15 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             } else {
                 0.0
             };
-            let coverage = if query_set.is_empty() {
-                0.0
-            } else {
-                query_set
+            let coverage = if weight_sum > 0.0 {
+                term_weight
                     .iter()
-                    .filter(|t| chunk_stems.contains(*t))
-                    .count() as f64
-                    / query_set.len() as f64
+                    .filter(|(t, _)| chunk_stems.contains(*t))
+                    .map(|(_, w)| w)
+                    .sum::<f64>()
+                    / weight_sum
+            } else {
+                0.0
             };
             let weighted_coverage = if total_weight > 0.0 {
                 weights
@@ -183,7 +217,7 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
             let question_match =
-                if hit.source_type == SourceType::Qa && known.len() * 3 >= query_set.len() {
+                if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
                     dice(&known, &stems(&hit.heading))
                 } else {
                     0.0
@@ -191,6 +225,9 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
             let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
+            }
+            if context.sources.contains(&hit.data_source_uuid) {
+                score = (1.0 - TOPIC_SOURCE_WEIGHT) * score + TOPIC_SOURCE_WEIGHT;
             }
             Ranked {
                 hit,

@@ -136,6 +136,9 @@ pub enum CompletionEvent {
     /// The built-in engine says which sources its answer cites (indices into the ranked
     /// sources, in citation-number order); a model cites the sources its prompt carried.
     Cited(Vec<usize>),
+    /// The built-in engine says whether the sources held an answer (`false`: it said it was
+    /// unsure, or declined).
+    Answered(bool),
     ToolCall(ToolCallDelta),
     Finish(String),
     Usage(Usage),

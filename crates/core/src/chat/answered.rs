@@ -1,0 +1,112 @@
+//! Whether an answer came from the sources: the flag every answer is stored with, which the
+//! unanswered-questions list and the analytics' answered share read. Decided here, once, for
+//! every kind of answer.
+
+use super::engine::{compose, QA_MATCH};
+use crate::knowledge::retrieve::Ranked;
+
+/// The least share of the question a retrieved chunk must hold for a model's answer to count
+/// as drawn from the sources (a matching Q&A question counts too).
+pub const MIN_SOURCE_COVERAGE: f64 = 0.34;
+
+/// Who wrote the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answerer {
+    /// The built-in engine, answering from the retrieved chunks.
+    Engine,
+    /// A model, given the retrieved chunks in its prompt.
+    Model,
+    /// The escalation agent's fixed reply: a person will answer, so the question is not one
+    /// the sources failed.
+    Escalation,
+}
+
+/// Whether the sources held an answer to `query`. The built-in engine knows (it declines when
+/// they do not); a model's answer counts as unanswered when retrieval found nothing that
+/// covers the question, or when the model said the sources do not say.
+pub fn decide(answerer: Answerer, query: &str, ranked: &[Ranked], response: &str) -> bool {
+    match answerer {
+        Answerer::Escalation => true,
+        // The engine is pure and deterministic: asking it again gives the very flag it
+        // answered with.
+        Answerer::Engine => compose(query, ranked, false).answered,
+        Answerer::Model => found_sources(ranked) && !model_declined(response),
+    }
+}
+
+/// Retrieval found something above the threshold.
+pub fn found_sources(ranked: &[Ranked]) -> bool {
+    ranked
+        .iter()
+        .any(|r| r.coverage >= MIN_SOURCE_COVERAGE || r.question_match >= QA_MATCH)
+}
+
+/// Phrases a model uses when the sources it was given do not hold the answer (its prompt asks
+/// it to say so plainly).
+const DECLINING: &[&str] = &[
+    "i don't know",
+    "i do not know",
+    "i'm not sure",
+    "i am not sure",
+    "don't have information",
+    "do not have information",
+    "don't have any information",
+    "do not have any information",
+    "no information about",
+    "not mentioned in",
+    "sources do not",
+    "sources don't",
+    "do not contain",
+    "does not contain",
+    "doesn't contain",
+    "don't contain",
+    "couldn't find",
+    "could not find",
+    "cannot find",
+    "can't find",
+    "unable to find",
+    "not able to find",
+];
+
+/// Whether a model's answer says it does not know.
+pub fn model_declined(response: &str) -> bool {
+    let text = response.to_lowercase().replace('’', "'");
+    DECLINING.iter().any(|phrase| text.contains(phrase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escalations_count_as_answered_and_nothing_retrieved_is_unanswered() {
+        assert!(decide(
+            Answerer::Escalation,
+            "a person please",
+            &[],
+            "hold on"
+        ));
+        assert!(!decide(
+            Answerer::Engine,
+            "what is the refund policy",
+            &[],
+            ""
+        ));
+        assert!(!decide(
+            Answerer::Model,
+            "what is the refund policy",
+            &[],
+            "Refunds take 5 days."
+        ));
+    }
+
+    #[test]
+    fn a_model_saying_it_does_not_know_declines() {
+        assert!(model_declined("I'm sorry, but I don't know that."));
+        assert!(model_declined(
+            "The sources do not say when the shop opens."
+        ));
+        assert!(model_declined("I couldn’t find anything about that."));
+        assert!(!model_declined("We ship to 40 countries within 5 days."));
+    }
+}

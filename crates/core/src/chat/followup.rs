@@ -1,0 +1,213 @@
+//! Follow-up questions. "And how long does that take?" means nothing alone: it is about what
+//! the conversation was about. A question that reads as a follow-up is searched with the
+//! previous question's terms beside its own (weighted down, see
+//! `knowledge::retrieve::CONTEXT_WEIGHT`), and keeps the agent that answered.
+
+use crate::chat::completion::ChatMessage;
+use crate::domain::session::{Message, MessageKind};
+use crate::knowledge::query::{content_terms, words};
+
+/// What a follow-up is searched with beside its own words.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// Terms of the previous question.
+    pub terms: Vec<String>,
+    /// The source the previous answer cited first: the conversation's topic, favoured.
+    pub sources: Vec<String>,
+}
+
+impl Context {
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty() && self.sources.is_empty()
+    }
+}
+
+/// The context of `query` in a conversation whose messages are `history` (oldest first):
+/// empty unless `query` reads as a follow-up of an earlier answered question.
+pub fn conversation_context(query: &str, history: &[Message]) -> Context {
+    let Some(previous) = previous_exchange(query, history) else {
+        return Context::default();
+    };
+    let first_cited = previous.cite_data.get("1");
+    let terms = context_terms(query, Some(&previous.query));
+    let sources = first_cited
+        .and_then(|c| c.get("data_source_uuid"))
+        .and_then(|u| u.as_str())
+        .map(|u| vec![u.to_string()])
+        .unwrap_or_default();
+    Context { terms, sources }
+}
+
+/// Openings that continue the previous question rather than start a new one.
+const CONTINUATIONS: &[&str] = &[
+    "and",
+    "also",
+    "but",
+    "so",
+    "then",
+    "what about",
+    "how about",
+    "same",
+    "et",
+    "mais",
+    "aussi",
+    "und",
+    "aber",
+    "auch",
+];
+
+/// Words that point back at something said before.
+const BACK_REFERENCES: &[&str] = &[
+    "it", "its", "that", "this", "these", "those", "them", "they", "there", "one", "ones", "too",
+    "instead", "else", "ça", "cela", "ceci", "lui", "leur", "dies", "diese", "dort", "ihn", "ihm",
+    "dabei", "dafür", "davon",
+];
+
+/// Opens the request that asks a model to rewrite a follow-up; the reply is the question only.
+pub const REWRITE_INSTRUCTION: &str = "You rewrite follow-up questions. Given the previous \
+question, the previous answer and a follow-up, write the follow-up as one standalone question \
+in the follow-up's language that names what it is about. Reply with that question only.";
+
+/// The longest reply a rewrite may have; anything longer is not a question.
+pub const MAX_REWRITE_CHARS: usize = 400;
+
+/// How much of the previous answer a rewrite request carries.
+const PREVIOUS_ANSWER_CHARS: usize = 600;
+
+/// The messages asking a model to rewrite `query`, a follow-up of `previous`.
+pub fn rewrite_messages(previous: &Message, query: &str) -> Vec<ChatMessage> {
+    let answer: String = previous
+        .response
+        .chars()
+        .take(PREVIOUS_ANSWER_CHARS)
+        .collect();
+    vec![
+        ChatMessage::system(REWRITE_INSTRUCTION),
+        ChatMessage::user(&format!(
+            "Previous question: {}\nPrevious answer: {}\nFollow-up: {}",
+            previous.query.trim(),
+            answer.trim(),
+            query.trim()
+        )),
+    ]
+}
+
+/// The standalone question in a model's reply to `rewrite_messages`: its first non-empty
+/// line without quotes or a "Question:" label; `None` when there is none or it is too long.
+pub fn parse_rewrite(reply: &str) -> Option<String> {
+    let line = reply.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = line
+        .strip_prefix("Standalone question:")
+        .or_else(|| line.strip_prefix("Question:"))
+        .unwrap_or(line)
+        .trim()
+        .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '«' | '»'))
+        .trim();
+    (!line.is_empty() && line.chars().count() <= MAX_REWRITE_CHARS && !words(line).is_empty())
+        .then(|| line.to_string())
+}
+
+/// The previous answered exchange of `history` when `query` reads as its follow-up.
+pub fn previous_exchange<'a>(query: &str, history: &'a [Message]) -> Option<&'a Message> {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Answer)
+        .filter(|_| is_follow_up(query))
+}
+
+/// At most this many content terms, and a question is short enough to lean on what came
+/// before even without a word pointing back.
+const SHORT_QUESTION_TERMS: usize = 1;
+
+/// Whether `query` reads as a continuation of the previous question.
+pub fn is_follow_up(query: &str) -> bool {
+    refers_back(query)
+        || (!words(query).is_empty() && content_terms(query).len() <= SHORT_QUESTION_TERMS)
+}
+
+/// Whether `query` says in so many words that it continues ("and ...", "what about ...") or
+/// points back ("it", "that"): the follow-ups worth a model's rewrite. A merely short
+/// question is searched with its context but not rewritten.
+pub fn refers_back(query: &str) -> bool {
+    let all = words(query);
+    let joined = all.join(" ");
+    let continues = CONTINUATIONS
+        .iter()
+        .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
+    continues || all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
+}
+
+/// The terms of the conversation a follow-up `query` is searched with: the content terms of
+/// the previous question that `query` does not already hold. Empty when `query` is not a
+/// follow-up or there is no previous question.
+pub fn context_terms(query: &str, previous_query: Option<&str>) -> Vec<String> {
+    let Some(previous) = previous_query.filter(|_| is_follow_up(query)) else {
+        return Vec::new();
+    };
+    let own = content_terms(query);
+    content_terms(previous)
+        .into_iter()
+        .filter(|t| !own.contains(t))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follow_ups_are_recognised() {
+        for q in [
+            "And how long does that take?",
+            "what about returns?",
+            "Can I skip it once?",
+            "How do I get rid of it when I'm done?",
+            "Et le dimanche ?",
+            "Und wie lange dauert das?",
+            "refunds?",
+        ] {
+            assert!(is_follow_up(q), "{q}");
+        }
+        for q in [
+            "What is the refund window?",
+            "How do I reset my password?",
+            "Quels papiers faut-il pour s'inscrire ?",
+            "",
+        ] {
+            assert!(!is_follow_up(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_model_s_rewrite_is_read_from_its_first_line() {
+        assert_eq!(
+            parse_rewrite("\n  \"How long does a refund take?\"\nBecause...").as_deref(),
+            Some("How long does a refund take?")
+        );
+        assert_eq!(
+            parse_rewrite("Question: Combien de temps dure un prêt ?").as_deref(),
+            Some("Combien de temps dure un prêt ?")
+        );
+        assert_eq!(parse_rewrite("   \n"), None);
+        assert_eq!(parse_rewrite("\"?!\""), None);
+        assert_eq!(parse_rewrite(&"word ".repeat(100)), None);
+    }
+
+    #[test]
+    fn a_follow_up_takes_the_previous_question_s_terms() {
+        assert_eq!(
+            context_terms(
+                "And how long does that take?",
+                Some("Do you ship to Norway?")
+            ),
+            ["ship", "norway"]
+        );
+        assert_eq!(
+            context_terms("What about Norway?", Some("Do you ship to Norway?")),
+            ["ship"]
+        );
+        assert!(context_terms("What is the refund window?", Some("Weather in Oslo?")).is_empty());
+        assert!(context_terms("And that?", None).is_empty());
+    }
+}

@@ -1,0 +1,118 @@
+// The built-in engine understanding what is asked: follow-ups searched with what the
+// conversation is about, a change of topic leaving a specialised agent, sources in French and
+// Chinese, and a Q&A pair answering a paraphrase of its question alone.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { startAccount, startHelpSite, newChatbot, newSession, settled, upload } from "./suite.mjs";
+
+let worker, site, api, key;
+
+before(async () => {
+  site = await startHelpSite();
+  ({ worker, api, key } = await startAccount());
+});
+
+async function ask(session, query) {
+  const r = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query } });
+  assert.equal(r.status, 200, r.text);
+  return { ...r.json, citations: JSON.parse(r.json.cite_data_json), meta: JSON.parse(r.json.meta_json) };
+}
+
+async function shopBot() {
+  const bot = await newChatbot(api, { name: "Northwind help", show_citations: true });
+  for (const p of ["shipping", "returns", "warranty"]) {
+    const s = (await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/${p}` } })).json;
+    assert.equal((await settled(api, s.uuid)).status, "success");
+  }
+  return bot;
+}
+
+async function uploadText(bot, name, text) {
+  const r = await upload(worker, key, bot.uuid, { name, bytes: new TextEncoder().encode(text), type: "text/markdown" });
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await settled(api, r.json.uuid)).status, "success");
+  return r.json.uuid;
+}
+
+test("a follow-up is searched with what the conversation is about", async () => {
+  const bot = await shopBot();
+  const session = await newSession(api, bot);
+  const first = await ask(session, "How do I get a refund?");
+  assert.equal(first.citations["1"].title, "Returns and refunds | Northwind Outfitters");
+
+  const followUp = await ask(session, "And how many working days does that take?");
+  assert.equal(followUp.citations["1"].title, "Returns and refunds | Northwind Outfitters", followUp.response);
+  assert.match(followUp.response, /five to seven working days/);
+
+  // Alone, the same words are about delivery times.
+  const alone = await ask(await newSession(api, bot), "And how many working days does that take?");
+  assert.notEqual(alone.citations["1"]?.title, "Returns and refunds | Northwind Outfitters", alone.response);
+});
+
+test("a question about something else leaves a specialised agent for the general one; a follow-up stays", async () => {
+  const bot = await shopBot();
+  const weather = await api.post(`/chatbot/${bot.uuid}/agent/create`, {
+    body: {
+      name: "Weather", type: "user-facing", enabled: true, use_all_sources: false, data_source_uuids: [],
+      description: "Weather forecasts: rain, sunshine, temperature and wind.",
+    },
+  });
+  assert.equal(weather.status, 200, weather.text);
+  const session = await newSession(api, bot);
+  assert.equal((await ask(session, "Will there be rain and wind tomorrow?")).meta.agent.name, "Weather");
+  assert.equal((await ask(session, "And on Sunday?")).meta.agent.name, "Weather", "a follow-up stays");
+  const refund = await ask(session, "What is the refund window?");
+  assert.equal(refund.meta.agent.name, "General Q&A");
+  assert.equal(refund.citations["1"].title, "Returns and refunds | Northwind Outfitters");
+  assert.match(refund.response, /30 days/);
+});
+
+test("a French source is answered in French", async () => {
+  const bot = await newChatbot(api, { name: "Médiathèque", show_citations: true });
+  await uploadText(bot, "pret.md", [
+    "# Emprunter des documents",
+    "",
+    "## Durée du prêt",
+    "",
+    "Les livres et les CD sont prêtés pour quatre semaines. Les DVD et les jeux de société sont prêtés pour deux semaines seulement, car ils sont très demandés.",
+    "",
+    "## Rendre les documents",
+    "",
+    "En dehors des heures d'ouverture, utilisez la boîte de retour installée à droite de la porte principale.",
+  ].join("\n"));
+  await uploadText(bot, "horaires.md", "# Horaires\n\nLa médiathèque est ouverte du mardi au samedi de 10 h à 18 h. Elle est fermée le dimanche et le lundi.\n");
+  const session = await newSession(api, bot);
+  const r = await ask(session, "Je peux emprunter un DVD pendant combien de temps ?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "pret.md");
+  assert.match(r.response, /Les DVD et les jeux de société sont prêtés pour deux semaines/);
+  const closed = await ask(session, "Est-ce ouvert le dimanche ?");
+  assert.equal(closed.citations["1"].file_name, "horaires.md");
+  assert.match(closed.response, /fermée le dimanche/);
+});
+
+test("a Chinese source is found by a Chinese question", async () => {
+  const bot = await newChatbot(api, { name: "商店", show_citations: true });
+  await uploadText(bot, "退货.md", "# 退货和退款\n\n购买后三十天内可以退货。退款会在五个工作日内退回原来的付款方式。\n");
+  await uploadText(bot, "配送.md", "# 配送\n\n我们向四十个国家发货。标准配送通常需要七个工作日，加急配送需要三个工作日。\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "退款多久能到账？" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0].file_name, "退货.md");
+  const session = await newSession(api, bot);
+  const r = await ask(session, "加急配送要几天？");
+  assert.equal(r.citations["1"].file_name, "配送.md", r.response);
+  assert.match(r.response, /加急配送需要三个工作日/);
+});
+
+test("a Q&A pair answers a paraphrase of its question alone", async () => {
+  const bot = await shopBot();
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, {
+    body: { question: "How long does a refund take?", answer: "Refunds reach your account within five to seven working days." },
+  });
+  const session = await newSession(api, bot);
+  const r = await ask(session, "How long do refunds usually take?");
+  assert.equal(r.response, "Refunds reach your account within five to seven working days. [1]");
+  assert.deepEqual(Object.keys(r.citations), ["1"]);
+  assert.equal(r.citations["1"].type, "qa");
+  assert.equal(r.meta.answered, true);
+});
