@@ -10,7 +10,8 @@ use crate::platform::log::RequestLog;
 use crate::storage::{Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
-    admits_visitors, match_route, route_pattern, visitor_route, Access, Endpoint, RouteMatch,
+    admits_visitors, is_openai_path, match_route, route_pattern, visitor_route, Access, Endpoint,
+    RouteMatch,
 };
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
@@ -109,6 +110,11 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     let log = Rc::new(RequestLog::start(&method));
     let response = match serve(req, env, ctx, &log, &method, &path).await {
         Ok(response) => response,
+        // OpenAI's clients read errors in OpenAI's shape.
+        Err(err) if is_openai_path(&path) => {
+            let body = err.openai_body();
+            log.fail_with_body(err, body)
+        }
         Err(err) => log.fail(err),
     };
     log.finish(response.status_code(), &path);
@@ -293,6 +299,8 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::LiveChatMessage => live_chat::operator_message(call).await,
         Endpoint::LiveChatEnd => live_chat::end(call).await,
         Endpoint::WidgetToken => handlers::widget::token(call).await,
+        Endpoint::OpenAiChatCompletions => openai_compat::chat_completions(call).await,
+        Endpoint::OpenAiModels => openai_compat::models(call).await,
     }
 }
 

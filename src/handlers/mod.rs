@@ -7,6 +7,7 @@ pub mod data_sources;
 pub mod health;
 pub mod live_chat;
 pub mod messages;
+pub mod openai_compat;
 pub mod openapi;
 pub mod search;
 pub mod sessions;
