@@ -11,7 +11,8 @@ use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, Wi
 use crate::storage::{Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
-    admits_visitors, match_route, route_pattern, visitor_route, Access, Endpoint, RouteMatch,
+    admits_visitors, is_openai_path, match_route, route_pattern, visitor_route, Access, Endpoint,
+    RouteMatch,
 };
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
@@ -99,6 +100,11 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     let log = Rc::new(RequestLog::start(&method));
     let response = match serve(req, env, ctx, &log, &method, &path).await {
         Ok(response) => response,
+        // OpenAI's clients read errors in OpenAI's shape.
+        Err(err) if is_openai_path(&path) => {
+            let body = err.openai_body();
+            log.fail_with_body(err, body)
+        }
         Err(err) => log.fail(err),
     };
     log.finish(response.status_code(), &path);
@@ -391,6 +397,8 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::UnansweredQuestions => insights::unanswered(call).await,
         Endpoint::Analytics => insights::analytics(call).await,
         Endpoint::Export => insights::export(call).await,
+        Endpoint::OpenAiChatCompletions => openai_compat::chat_completions(call).await,
+        Endpoint::OpenAiModels => openai_compat::models(call).await,
     }
 }
 

@@ -77,6 +77,8 @@ pub enum Endpoint {
     UnansweredQuestions,
     Analytics,
     Export,
+    OpenAiChatCompletions,
+    OpenAiModels,
 }
 
 pub struct Route {
@@ -190,7 +192,19 @@ pub const ROUTES: &[Route] = &[
 
     // Site visitors: a short-lived token instead of an API key (see `widget`).
     route("POST",   "/api/v1/widget/{uuid}/token",               WidgetToken,      Public),
+
+    // OpenAI's Chat Completions, for clients that already speak it (base URL `/api/v1/openai`);
+    // an account key or a visitor token (for its own chatbot).
+    route("POST",   "/api/v1/openai/chat/completions",           OpenAiChatCompletions, Key(Chat)),
+    route("GET",    "/api/v1/openai/models",                     OpenAiModels,          Key(Chat)),
 ];
+
+/// Where the OpenAI-compatible endpoints live; their errors take OpenAI's shape.
+pub const OPENAI_PREFIX: &str = "/api/v1/openai/";
+
+pub fn is_openai_path(path: &str) -> bool {
+    path.starts_with(OPENAI_PREFIX)
+}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum RouteMatch {
@@ -285,6 +299,12 @@ pub const VISITOR_ENDPOINTS: &[Endpoint] = &[
 
 pub fn admits_visitors(endpoint: Endpoint) -> bool {
     VISITOR_ENDPOINTS.contains(&endpoint)
+}
+
+/// Endpoints a visitor token opens: the chat routes above, and the OpenAI-compatible ones for
+/// the visitor's own chatbot (those are for programs, so they get no CORS answers).
+pub fn takes_visitor_tokens(endpoint: Endpoint) -> bool {
+    admits_visitors(endpoint) || matches!(endpoint, OpenAiChatCompletions | OpenAiModels)
 }
 
 /// The route a CORS preflight (`OPTIONS` naming `requested_method`) asks about, when a site
@@ -401,6 +421,7 @@ mod tests {
             );
             let chat_route = route.path.contains("/session")
                 || route.path.contains("/message")
+                || route.path.contains("/openai/")
                 || route.endpoint == ApiKeyCurrent;
             assert_eq!(
                 Scope::Chat.grants(needed, route.method),
