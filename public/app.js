@@ -68,22 +68,79 @@ const call = (method, path, opts = {}) => api(method, path, { token: state.key, 
 // ------------------------------------------------------------------------------------------
 // Key
 
+/** One line about a key: its scopes, and when it expires, where from, when last used. */
+function describeKey(k) {
+  const parts = [`scopes: ${k.scopes.join(", ")}`];
+  if (k.expires_at) parts.push(`expires ${k.expires_at}`);
+  if (k.allowed_ips.length) parts.push(`only from ${k.allowed_ips.join(", ")}`);
+  parts.push(k.last_used_at ? `last used ${k.last_used_at}` : "never used");
+  return parts.join(" · ");
+}
+
+const LISTS_CHATBOTS = ["admin", "manage", "read"];
+
 async function useKey(key, { remember }) {
   say("key-status", "Checking the key…");
-  const bots = await call("GET", "/chatbots", { token: key }).catch((err) => {
+  const me = await call("GET", "/api-key/current", { token: key }).catch((err) => {
     say("key-status", problem(err), { error: true });
     return null;
   });
-  if (!bots) return false;
+  if (!me) return false;
   state.key = key;
   sessionStorage.setItem(KEY_STORE, key);
   if (remember) localStorage.setItem(KEY_STORE, key); else localStorage.removeItem(KEY_STORE);
   $("forget-key").hidden = false;
+  $("key-scopes").hidden = false;
+  $("key-scopes").textContent = `This key (${me.prefix}…): ${describeKey(me)}.`;
+  $("keys").hidden = !me.scopes.includes("admin");
+  if (!$("keys").hidden) loadKeys();
+  if (!me.scopes.some((s) => LISTS_CHATBOTS.includes(s))) {
+    $("bots").hidden = true;
+    say("key-status", "Key accepted. It may only chat (sessions and messages), so it cannot list chatbots here.");
+    return true;
+  }
+  const bots = await call("GET", "/chatbots").catch((err) => {
+    say("key-status", problem(err), { error: true });
+    return null;
+  });
+  if (!bots) return false;
   say("key-status", `Key accepted: ${bots.length} chatbot${bots.length === 1 ? "" : "s"} on this account.`);
   $("bots").hidden = false;
   showBots(bots);
   return true;
 }
+
+async function loadKeys() {
+  try {
+    const keys = await call("GET", "/api-keys");
+    $("key-list").replaceChildren(...keys.map((k) => el("li", {},
+      el("span", { class: "source-title", text: `${k.name} (${k.prefix}…)` }),
+      el("span", { class: "source-kind", text: describeKey(k) }),
+    )));
+  } catch (err) {
+    say("keys-status", problem(err), { error: true });
+  }
+}
+
+$("new-key-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const scope = e.submitter?.value === "read" ? "read" : "chat";
+  busy(e.target, async () => {
+    try {
+      const name = $("new-key-name").value.trim();
+      const made = await call("POST", "/api-key/create", { body: { name, scopes: [scope] } });
+      $("new-key-name").value = "";
+      $("new-key").hidden = false;
+      $("new-key-secret").value = made.key;
+      say("keys-status", `Created the ${scope} key “${made.name}”. Copy it now: it is not shown again.`);
+      $("new-key-secret").focus();
+      $("new-key-secret").select();
+      await loadKeys();
+    } catch (err) {
+      say("keys-status", problem(err), { error: true });
+    }
+  });
+});
 
 $("key-form").addEventListener("submit", (e) => {
   e.preventDefault();

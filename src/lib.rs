@@ -20,7 +20,9 @@ mod probe;
 #[cfg(feature = "entry")]
 mod entry {
     use edgechat_core::config::queues;
-    use edgechat_core::domain::rate_limit::{admit, parse_limit, Decision};
+    use edgechat_core::domain::rate_limit::{
+        admit, admit_in_window, parse_limit, Decision, Window,
+    };
     use worker::{
         durable_object, event, Context, DurableObject, Env, MessageBatch, Request, Response,
         Result, ScheduleContext, ScheduledEvent, State,
@@ -65,7 +67,9 @@ mod entry {
         }
     }
 
-    /// Holds one chatbot's log of admitted messages (see `ratelimit`).
+    /// Holds one count (see `domain::rate_limit`): a chatbot's log of admitted messages, a
+    /// visitor's, or the fixed window of an API key's requests. `/admit` uses the log,
+    /// `/window` the window; each object only ever gets one of the two (its name says which).
     #[durable_object]
     pub struct RateLimiter {
         state: State,
@@ -89,8 +93,17 @@ mod entry {
                 }
             };
             let storage = self.state.storage();
+            let now = edgechat_core::time::now_ms();
+            if req.path() == "/window" {
+                let mut window: Window = storage.get("window").await?.unwrap_or_default();
+                let decision = admit_in_window(&mut window, now, limit);
+                if decision.admitted {
+                    storage.put("window", &window).await?;
+                }
+                return Response::from_json(&decision);
+            }
             let mut log: Vec<i64> = storage.get("log").await?.unwrap_or_default();
-            let decision = admit(&mut log, edgechat_core::time::now_ms(), limit);
+            let decision = admit(&mut log, now, limit);
             if matches!(decision, Decision::Admitted { .. }) {
                 storage.put("log", &log).await?;
             }

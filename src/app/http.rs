@@ -57,6 +57,12 @@ pub fn success_response() -> ApiResult<Response> {
 /// The only place an error becomes a response: JSON body, status and required headers. Internal
 /// causes are never sent; the request's log line carries them (`platform::log`).
 pub fn error_response(err: &ApiError) -> Response {
+    error_response_with_body(err, err.body())
+}
+
+/// `err` with another body shape (OpenAI's, on the OpenAI-compatible endpoints); the status
+/// and headers stay the error's own.
+pub fn error_response_with_body(err: &ApiError, body: Value) -> Response {
     let headers = Headers::new();
     for (name, value) in err.headers() {
         // Header names and values here are ours and always valid.
@@ -66,5 +72,5 @@ pub fn error_response(err: &ApiError) -> Response {
     Response::builder()
         .with_status(err.status())
         .with_headers(headers)
-        .fixed(err.body().to_string().into_bytes())
+        .fixed(body.to_string().into_bytes())
 }

@@ -7,15 +7,21 @@ use self::widget::Visitor;
 use crate::handlers;
 use crate::platform::config;
 use crate::platform::log::RequestLog;
+use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, WindowDecision};
 use crate::storage::{Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
-    admits_visitors, match_route, route_pattern, visitor_route, Access, Endpoint, RouteMatch,
+    admits_visitors, is_openai_path, match_route, route_pattern, visitor_route, Access, Endpoint,
+    RouteMatch,
 };
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
-use edgechat_core::domain::api_key::{bearer_token, constant_time_eq, hash_key};
+use edgechat_core::domain::api_key::{
+    bearer_token, constant_time_eq, hash_key, ip_allowed, missing_scope, scopes_grant, Scope,
+    LAST_USED_RESOLUTION_SECS,
+};
 use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
+use edgechat_core::time;
 use serde_json::{Map, Value};
 use std::rc::Rc;
 use worker::{Context, Env, Request, Response};
@@ -26,14 +32,12 @@ pub enum Caller {
     Anonymous,
     /// The operator, holding `ADMIN_TOKEN`: may manage keys of every account, nothing else.
     Admin,
+    /// An account key, checked: known, not expired, from an allowed address, with a scope
+    /// that opens the route, within its request rate.
     Account {
         account_uuid: String,
         key_uuid: String,
-    },
-    /// An account key not yet looked up (`Access::AccountInRead`): the handler's first read
-    /// checks it.
-    UncheckedKey {
-        key_hash: String,
+        scopes: Vec<Scope>,
     },
     /// A site visitor with a token from `POST /widget/{uuid}/token`; only the routes in
     /// `routes::VISITOR_ENDPOINTS` admit one.
@@ -55,7 +59,7 @@ pub struct Call {
 }
 
 impl Call {
-    /// The caller's account; only `Access::Account` routes reach handlers that ask.
+    /// The caller's account; only `Access::Key` routes reach handlers that ask.
     pub fn account(&self) -> ApiResult<&str> {
         match &self.caller {
             Caller::Account { account_uuid, .. } => Ok(account_uuid),
@@ -65,32 +69,19 @@ impl Call {
         }
     }
 
-    /// The path's uuid, canonical. A malformed one names nothing, so it is a 404 like a
-    /// missing one.
-    /// Whose records the handler may read: the account, or the key that names it.
+    /// Whose records the handler may read: the caller's account.
     pub fn owner(&self) -> ApiResult<Owner<'_>> {
-        match &self.caller {
-            Caller::Account { account_uuid, .. } => Ok(Owner::Account(account_uuid)),
-            Caller::UncheckedKey { key_hash } => Ok(Owner::KeyHash(key_hash)),
-            _ => Err(ApiError::Unauthorized(
-                "This endpoint needs an account API key.".into(),
-            )),
-        }
+        Ok(Owner::Account(self.account()?))
     }
 
-    /// The error for a read through `owner` that found nothing: with a key that names no
-    /// account it is the key that is wrong (401), else the `what` is missing (404).
+    /// The error for a read through `owner` that found nothing: the `what` is missing (404),
+    /// exactly as when another account owns it.
     pub async fn missing(&self, what: &str) -> ApiError {
-        if let Caller::UncheckedKey { key_hash } = &self.caller {
-            match self.store.key_owner(key_hash).await {
-                Ok(Some(_)) => {}
-                Ok(None) => return invalid_key(),
-                Err(err) => return err,
-            }
-        }
         ApiError::not_found(what)
     }
 
+    /// The path's uuid, canonical. A malformed one names nothing, so it is a 404 like a
+    /// missing one.
     pub fn uuid_param(&self, index: usize, what: &str) -> ApiResult<String> {
         self.params
             .get(index)
@@ -109,6 +100,11 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     let log = Rc::new(RequestLog::start(&method));
     let response = match serve(req, env, ctx, &log, &method, &path).await {
         Ok(response) => response,
+        // OpenAI's clients read errors in OpenAI's shape.
+        Err(err) if is_openai_path(&path) => {
+            let body = err.openai_body();
+            log.fail_with_body(err, body)
+        }
         Err(err) => log.fail(err),
     };
     log.finish(response.status_code(), &path);
@@ -157,13 +153,45 @@ async fn serve(
     } else {
         None
     };
+    // Set once an API key is known: its request count, sent back on every answer.
+    let key_window = std::cell::Cell::new(None::<WindowDecision>);
     let result = async {
         let store = Store::new(&env)?;
-        let caller = authenticate(&req, &config, &store, endpoint, access).await?;
+        let (caller, key_use) = authenticate(&req, &config, &store, method, endpoint, access).await?;
         match &caller {
             Caller::Account { account_uuid, .. } => log.account(account_uuid),
             Caller::Visitor(visitor) => log.account(&visitor.account_uuid),
             _ => {}
+        }
+        if let Some(key_use) = key_use {
+            let window = admit_request(&env, &limit_names::api_key(&key_use.key_uuid), key_use.limit).await?;
+            key_window.set(Some(window));
+            if !window.admitted {
+                return Err(ApiError::RateLimited {
+                    message: format!(
+                        "This API key made its {} requests allowed in {} seconds; try again in {} seconds.",
+                        key_use.limit.count, key_use.limit.window_secs, window.reset_secs
+                    ),
+                    retry_after_secs: window.reset_secs,
+                });
+            }
+            if key_use.touch {
+                let touch_env = env.clone();
+                ctx.wait_until(async move {
+                    let now = time::now();
+                    let stale_before = chrono::Utc::now()
+                        - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
+                    let result = async {
+                        Store::new(&touch_env)?
+                            .touch_key(&key_use.key_uuid, &now, &time::format(stale_before))
+                            .await
+                    }
+                    .await;
+                    if let Err(err) = result {
+                        crate::platform::log::background_failure("marking a key used", &key_use.key_uuid, &err);
+                    }
+                });
+            }
         }
         let call = Call {
             req,
@@ -178,6 +206,13 @@ async fn serve(
         dispatch(endpoint, call).await
     }
     .await;
+    let result = match key_window.get() {
+        Some(window) => Ok(with_rate_limit_headers(
+            result.unwrap_or_else(|err| log.fail(err)),
+            window,
+        )),
+        None => result,
+    };
     match cors {
         Some(origin) => Ok(widget::allow_origin(
             result.unwrap_or_else(|err| log.fail(err)),
@@ -187,30 +222,50 @@ async fn serve(
     }
 }
 
+/// `X-RateLimit-Limit`, `-Remaining` and `-Reset` (seconds until the key's window starts over).
+fn with_rate_limit_headers(mut response: Response, window: WindowDecision) -> Response {
+    let headers = response.headers_mut();
+    // Numbers are always valid header values.
+    let _ = headers.set("X-RateLimit-Limit", &window.limit.to_string());
+    let _ = headers.set("X-RateLimit-Remaining", &window.remaining.to_string());
+    let _ = headers.set("X-RateLimit-Reset", &window.reset_secs.to_string());
+    response
+}
+
+/// What the request does with the key it holds: count against this limit, and mark the key
+/// used when `touch` (its `last_used_at` is older than `LAST_USED_RESOLUTION_SECS`).
+struct KeyUse {
+    key_uuid: String,
+    limit: Limit,
+    touch: bool,
+}
+
 async fn authenticate(
     req: &Request,
     config: &Config,
     store: &Store,
+    method: &str,
     endpoint: Endpoint,
     access: Access,
-) -> ApiResult<Caller> {
-    if access == Access::Public {
-        return Ok(Caller::Anonymous);
-    }
+) -> ApiResult<(Caller, Option<KeyUse>)> {
+    let Access::Key(needed) = access else {
+        return Ok((Caller::Anonymous, None));
+    };
     let header = req.headers().get("Authorization")?;
     let token = bearer_token(header.as_deref()).ok_or_else(|| {
         ApiError::Unauthorized("Send an API key as `Authorization: Bearer <key>`.".into())
     })?;
     if token.starts_with(VISITOR_TOKEN_PREFIX) {
-        return widget::authenticate(req, config, store, token, endpoint).await;
+        let visitor = widget::authenticate(req, config, store, token, endpoint).await?;
+        return Ok((visitor, None));
     }
     if config
         .admin_token
         .as_deref()
         .is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes()))
     {
-        return match access {
-            Access::AdminOrAccount => Ok(Caller::Admin),
+        return match needed {
+            Scope::Admin => Ok((Caller::Admin, None)),
             _ => Err(ApiError::Unauthorized(
                 "The admin token only manages API keys; use an account API key for this endpoint."
                     .into(),
@@ -218,20 +273,54 @@ async fn authenticate(
         };
     }
     let hash = hash_key(token);
-    if access == Access::AccountInRead {
-        return Ok(Caller::UncheckedKey { key_hash: hash });
-    }
-    match store.key_owner(&hash).await? {
+    let owner = match store.key_owner(&hash).await? {
         // The lookup is by hash; comparing again in constant time keeps the check itself
         // independent of how the index behaves.
-        Some(owner) if constant_time_eq(owner.key_hash.as_bytes(), hash.as_bytes()) => {
-            Ok(Caller::Account {
-                account_uuid: owner.account_uuid,
-                key_uuid: owner.key_uuid,
-            })
-        }
-        _ => Err(invalid_key()),
+        Some(owner) if constant_time_eq(owner.key_hash.as_bytes(), hash.as_bytes()) => owner,
+        _ => return Err(invalid_key()),
+    };
+    let key = owner.key;
+    let now = time::now();
+    if key.policy.expired(&now) {
+        return Err(ApiError::Unauthorized(
+            "This API key has expired; create a new one.".into(),
+        ));
     }
+    let client = req.headers().get("CF-Connecting-IP")?;
+    if !ip_allowed(&key.policy.allowed_ips, client.as_deref()) {
+        return Err(ApiError::Forbidden(
+            "This API key may not be used from this address.".into(),
+        ));
+    }
+    if !scopes_grant(&key.policy.scopes, needed, method) {
+        return Err(missing_scope(&key.policy.scopes, needed, method));
+    }
+    let limit = match key.policy.rate_limit {
+        // Validated into `KEY_RATE_LIMIT_*_RANGE` when the key was created.
+        Some((count, window)) => Limit {
+            count: count.clamp(0, i64::from(u32::MAX)) as u32,
+            window_secs: window.clamp(0, i64::from(u32::MAX)) as u32,
+        },
+        None => config.api_key_rate_limit,
+    };
+    let stale_before = chrono::Utc::now() - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
+    let touch = key
+        .last_used_at
+        .as_deref()
+        .is_none_or(|at| at < time::format(stale_before).as_str());
+    let key_use = KeyUse {
+        key_uuid: key.uuid.clone(),
+        limit,
+        touch,
+    };
+    Ok((
+        Caller::Account {
+            account_uuid: key.account_uuid,
+            key_uuid: key.uuid,
+            scopes: key.policy.scopes,
+        },
+        Some(key_use),
+    ))
 }
 
 fn invalid_key() -> ApiError {
@@ -246,6 +335,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::ApiKeyCreate => api_keys::create(call).await,
         Endpoint::ApiKeyList => api_keys::list(call).await,
         Endpoint::ApiKeyDelete => api_keys::delete(call).await,
+        Endpoint::ApiKeyCurrent => api_keys::current(call).await,
         Endpoint::ChatbotCreate => chatbots::create(call).await,
         Endpoint::ChatbotList => chatbots::list(call).await,
         Endpoint::ChatbotGet => chatbots::get(call).await,
@@ -307,6 +397,8 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::UnansweredQuestions => insights::unanswered(call).await,
         Endpoint::Analytics => insights::analytics(call).await,
         Endpoint::Export => insights::export(call).await,
+        Endpoint::OpenAiChatCompletions => openai_compat::chat_completions(call).await,
+        Endpoint::OpenAiModels => openai_compat::models(call).await,
     }
 }
 

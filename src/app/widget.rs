@@ -5,7 +5,7 @@
 use crate::app::Caller;
 use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::api::routes::{admits_visitors, Endpoint};
+use edgechat_core::api::routes::{takes_visitor_tokens, Endpoint};
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
 use edgechat_core::domain::chatbot::{Chatbot, Visibility};
@@ -92,7 +92,7 @@ pub async fn authenticate(
     endpoint: Endpoint,
 ) -> ApiResult<Caller> {
     let claims = verify_token(config, token, now_secs())??;
-    if !admits_visitors(endpoint) {
+    if !takes_visitor_tokens(endpoint) {
         return Err(ApiError::Forbidden(
             "A visitor token only opens its chatbot's chat (new sessions, and messages in the \
              visitor's own sessions); this endpoint needs an account API key."

@@ -10,46 +10,41 @@ use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
 use edgechat_core::chat::tools::ToolCallCollector;
-use edgechat_core::chat::wire::WireFormat;
+use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
 use edgechat_core::domain::session::{FinishReason, Message};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use worker::Env;
 
 /// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
 pub const MAX_TOOL_ROUNDS: usize = 3;
 
-/// Where the answer goes: a client's stream, or nowhere but the stored message.
+/// Where the answer goes: a client's stream, encoded in the format it chose, or nowhere but
+/// the stored message.
 pub enum Output {
     Stream {
         sink: StreamSink,
-        format: WireFormat,
+        encoder: RefCell<Encoder>,
     },
     Collect,
 }
 
 impl Output {
+    pub fn stream(sink: StreamSink, encoder: Encoder) -> Self {
+        Output::Stream {
+            sink,
+            encoder: RefCell::new(encoder),
+        }
+    }
+
     /// `false` once the client has gone away.
-    async fn send(&self, text: &str) -> bool {
+    async fn emit(&self, event: AnswerEvent) -> bool {
         match self {
-            Output::Stream { sink, .. } => sink.write_str(text).await.is_ok(),
-            Output::Collect => true,
-        }
-    }
-
-    async fn event(&self, name: &str, data: Value) -> bool {
-        match self {
-            Output::Stream { sink, format } => match format.event(name, &data) {
-                Some(frame) => sink.write_str(&frame).await.is_ok(),
-                None => true,
-            },
-            Output::Collect => true,
-        }
-    }
-
-    async fn delta(&self, text: &str) -> bool {
-        match self {
-            Output::Stream { format, .. } => self.send(&format.delta(text)).await,
+            Output::Stream { sink, encoder } => {
+                let bytes = encoder.borrow_mut().encode(&event);
+                sink.write_str(&bytes).await.is_ok()
+            }
             Output::Collect => true,
         }
     }
@@ -118,7 +113,7 @@ async fn relay(
                 Ok(CompletionEvent::Text(piece)) => {
                     text.push_str(&piece);
                     round_text.push_str(&piece);
-                    if !out.delta(&piece).await {
+                    if !out.emit(AnswerEvent::Delta(piece)).await {
                         finish = Some(FinishReason::Aborted);
                         break;
                     }
@@ -200,29 +195,33 @@ pub async fn deliver(
     out: Output,
 ) -> ApiResult<Message> {
     let citations_on = ex.chatbot.settings.show_citations;
-    out.event(
-        "start",
-        json!({"message_uuid": ex.message_uuid, "session_uuid": ex.session.uuid, "agent_uuid": ex.agent.uuid}),
-    )
+    out.emit(AnswerEvent::Start {
+        message_uuid: ex.message_uuid.clone(),
+        session_uuid: ex.session.uuid.clone(),
+        agent_uuid: Some(ex.agent.uuid.clone()),
+    })
     .await;
     let outcome = relay(env, config, &ex, answer, &out).await;
     let message = record::message(&ex, &outcome);
     if outcome.finish != FinishReason::Aborted {
         if let Some(error) = &outcome.error {
             log::upstream_failure("streaming a model's answer", &ex.message_uuid, error);
-            out.event(
-                "error",
-                json!({"code": "upstream_error", "message": "The model stopped answering midway."}),
-            )
+            out.emit(AnswerEvent::Error {
+                code: "upstream_error".into(),
+                message: "The model stopped answering midway.".into(),
+            })
             .await;
         }
         if citations_on && outcome.finish != FinishReason::Error {
-            out.event("citations", message.cite_data.clone()).await;
+            out.emit(AnswerEvent::Citations(message.cite_data.clone()))
+                .await;
         }
-        out.event(
-            "end",
-            json!({"message_uuid": ex.message_uuid, "finish_reason": outcome.finish.as_str(), "usage": message.meta["usage"], "answered": message.meta.get("answered")}),
-        )
+        out.emit(AnswerEvent::End {
+            message_uuid: ex.message_uuid.clone(),
+            finish_reason: outcome.finish.as_str().to_string(),
+            usage: message.meta["usage"].clone(),
+            answered: message.meta.get("answered").and_then(|a| a.as_bool()),
+        })
         .await;
     }
     out.close().await;

@@ -3,7 +3,7 @@ use crate::app::http::{json_response, success_response};
 use crate::app::{Call, Caller};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_NAME_CHARS};
-use edgechat_core::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey};
+use edgechat_core::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey, KeyPolicy};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
@@ -13,7 +13,8 @@ fn no_account() -> ApiError {
 }
 
 /// With the admin token: a key on a new account, or on `account_uuid`. With an account key:
-/// another key on the caller's own account.
+/// another key on the caller's own account, with at most the caller's scopes. The body may
+/// limit the new key: `scopes`, `expires_at`, `allowed_ips`, `rate_limit` (`KeyPolicy`).
 pub async fn create(mut call: Call) -> ApiResult<Response> {
     let body = call.json_body().await?;
     let b = Body(&body);
@@ -27,6 +28,12 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             })?),
             None => None,
         };
+    let now = time::now();
+    let granter = match &call.caller {
+        Caller::Account { scopes, .. } => Some(scopes.as_slice()),
+        _ => None,
+    };
+    let policy = KeyPolicy::from_body(&b, granter, &now)?;
     let (account_uuid, new_account) = match (&call.caller, requested_account) {
         (Caller::Admin, None) => (new_uuid(), true),
         (Caller::Admin, Some(account)) => {
@@ -41,7 +48,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             }
             (account_uuid.clone(), false)
         }
-        (Caller::Anonymous | Caller::UncheckedKey { .. } | Caller::Visitor(_), _) => {
+        (Caller::Anonymous | Caller::Visitor(_), _) => {
             return Err(ApiError::Unauthorized("An API key is required.".into()))
         }
     };
@@ -52,7 +59,9 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         account_uuid,
         name,
         prefix: display_prefix(&secret),
-        created_at: time::now(),
+        created_at: now,
+        policy,
+        last_used_at: None,
     };
     call.store
         .insert_key(&key, &hash_key(&secret), new_account)
@@ -77,6 +86,25 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     };
     let keys = call.store.list_keys(filter.as_deref()).await?;
     json_response(&Value::Array(keys.iter().map(ApiKey::to_json).collect()))
+}
+
+/// `GET /api-key/current`: the calling key's own record (its scopes, expiry, addresses, rate),
+/// so a client can tell what it may do.
+pub async fn current(call: Call) -> ApiResult<Response> {
+    let Caller::Account { key_uuid, .. } = &call.caller else {
+        return Err(ApiError::Unauthorized(
+            "This endpoint needs an account API key.".into(),
+        ));
+    };
+    let key = call
+        .store
+        .get_key(key_uuid)
+        .await?
+        // Deleted between the check and this read.
+        .ok_or_else(|| {
+            ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
+        })?;
+    json_response(&key.to_json())
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

@@ -3,14 +3,14 @@ use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
 use crate::platform::log;
-use crate::platform::rate_limit::{admit_message, Decision, Limit};
+use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
-use crate::storage::{Store, TurnContext};
+use crate::storage::{Owner, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::followup::conversation_context;
 use edgechat_core::chat::routing::{pick_agent, previous_agent};
-use edgechat_core::chat::wire::WireFormat;
+use edgechat_core::chat::wire::{ui_chat_query, AnswerEvent, Encoder, WireFormat};
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::{Agent, AgentType};
 use edgechat_core::domain::chatbot::Chatbot;
@@ -25,20 +25,30 @@ use serde_json::json;
 use worker::{Env, Headers, Response};
 
 /// What happens to a message.
-enum Plan {
+pub(crate) enum Plan {
     /// An agent answers.
     Answer(Box<Exchange>, Vec<Agent>),
     /// A person is answering in live chat: the user's message is stored as it is.
     LiveChat(Box<Message>),
 }
 
-/// Asks the chatbot's rate-limit object to admit one more message.
-async fn admit(env: &Env, chatbot: &Chatbot) -> ApiResult<()> {
+/// Asks the chatbot's rate-limit object to admit one more message; a site visitor's message
+/// must also fit the visitor's own window (`widget::admit_visitor`).
+async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
+    if let Caller::Visitor(visitor) = &call.caller {
+        return widget::admit_visitor(
+            &call.env,
+            &chatbot.settings,
+            &limit_names::visitor_messages(&chatbot.uuid, &visitor.visitor_id),
+            &chatbot.uuid,
+        )
+        .await;
+    }
     let limit = Limit {
         count: chatbot.settings.rate_limit_count as u32,
         window_secs: chatbot.settings.rate_limit_window as u32,
     };
-    match admit_message(env, &chatbot.uuid, limit).await? {
+    match admit_message(&call.env, &chatbot.uuid, limit).await? {
         Decision::Admitted { .. } => Ok(()),
         Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {
             message: chatbot.settings.rate_limit_message.clone(),
@@ -55,20 +65,28 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
     // a wrong key) is still a 404 (or 401).
-    let query = call
-        .json_body()
-        .await
-        .and_then(|body| query_from_body(&body));
+    let query = call.json_body().await.and_then(|body| {
+        // An AI SDK client (`useChat`) sends its conversation instead of a `query`.
+        ui_chat_query(&body).unwrap_or_else(|| query_from_body(&body))
+    });
+    // The caller's account; for a site visitor, its own session's (see `widget`).
+    let owner = widget::turn_owner(call, &session_uuid).await?;
+    begin_turn(call, owner, &session_uuid, query, None).await
+}
+
+/// `begin` once the session's owner is known. `given_history` replaces the session's stored
+/// messages as the prompt's history (a caller that keeps the conversation itself).
+pub(crate) async fn begin_turn(
+    call: &Call,
+    owner: Owner<'_>,
+    session_uuid: &str,
+    query: ApiResult<String>,
+    given_history: Option<Vec<Message>>,
+) -> ApiResult<Plan> {
     let phrases = query.as_deref().map(phrases).unwrap_or_default();
     let context = call
         .store
-        .turn_context(
-            // The caller's account; for a site visitor, its own session's (see `widget`).
-            widget::turn_owner(call, &session_uuid).await?,
-            &session_uuid,
-            conversation::HISTORY_TURNS,
-            &phrases,
-        )
+        .turn_context(owner, session_uuid, conversation::HISTORY_TURNS, &phrases)
         .await?;
     let Some(context) = context else {
         return Err(call.missing("session").await);
@@ -82,8 +100,9 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
         mut tools,
         phrase_frequencies,
     } = context;
+    let history = given_history.unwrap_or(history);
     if live_chat::is_active(&session) {
-        admit(&call.env, &chatbot).await?;
+        admit(call, &chatbot).await?;
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
@@ -97,7 +116,7 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
         config: &call.config,
     };
     let (admitted, ranked) = futures::join!(
-        admit(&call.env, &chatbot),
+        admit(call, &chatbot),
         conversation::sources_for(
             &searcher,
             &chatbot.uuid,
@@ -236,21 +255,34 @@ pub async fn get(call: Call) -> ApiResult<Response> {
 
 /// While a person answers, a message gets `202 Accepted` at once: no answer follows in this
 /// response (the operator's reply appears in the session's messages). Plain mode has an empty
-/// body; event-stream mode sends `start` and `end` with `live_chat: true`.
+/// body; the event formats send `start` and `end` (with `live_chat: true` in event-stream
+/// mode).
 fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Response> {
     let body = match format {
-        WireFormat::Plain => String::new(),
         WireFormat::EventStream => [
-            format.event("start", &json!({"message_uuid": message.uuid, "session_uuid": message.session_uuid, "agent_uuid": null, "live_chat": true})),
-            format.event("end", &json!({"message_uuid": message.uuid, "finish_reason": "stop", "live_chat": true})),
+            format!("event: start\ndata: {}\n\n", json!({"message_uuid": message.uuid, "session_uuid": message.session_uuid, "agent_uuid": null, "live_chat": true})),
+            format!("event: end\ndata: {}\n\n", json!({"message_uuid": message.uuid, "finish_reason": "stop", "live_chat": true})),
         ]
-        .into_iter()
-        .flatten()
-        .collect(),
+        .concat(),
+        _ => format.encode_all(
+            "",
+            0,
+            &[
+                AnswerEvent::Start {
+                    message_uuid: message.uuid.clone(),
+                    session_uuid: message.session_uuid.clone(),
+                    agent_uuid: None,
+                },
+                AnswerEvent::End {
+                    message_uuid: message.uuid.clone(),
+                    finish_reason: "stop".into(),
+                    usage: serde_json::Value::Null,
+                    answered: None,
+                },
+            ],
+        ),
     };
-    let headers = Headers::new();
-    headers.set("Content-Type", format.content_type())?;
-    headers.set("Cache-Control", "no-cache")?;
+    let headers = stream_headers(format)?;
     headers.set("X-Message-Uuid", &message.uuid)?;
     headers.set("X-Live-Chat", "active")?;
     Ok(Response::builder()
@@ -264,44 +296,59 @@ fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Respon
 fn rate_limited(format: WireFormat, message: &str, retry_after_secs: u64) -> ApiResult<Response> {
     let body = match format {
         WireFormat::Plain => message.to_string(),
-        WireFormat::EventStream => format
-            .event(
-                "error",
-                &json!({"code": "rate_limited", "message": message}),
-            )
-            .unwrap_or_default(),
+        _ => Encoder::new(format, "", 0).encode(&AnswerEvent::Error {
+            code: "rate_limited".into(),
+            message: message.to_string(),
+        }),
     };
-    let headers = Headers::new();
-    headers.set("Content-Type", format.content_type())?;
+    let headers = stream_headers(format)?;
     headers.set("Retry-After", &retry_after_secs.to_string())?;
-    headers.set("Cache-Control", "no-cache")?;
     Ok(Response::builder()
         .with_status(429)
         .with_headers(headers)
         .fixed(body.into_bytes()))
 }
 
-/// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
-pub async fn stream(mut call: Call) -> ApiResult<Response> {
-    let format = WireFormat::from_accept(call.req.headers().get("Accept")?.as_deref());
-    let (exchange, agents) = match begin(&mut call).await {
-        Ok(Plan::Answer(ex, agents)) => (*ex, agents),
-        Ok(Plan::LiveChat(message)) => {
-            live_message_created(&call, &message);
-            return live_chat_accepted(format, &message);
-        }
-        Err(ApiError::RateLimited {
-            message,
-            retry_after_secs,
-        }) => return rate_limited(format, &message, retry_after_secs),
-        Err(err) => return Err(err),
-    };
-    call.log.record(&exchange.message_uuid);
-    let answer = relay::open(&call.env, &call.config, &exchange).await?;
-    let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
+fn stream_headers(format: WireFormat) -> ApiResult<Headers> {
     let headers = Headers::new();
     headers.set("Content-Type", format.content_type())?;
     headers.set("Cache-Control", "no-cache")?;
+    for (name, value) in format.extra_headers() {
+        headers.set(name, value)?;
+    }
+    Ok(headers)
+}
+
+/// The stream format a call asks for (`?format=`, else `Accept`).
+fn requested_format(call: &Call) -> ApiResult<WireFormat> {
+    let url = call.req.url()?;
+    let param = url
+        .query_pairs()
+        .find(|(k, _)| k == "format")
+        .map(|(_, v)| v.into_owned());
+    WireFormat::requested(
+        param.as_deref(),
+        call.req.headers().get("Accept")?.as_deref(),
+    )
+    .ok_or_else(|| {
+        ApiError::invalid(
+            "format",
+            "`format` must be plain, event-stream or ui-message-stream.",
+        )
+    })
+}
+
+/// Opens the answer and returns the response its pieces stream into as they are produced.
+pub(crate) async fn stream_answer(
+    call: Call,
+    exchange: Exchange,
+    agents: Vec<Agent>,
+    encoder: Encoder,
+) -> ApiResult<Response> {
+    call.log.record(&exchange.message_uuid);
+    let answer = relay::open(&call.env, &call.config, &exchange).await?;
+    let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
+    let headers = stream_headers(encoder.format())?;
     // Sent as-is: the platform's automatic compression buffers a streamed body, which would
     // hold pieces of the answer back.
     headers.set("Content-Encoding", "identity")?;
@@ -320,7 +367,7 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
             &config,
             exchange,
             answer,
-            Output::Stream { sink, format },
+            Output::stream(sink, encoder),
         )
         .await
         {
@@ -334,16 +381,12 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         .stream(readable))
 }
 
-/// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete
-/// (during live chat, the stored user message, with status 202).
-pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
-    let (exchange, agents) = match begin(&mut call).await? {
-        Plan::Answer(ex, agents) => (*ex, agents),
-        Plan::LiveChat(message) => {
-            live_message_created(&call, &message);
-            return Ok(json_response(&message.to_json())?.with_status(202));
-        }
-    };
+/// A complete answer, stored: what the non-stream endpoints return.
+pub(crate) async fn collect_answer(
+    call: &Call,
+    exchange: Exchange,
+    agents: Vec<Agent>,
+) -> ApiResult<Message> {
     call.log.record(&exchange.message_uuid);
     let answer = relay::open(&call.env, &call.config, &exchange).await?;
     let message = relay::deliver(
@@ -361,6 +404,38 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
         agents,
         message.clone(),
     ));
+    Ok(message)
+}
+
+/// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
+pub async fn stream(mut call: Call) -> ApiResult<Response> {
+    let format = requested_format(&call)?;
+    let (exchange, agents) = match begin(&mut call).await {
+        Ok(Plan::Answer(ex, agents)) => (*ex, agents),
+        Ok(Plan::LiveChat(message)) => {
+            live_message_created(&call, &message);
+            return live_chat_accepted(format, &message);
+        }
+        Err(ApiError::RateLimited {
+            message,
+            retry_after_secs,
+        }) => return rate_limited(format, &message, retry_after_secs),
+        Err(err) => return Err(err),
+    };
+    stream_answer(call, exchange, agents, Encoder::new(format, "", 0)).await
+}
+
+/// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete
+/// (during live chat, the stored user message, with status 202).
+pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
+    let (exchange, agents) = match begin(&mut call).await? {
+        Plan::Answer(ex, agents) => (*ex, agents),
+        Plan::LiveChat(message) => {
+            live_message_created(&call, &message);
+            return Ok(json_response(&message.to_json())?.with_status(202));
+        }
+    };
+    let message = collect_answer(&call, exchange, agents).await?;
     json_response(&message.to_json())
 }
 

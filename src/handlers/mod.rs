@@ -9,6 +9,7 @@ pub mod health;
 pub mod insights;
 pub mod live_chat;
 pub mod messages;
+pub mod openai_compat;
 pub mod openapi;
 pub mod search;
 pub mod sessions;

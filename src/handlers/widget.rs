@@ -8,11 +8,11 @@ use crate::app::widget::{
     allow_origin, foreign_origin, now_secs, own_origin, signing_secret, token_secret, Visitor,
 };
 use crate::app::{Call, Caller};
-use crate::platform::rate_limit::{admit_message, Decision, Limit};
+use crate::platform::rate_limit::{admit_message, admit_request, names, Decision, Limit};
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::Body;
-use edgechat_core::domain::chatbot::Chatbot;
+use edgechat_core::domain::chatbot::{Chatbot, ChatbotSettings};
 use edgechat_core::domain::session::{initial_variables, Session};
 use edgechat_core::domain::widget::{
     admits, embedder_origin, new_visitor_id, normalize_origin, renewed_visitor_id, sign,
@@ -60,13 +60,36 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
     )?;
     // From here the calling site is admitted, so its page may read the answer, errors included.
     let grant = foreign_origin(&call.req)?;
-    let mut response = mint(&call, &chatbot, embedder, previous.as_deref())
-        .and_then(|answer| json_response(&answer))
-        .unwrap_or_else(|err| error_response(&err));
+    let mut response = match admit_minting(&call).await {
+        Ok(()) => mint(&call, &chatbot, embedder, previous.as_deref())
+            .and_then(|answer| json_response(&answer)),
+        Err(err) => Err(err),
+    }
+    .unwrap_or_else(|err| error_response(&err));
     response.headers_mut().set("Cache-Control", "no-store")?;
     Ok(match grant {
         Some(origin) => allow_origin(response, &origin),
         None => response,
+    })
+}
+
+/// Counts one minted token against the client's address (`CF-Connecting-IP`), so a script
+/// cannot mint itself a fresh visitor (and a fresh visitor window) for every message.
+async fn admit_minting(call: &Call) -> ApiResult<()> {
+    let address = call.req.headers().get("CF-Connecting-IP")?;
+    // Without the header (never on Cloudflare's network) every such caller shares one count.
+    let address = address.as_deref().map(str::trim).unwrap_or("unknown");
+    let limit = call.config.visitor_token_rate_limit;
+    let window = admit_request(&call.env, &names::token_minting(address), limit).await?;
+    if window.admitted {
+        return Ok(());
+    }
+    Err(ApiError::RateLimited {
+        message: format!(
+            "Too many visitor tokens from this address ({} in {} seconds); try again in {} seconds.",
+            limit.count, limit.window_secs, window.reset_secs
+        ),
+        retry_after_secs: window.reset_secs,
     })
 }
 
@@ -147,8 +170,8 @@ pub async fn turn_owner<'a>(call: &'a Call, session_uuid: &str) -> ApiResult<Own
 }
 
 /// `POST /chatbot/{uuid}/session/create` with a visitor token. New visitor sessions count
-/// against the chatbot's `rate_limit` like messages do (in a log of their own), so visitors
-/// cannot fill the database with empty sessions.
+/// against the visitor's window and the chatbot's `rate_limit` like messages do (in logs of
+/// their own), so visitors cannot fill the database with empty sessions.
 pub async fn create_session(mut call: Call) -> ApiResult<Response> {
     let visitor = visitor(&call)?.clone();
     let uuid = call.uuid_param(0, "chatbot")?;
@@ -160,18 +183,14 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
     let body = call.json_body().await?;
     let variables = initial_variables(&body)?;
     let settings = &visitor.chatbot.settings;
-    let limit = Limit {
-        count: settings.rate_limit_count as u32,
-        window_secs: settings.rate_limit_window as u32,
-    };
-    if let Decision::Limited { retry_after_secs } =
-        admit_message(&call.env, &format!("{uuid}/visitor-sessions"), limit).await?
-    {
-        return Err(ApiError::RateLimited {
-            message: settings.rate_limit_message.clone(),
-            retry_after_secs,
-        });
-    }
+    // The visitor's own share first, so a visitor over it uses up nothing of everyone's.
+    admit_visitor(
+        &call.env,
+        settings,
+        &names::visitor_own_sessions(&uuid, &visitor.visitor_id),
+        &names::visitor_sessions(&uuid),
+    )
+    .await?;
     let now = time::now();
     let session = Session {
         uuid: new_uuid(),
@@ -185,6 +204,36 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
         .insert_session(&session, Some(&visitor.visitor_id))
         .await?;
     json_response(&session.to_json())
+}
+
+/// Admits one more message (or new session) of a site visitor: within the visitor's own window
+/// (`visitor_rate_limit`, counted under `visitor_name`), then within the chatbot's `rate_limit`
+/// (under `shared_name`), which every visitor and key share. The visitor's window is asked
+/// first, so a visitor over its share never uses up what the others share.
+pub async fn admit_visitor(
+    env: &worker::Env,
+    settings: &ChatbotSettings,
+    visitor_name: &str,
+    shared_name: &str,
+) -> ApiResult<()> {
+    let as_limit = |(count, window): (i64, i64)| Limit {
+        count: count.clamp(0, i64::from(u32::MAX)) as u32,
+        window_secs: window.clamp(0, i64::from(u32::MAX)) as u32,
+    };
+    let refused = |retry_after_secs| ApiError::RateLimited {
+        message: settings.rate_limit_message.clone(),
+        retry_after_secs,
+    };
+    if let Decision::Limited { retry_after_secs } =
+        admit_message(env, visitor_name, as_limit(settings.visitor_limit())).await?
+    {
+        return Err(refused(retry_after_secs));
+    }
+    let shared = as_limit((settings.rate_limit_count, settings.rate_limit_window));
+    if let Decision::Limited { retry_after_secs } = admit_message(env, shared_name, shared).await? {
+        return Err(refused(retry_after_secs));
+    }
+    Ok(())
 }
 
 /// `GET /session/{uuid}/messages` with a visitor token: the visitor's view of each message.

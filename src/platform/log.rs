@@ -79,7 +79,13 @@ impl RequestLog {
 
     /// Turns an error into its response and keeps the error (with its cause) for the line.
     pub fn fail(&self, err: ApiError) -> worker::Response {
-        let response = crate::app::http::error_response(&err);
+        let body = err.body();
+        self.fail_with_body(err, body)
+    }
+
+    /// As `fail`, with the body in another shape (see `http::error_response_with_body`).
+    pub fn fail_with_body(&self, err: ApiError, body: serde_json::Value) -> worker::Response {
+        let response = crate::app::http::error_response_with_body(&err, body);
         *self.error.borrow_mut() = Some(err);
         response
     }

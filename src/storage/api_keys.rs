@@ -1,7 +1,7 @@
 use super::table::{table, Sql};
 use super::{Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::api_key::ApiKey;
+use edgechat_core::domain::api_key::{ApiKey, IpNet, KeyPolicy, Scope};
 use serde::Deserialize;
 
 table! {
@@ -19,48 +19,121 @@ table! {
         fixed name: String,
         fixed prefix: String,
         fixed created_at: String,
+        fixed scopes_json: String,
+        fixed expires_at: Option<String>,
+        fixed allowed_ips_json: String,
+        fixed rate_limit_count: Option<i64>,
+        fixed rate_limit_window: Option<i64>,
+        fixed last_used_at: Option<String>,
     }
 }
 
-impl From<&ApiKey> for KeyRow {
-    fn from(k: &ApiKey) -> Self {
-        KeyRow {
+impl KeyRow {
+    fn new(k: &ApiKey) -> ApiResult<Self> {
+        let p = &k.policy;
+        let allowed_ips: Vec<String> = p.allowed_ips.iter().map(ToString::to_string).collect();
+        Ok(KeyRow {
             uuid: k.uuid.clone(),
             account_uuid: k.account_uuid.clone(),
             name: k.name.clone(),
             prefix: k.prefix.clone(),
             created_at: k.created_at.clone(),
-        }
+            scopes_json: serde_json::to_string(&p.scopes)?,
+            expires_at: p.expires_at.clone(),
+            allowed_ips_json: serde_json::to_string(&allowed_ips)?,
+            rate_limit_count: p.rate_limit.map(|(count, _)| count),
+            rate_limit_window: p.rate_limit.map(|(_, window)| window),
+            last_used_at: k.last_used_at.clone(),
+        })
     }
 }
 
 impl From<KeyRow> for ApiKey {
     fn from(r: KeyRow) -> Self {
+        // Written only by `insert_key` from a validated policy (or the migration's defaults).
+        let scopes: Vec<Scope> = serde_json::from_str(&r.scopes_json).unwrap_or_default();
+        let allowed_ips: Vec<String> =
+            serde_json::from_str(&r.allowed_ips_json).unwrap_or_default();
         ApiKey {
             uuid: r.uuid,
             account_uuid: r.account_uuid,
             name: r.name,
             prefix: r.prefix,
             created_at: r.created_at,
+            policy: KeyPolicy {
+                scopes,
+                expires_at: r.expires_at,
+                allowed_ips: allowed_ips.iter().filter_map(|n| IpNet::parse(n)).collect(),
+                rate_limit: r.rate_limit_count.zip(r.rate_limit_window),
+            },
+            last_used_at: r.last_used_at,
         }
     }
 }
 
-#[derive(Deserialize)]
+/// The key a request holds, with what limits it.
 pub struct KeyOwner {
-    pub key_uuid: String,
-    pub account_uuid: String,
+    pub key: ApiKey,
     pub key_hash: String,
 }
 
+/// `KeyRow`'s columns and the hash, for the one read that compares it.
+#[derive(Deserialize)]
+struct KeyOwnerRow {
+    uuid: String,
+    account_uuid: String,
+    name: String,
+    prefix: String,
+    created_at: String,
+    scopes_json: String,
+    expires_at: Option<String>,
+    allowed_ips_json: String,
+    rate_limit_count: Option<i64>,
+    rate_limit_window: Option<i64>,
+    last_used_at: Option<String>,
+    key_hash: String,
+}
+
 impl Store {
-    /// The key whose hash this is, with its account.
+    /// The key whose hash this is, with its account and policy.
     pub async fn key_owner(&self, key_hash: &str) -> ApiResult<Option<KeyOwner>> {
-        self.row(
-            "SELECT uuid AS key_uuid, account_uuid, key_hash FROM api_keys WHERE key_hash = ?1",
-            &[Arg::Text(key_hash)],
+        let row: Option<KeyOwnerRow> = self
+            .row(
+                &format!(
+                    "SELECT {}, key_hash FROM api_keys WHERE key_hash = ?1",
+                    API_KEYS.select("")
+                ),
+                &[Arg::Text(key_hash)],
+            )
+            .await?;
+        Ok(row.map(|r| KeyOwner {
+            key: ApiKey::from(KeyRow {
+                uuid: r.uuid,
+                account_uuid: r.account_uuid,
+                name: r.name,
+                prefix: r.prefix,
+                created_at: r.created_at,
+                scopes_json: r.scopes_json,
+                expires_at: r.expires_at,
+                allowed_ips_json: r.allowed_ips_json,
+                rate_limit_count: r.rate_limit_count,
+                rate_limit_window: r.rate_limit_window,
+                last_used_at: r.last_used_at,
+            }),
+            key_hash: r.key_hash,
+        }))
+    }
+
+    /// Marks the key used at `now`, unless it already was within `LAST_USED_RESOLUTION_SECS`
+    /// (the condition is in the statement, so racing requests write it once).
+    pub async fn touch_key(&self, key_uuid: &str, now: &str, stale_before: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE api_keys SET last_used_at = ?2 WHERE uuid = ?1 \
+             AND (last_used_at IS NULL OR last_used_at < ?3)",
+            &[Arg::Text(key_uuid), Arg::Text(now), Arg::Text(stale_before)],
         )
         .await
+        .map(|_| ())
     }
 
     pub async fn account_exists(&self, account_uuid: &str) -> ApiResult<bool> {
@@ -88,13 +161,26 @@ impl Store {
             };
             statements.push(self.prepare(&Sql::insert(&account, Vec::new()))?);
         }
-        let row = KeyRow::from(key);
+        let row = KeyRow::new(key)?;
         statements.push(self.prepare(&Sql::insert(&row, vec![("key_hash", Arg::Text(key_hash))]))?);
         self.batch(statements, || {
             ApiError::Conflict("That key already exists.".into())
         })
         .await
         .map(|_| ())
+    }
+
+    pub async fn get_key(&self, key_uuid: &str) -> ApiResult<Option<ApiKey>> {
+        let row: Option<KeyRow> = self
+            .row(
+                &format!(
+                    "SELECT {} FROM api_keys WHERE uuid = ?1",
+                    API_KEYS.select("")
+                ),
+                &[Arg::Text(key_uuid)],
+            )
+            .await?;
+        Ok(row.map(ApiKey::from))
     }
 
     /// Keys of one account, or of every account for the operator.

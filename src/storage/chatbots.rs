@@ -17,6 +17,8 @@ table! {
         fixed created_at: String,
         set modified_at: String,
         set allowed_origins_json: String,
+        set visitor_rate_limit_count: Option<i64>,
+        set visitor_rate_limit_window: Option<i64>,
     }
 }
 
@@ -36,6 +38,8 @@ impl ChatbotRow {
             created_at: chatbot.created_at.clone(),
             modified_at: chatbot.modified_at.clone(),
             allowed_origins_json: serde_json::to_string(&s.allowed_origins)?,
+            visitor_rate_limit_count: s.visitor_rate_limit.map(|(count, _)| count),
+            visitor_rate_limit_window: s.visitor_rate_limit.map(|(_, window)| window),
         })
     }
 }
@@ -56,6 +60,7 @@ impl From<ChatbotRow> for Chatbot {
                 rate_limit_message: r.rate_limit_message,
                 show_citations: r.show_citations != 0,
                 allowed_origins,
+                visitor_rate_limit: r.visitor_rate_limit_count.zip(r.visitor_rate_limit_window),
             },
         }
     }

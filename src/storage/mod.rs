@@ -57,13 +57,11 @@ impl From<&Arg<'_>> for JsValue {
     }
 }
 
-/// Whose records a read may return: an account already known, or the account of an API key
-/// that has not been looked up yet. With a key, the ownership test looks the key up inside
-/// the same statement, so authenticating costs no round trip of its own.
+/// Whose records a read may return: the caller's account (the key was checked before the
+/// handler ran: its scopes, expiry, addresses and rate need its row anyway).
 #[derive(Clone, Copy)]
 pub enum Owner<'a> {
     Account(&'a str),
-    KeyHash(&'a str),
 }
 
 impl<'a> Owner<'a> {
@@ -72,22 +70,15 @@ impl<'a> Owner<'a> {
         format!("{column} = {}", self.account(&format!("?{param}")))
     }
 
-    /// SQL for the owner's account, the owner bound at `placeholder`: the account itself, or
-    /// the account of the key, looked up inside the statement.
+    /// SQL for the owner's account, the owner bound at `placeholder`.
     fn account(&self, placeholder: &str) -> String {
-        match self {
-            Owner::Account(_) => placeholder.to_string(),
-            Owner::KeyHash(_) => {
-                format!("(SELECT account_uuid FROM api_keys WHERE key_hash = {placeholder})")
-            }
-        }
+        placeholder.to_string()
     }
 
-    /// What is bound for the owner: the account's uuid or the key's hash.
+    /// What is bound for the owner: the account's uuid.
     fn value(&self) -> &'a str {
         match *self {
             Owner::Account(uuid) => uuid,
-            Owner::KeyHash(hash) => hash,
         }
     }
 

@@ -1,6 +1,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker, client, newChatbot, newSession, expectError, UUID_RE, TIMESTAMP_RE } from "./suite.mjs";
+import { createHash, randomBytes } from "node:crypto";
+import { startWorker, client, newChatbot, newSession, expectError, eventually, sleep, UUID_RE, TIMESTAMP_RE } from "./suite.mjs";
 
 let worker;
 before(async () => { worker = await startWorker(); });
@@ -148,4 +149,178 @@ test("the admin token manages keys and nothing else", async () => {
   const admin = client(worker, worker.adminToken);
   expectError(assert, await admin.get("/chatbots"), 401, "unauthorized");
   expectError(assert, await admin.post("/chatbot/create", { body: { name: "x" } }), 401, "unauthorized");
+});
+
+// Scoped keys: what each scope opens is checked route by route in isolation.test.mjs; here
+// the key's own life: what it shows, when it stops working, where from, how often.
+
+const keyOf = async (api, body) => {
+  const r = await api.post("/api-key/create", { body });
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+};
+
+test("a key lists its scopes, expiry, addresses, rate and a prefix that is not the secret", async () => {
+  const acct = await worker.newAccount("owner");
+  const api = client(worker, acct.key);
+  assert.deepEqual(acct.scopes, ["admin"], "a key is admin unless told otherwise");
+  const expires = new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const made = await keyOf(api, { name: "dashboard", scopes: ["read", "chat", "read"], expires_at: expires, allowed_ips: ["203.0.113.0/24", "2001:db8::1"], rate_limit: [50, 60] });
+  const listed = (await api.get("/api-keys")).json.find((k) => k.uuid === made.uuid);
+  assert.deepEqual(listed, {
+    uuid: made.uuid, name: "dashboard", account_uuid: acct.account_uuid, prefix: made.key.slice(0, 9), created_at: made.created_at,
+    scopes: ["read", "chat"], expires_at: expires, allowed_ips: ["203.0.113.0/24", "2001:db8::1/128"], rate_limit: [50, 60], last_used_at: null,
+  });
+  assert.equal(listed.prefix.length, 9, "ec_ and six characters: not enough to use the key");
+  // Any key reads its own record, whatever its scopes; only admin keys list the others.
+  const self = await client(worker, made.key).get("/api-key/current", { headers: { "CF-Connecting-IP": "203.0.113.1" } });
+  assert.equal(self.status, 200, self.text);
+  assert.deepEqual({ ...self.json, last_used_at: null }, listed);
+  expectError(assert, await client(worker, made.key).get("/api-keys", { headers: { "CF-Connecting-IP": "203.0.113.1" } }), 403, "forbidden");
+  assert.ok(!JSON.stringify((await api.get("/api-keys")).json).includes(made.key));
+  const bad = [
+    [{ scopes: [] }, "scopes"], [{ scopes: ["root"] }, "scopes"], [{ scopes: "read" }, "scopes"],
+    [{ expires_at: "tomorrow" }, "expires_at"], [{ expires_at: "2001-01-01T00:00:00Z" }, "expires_at"], [{ expires_at: 1 }, "expires_at"],
+    [{ allowed_ips: ["10.0.0.0/40"] }, "allowed_ips"], [{ allowed_ips: ["example.com"] }, "allowed_ips"], [{ allowed_ips: "10.0.0.1" }, "allowed_ips"],
+    [{ rate_limit: [0, 60] }, "rate_limit"], [{ rate_limit: [10, 3601] }, "rate_limit"], [{ rate_limit: [10] }, "rate_limit"],
+  ];
+  const before = (await api.get("/api-keys")).json.length;
+  for (const [body, field] of bad) {
+    expectError(assert, await api.post("/api-key/create", { body }), 400, "invalid_request", field);
+  }
+  assert.equal((await api.get("/api-keys")).json.length, before, "no refused key was stored");
+});
+
+test("a key stored before scopes existed does everything, as before", async () => {
+  const acct = await worker.newAccount("legacy");
+  const secret = `ec_${randomBytes(32).toString("hex")}`;
+  const hash = createHash("sha256").update(secret).digest("hex");
+  // Only the columns the first migration had: the rest take their defaults.
+  await worker.sql(`INSERT INTO api_keys (uuid, account_uuid, name, key_hash, prefix, created_at) VALUES ('00000000-0000-4000-8000-0000000000aa', '${acct.account_uuid}', 'old', '${hash}', '${secret.slice(0, 9)}', '2025-01-01T00:00:00Z')`);
+  const old = client(worker, secret);
+  const bot = await newChatbot(old, { name: "Still mine" });
+  assert.equal((await old.post(`/chatbot/${bot.uuid}/update`, { body: { name: "Renamed" } })).status, 200);
+  const made = await keyOf(old, { name: "made by the old key", scopes: ["admin"] });
+  assert.deepEqual(made.scopes, ["admin"]);
+  const listed = (await old.get("/api-keys")).json.find((k) => k.name === "old");
+  assert.deepEqual([listed.scopes, listed.expires_at, listed.allowed_ips, listed.rate_limit], [["admin"], null, [], null]);
+  assert.equal((await old.del(`/api-key/${made.uuid}/delete`)).status, 200);
+});
+
+test("a key cannot make a key wider than itself", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const manage = client(worker, (await keyOf(admin, { scopes: ["manage"] })).key);
+  const chat = client(worker, (await keyOf(admin, { scopes: ["chat", "read"] })).key);
+  const keysBefore = (await admin.get("/api-keys")).json.length;
+  for (const [api, scopes] of [[manage, ["admin"]], [manage, ["read"]], [chat, ["chat"]], [chat, undefined]]) {
+    const r = await api.post("/api-key/create", { body: { name: "wider", scopes } });
+    const err = expectError(assert, r, 403, "forbidden");
+    assert.match(err.message, /`admin`/, err.message);
+  }
+  for (const [api] of [[manage], [chat]]) {
+    expectError(assert, await api.get("/api-keys"), 403, "forbidden");
+  }
+  assert.equal((await admin.get("/api-keys")).json.length, keysBefore, "no key was made");
+  // The operator and admin keys give any scope.
+  assert.deepEqual((await keyOf(client(worker, worker.adminToken), { account_uuid: acct.account_uuid, scopes: ["read"] })).scopes, ["read"]);
+  assert.deepEqual((await keyOf(admin, { scopes: ["manage", "chat"] })).scopes, ["manage", "chat"]);
+});
+
+test("an expired key answers 401", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const soon = new Date(Date.now() + 3_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const made = await keyOf(admin, { scopes: ["read"], expires_at: soon });
+  const short = client(worker, made.key);
+  assert.equal((await short.get("/chatbots")).status, 200, "works until then");
+  await sleep(Math.max(0, Date.parse(soon) - Date.now()) + 1_100);
+  const r = await short.get("/chatbots");
+  const err = expectError(assert, r, 401, "unauthorized");
+  assert.match(err.message, /expired/);
+  assert.equal(r.headers.get("www-authenticate"), "Bearer");
+  assert.equal((await admin.get("/chatbots")).status, 200, "other keys are unaffected");
+});
+
+test("a key bound to addresses answers 403 from anywhere else", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const bound = client(worker, (await keyOf(admin, { allowed_ips: ["203.0.113.0/24", "2001:db8::/32"] })).key);
+  const from = (ip) => ({ headers: { "CF-Connecting-IP": ip } });
+  assert.equal((await bound.get("/chatbots", from("203.0.113.77"))).status, 200);
+  assert.equal((await bound.get("/chatbots", from("2001:db8:5::1"))).status, 200);
+  for (const ip of ["198.51.100.1", "203.0.114.1", "2001:db9::1"]) {
+    const err = expectError(assert, await bound.get("/chatbots", from(ip)), 403, "forbidden");
+    assert.match(err.message, /address/);
+  }
+  // Without the header the local server reports a loopback address, which is not listed.
+  expectError(assert, await bound.get("/chatbots"), 403, "forbidden");
+  expectError(assert, await bound.post("/chatbot/create", { body: { name: "x" }, ...from("198.51.100.1") }), 403, "forbidden");
+  assert.deepEqual((await admin.get("/chatbots")).json, [], "nothing was created from the wrong address");
+});
+
+test("last_used_at moves when a key is used, at most once a minute", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const made = await keyOf(admin, { name: "backend", scopes: ["chat"] });
+  const usedAt = async () => (await admin.get("/api-keys")).json.find((k) => k.uuid === made.uuid).last_used_at;
+  assert.equal(await usedAt(), null);
+  const before = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const backend = client(worker, made.key);
+  expectError(assert, await backend.get("/chatbot/00000000-0000-4000-8000-000000000000/sessions"), 404, "not_found");
+  const first = await eventually(usedAt);
+  assert.match(first, TIMESTAMP_RE);
+  assert.ok(first >= before, `${first} >= ${before}`);
+  await backend.get("/chatbot/00000000-0000-4000-8000-000000000000/sessions");
+  await sleep(1_100);
+  await backend.get("/chatbot/00000000-0000-4000-8000-000000000000/sessions");
+  await sleep(300);
+  assert.equal(await usedAt(), first, "reads within the minute do not write again");
+  // A refused call (wrong scope) does not count as use of another key either.
+  const reader = await keyOf(admin, { scopes: ["read"] });
+  expectError(assert, await client(worker, reader.key).post("/chatbot/create", { body: { name: "x" } }), 403, "forbidden");
+  await sleep(300);
+  assert.equal((await admin.get("/api-keys")).json.find((k) => k.uuid === reader.uuid).last_used_at, null);
+});
+
+test("a key over its request rate gets 429 with Retry-After and X-RateLimit headers", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const limited = client(worker, (await keyOf(admin, { rate_limit: [3, 60] })).key);
+  for (const remaining of [2, 1, 0]) {
+    const r = await limited.get("/chatbots");
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get("x-ratelimit-limit"), "3");
+    assert.equal(r.headers.get("x-ratelimit-remaining"), String(remaining));
+    const reset = Number(r.headers.get("x-ratelimit-reset"));
+    assert.ok(reset >= 1 && reset <= 60, `reset ${reset}`);
+  }
+  const r = await limited.post("/chatbot/create", { body: { name: "one too many" } });
+  const err = expectError(assert, r, 429, "rate_limited");
+  assert.match(err.message, /3 requests allowed in 60 seconds/);
+  const retry = Number(r.headers.get("retry-after"));
+  assert.ok(retry >= 1 && retry <= 60, `retry-after ${retry}`);
+  assert.equal(r.headers.get("x-ratelimit-limit"), "3");
+  assert.equal(r.headers.get("x-ratelimit-remaining"), "0");
+  assert.equal(r.headers.get("x-ratelimit-reset"), String(retry));
+  assert.deepEqual((await admin.get("/chatbots")).json, [], "the refused request did nothing");
+  const other = await admin.get("/chatbots");
+  assert.equal(other.status, 200, "the account's other keys count on their own");
+  assert.equal(other.headers.get("x-ratelimit-limit"), "100000", "the test Worker's default rate");
+});
+
+test("keys without their own rate get the default, API_KEY_RATE_LIMIT", async () => {
+  const w = await startWorker({ vars: { API_KEY_RATE_LIMIT: "2/60" } });
+  const acct = await w.newAccount("owner");
+  const api = client(w, acct.key);
+  assert.equal((await api.get("/chatbots")).headers.get("x-ratelimit-limit"), "2");
+  assert.equal((await api.get("/chatbots")).status, 200);
+  expectError(assert, await api.get("/chatbots"), 429, "rate_limited");
+  // The operator's token is not an API key: it is not counted.
+  const admin = client(w, w.adminToken);
+  for (let i = 0; i < 3; i++) assert.equal((await admin.get("/api-keys")).status, 200);
+  const own = await w.request("POST", "/api/v1/api-key/create", { key: w.adminToken, body: { account_uuid: acct.account_uuid, rate_limit: [5, 60] } });
+  const five = client(w, own.json.key);
+  for (let i = 0; i < 5; i++) assert.equal((await five.get("/chatbots")).status, 200);
+  expectError(assert, await five.get("/chatbots"), 429, "rate_limited");
 });

@@ -35,12 +35,13 @@ test("create takes every optional field", async () => {
   const r = await create({
     name: "Sales", visibility: "hybrid", rate_limit: [100, 360], rate_limit_message: "Slow down", show_citations: true,
     allowed_origins: ["https://Shop.Example/", "http://127.0.0.1:8080", "https://shop.example"],
+    visitor_rate_limit: [10, 60],
     unknown_field: "is ignored",
   });
   assert.equal(r.status, 200, r.text);
   assert.deepEqual(r.json.meta, {
     rate_limit: [100, 360], rate_limit_message: "Slow down", show_citations: true, visibility: "hybrid",
-    allowed_origins: ["https://shop.example", "http://127.0.0.1:8080"],
+    allowed_origins: ["https://shop.example", "http://127.0.0.1:8080"], visitor_rate_limit: [10, 60],
   });
   assert.equal(r.json.unknown_field, undefined);
 });

@@ -56,7 +56,10 @@ async function migratedStateDir(config) {
 
 /**
  * A running Worker. `vars` are passed as Worker variables; ADMIN_TOKEN and WIDGET_TOKEN_SECRET
- * are random unless given. `config` names another wrangler configuration (the benchmark's
+ * are random unless given. API keys and token minting get rates far above their defaults
+ * (scenarios, benchmarks and the evaluation poll and fan out with one key, and every visitor
+ * of a test comes from this one machine); a test of a default rate sets `API_KEY_RATE_LIMIT`
+ * or `VISITOR_TOKEN_RATE_LIMIT` itself. `config` names another wrangler configuration (the benchmark's
  * baseline Worker); it must bind the same database, so the same migrated state serves it.
  * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
  * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
@@ -69,6 +72,8 @@ export async function startWorker({ vars = {}, testScheduled = false, config, in
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
     WIDGET_TOKEN_SECRET: randomBytes(32).toString("hex"),
     ALLOW_PRIVATE_URLS: "true",
+    API_KEY_RATE_LIMIT: "100000/60",
+    VISITOR_TOKEN_RATE_LIMIT: "100000/60",
     ...vars,
   });
   worker.testScheduled = testScheduled;

@@ -2,9 +2,9 @@
 // first account's resources, answers 404 exactly like a missing uuid and changes nothing.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, client, newChatbot, newSession, expectError, settled, upload as uploadFile, ROOT } from "./suite.mjs";
+import { startWorker, client, newChatbot, newSession, expectError, settled, upload as uploadFile, ROOT, OUTPUT } from "./suite.mjs";
 
 let worker, owner, intruder, fixture;
 
@@ -89,7 +89,8 @@ async function snapshot() {
     messages: (await a.get(`/session/${fixture.session}/messages`)).json,
     chatbot: (await a.get(`/chatbot/${fixture.chatbot}`)).json,
     agents: (await a.get(`/chatbot/${fixture.chatbot}/agents`)).json,
-    keys: (await a.get("/api-keys")).json,
+    // When a key was last used moves by itself (once a minute at most); it is not a change.
+    keys: (await a.get("/api-keys")).json.map(({ last_used_at, ...k }) => k),
     chatbots: (await a.get("/chatbots")).json,
     webhooks: (await a.get(`/chatbot/${fixture.chatbot}/webhooks`)).json,
     deliveries: (await a.get(`/webhook/${fixture.webhook}/deliveries`)).json,
@@ -147,4 +148,66 @@ test("another account's uuids answer 404, exactly as missing ones, and change no
   assert.deepEqual(await snapshot(), before);
   assert.deepEqual((await b.get("/chatbots")).json, [], "the intruder sees none of the owner's chatbots");
   assert.equal((await b.get("/api-keys")).json.length, 1, "the intruder lists only its own key");
+});
+
+// Scopes: a key of each scope against every route of the table, each route's scope read from
+// the table itself. Calls that pass name a missing uuid (or send a body that cannot be read),
+// so a passing call changes nothing; a refused one is 403 naming the scope the route needs.
+const GRANTS = {
+  admin: () => true,
+  manage: (needed) => needed !== "admin",
+  chat: (needed) => needed === "chat",
+  read: (needed, method) => method === "GET" && needed !== "admin",
+};
+
+async function routeAccess() {
+  const source = await readFile(path.join(ROOT, "crates/core/src/api/routes.rs"), "utf8");
+  const table = source.slice(source.indexOf("pub const ROUTES"), source.indexOf("];", source.indexOf("pub const ROUTES")));
+  const lines = [...table.matchAll(/route\(([^)]*\)?)\)/g)].map(([, args]) => args);
+  const routes = [...table.matchAll(/route\("([A-Z]+)",\s*"([^"]+)",\s*\w+,\s*(Public|Key\((\w+)\))\)/g)]
+    .map(([, method, p, , scope]) => ({ method, path: p, scope: scope?.toLowerCase() ?? null }));
+  assert.equal(routes.length, lines.length, "every route declares Public or Key(scope)");
+  return routes;
+}
+
+test("a key of each scope opens exactly the routes its scope covers, and the 403 names the scope needed", async () => {
+  const routes = await routeAccess();
+  const keyed = routes.filter((r) => r.scope);
+  assert.ok(keyed.length > 40, `only ${keyed.length} keyed routes`);
+  assert.deepEqual([...new Set(keyed.map((r) => r.scope))].sort(), ["admin", "chat", "manage"]);
+  const admin = client(worker, owner.key);
+  const keys = {};
+  for (const scope of Object.keys(GRANTS)) {
+    const r = await admin.post("/api-key/create", { body: { name: scope, scopes: [scope] } });
+    assert.equal(r.status, 200, r.text);
+    keys[scope] = r.json.key;
+  }
+  const before = await snapshot();
+  const missing = "00000000-0000-4000-8000-000000000000";
+  const matrix = [];
+  for (const { method, path: template, scope: needed } of keyed) {
+    const target = template.replaceAll("{uuid}", missing);
+    for (const [scope, key] of Object.entries(keys)) {
+      const opts = { key };
+      if (method === "POST") Object.assign(opts, { raw: "{", headers: { "Content-Type": "application/json" } });
+      const r = await worker.request(method, target, opts);
+      const allowed = GRANTS[scope](needed, method);
+      matrix.push(`${scope.padEnd(6)} ${allowed ? "opens " : "403   "} ${method} ${template}`);
+      if (allowed) {
+        assert.ok(![401, 403].includes(r.status) && r.status < 500, `${scope} on ${method} ${template}: ${r.status} ${r.text}`);
+      } else {
+        const err = expectError(assert, r, 403, "forbidden");
+        assert.ok(err.message.includes(`\`${needed}\``), `${scope} on ${method} ${template}: ${err.message}`);
+      }
+    }
+  }
+  await mkdir(OUTPUT, { recursive: true });
+  await writeFile(path.join(OUTPUT, "scope-matrix.txt"), matrix.join("\n") + "\n");
+  // The operator's token opens the key routes and nothing else.
+  for (const { method, path: template, scope: needed } of keyed) {
+    const r = await worker.request(method, template.replaceAll("{uuid}", missing), { key: worker.adminToken, ...(method === "POST" ? { raw: "{", headers: { "Content-Type": "application/json" } } : {}) });
+    if (needed === "admin") assert.ok(![401, 403].includes(r.status), `${method} ${template}: ${r.status}`);
+    else expectError(assert, r, 401, "unauthorized");
+  }
+  assert.deepEqual(await snapshot(), before, "no call of the matrix changed anything");
 });

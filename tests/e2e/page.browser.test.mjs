@@ -309,3 +309,50 @@ test("an answer appears while it streams, and a failure midway is shown", async 
     await s.close();
   }
 });
+
+test("the page shows a key's scopes and makes a chat key for a backend and a read key for a dashboard", async (t) => {
+  const { key } = await worker.newAccount("keys");
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${worker.base}/`);
+    await useKey(page, key);
+    await page.getByText("Key accepted: 0 chatbots on this account.").waitFor();
+    assert.match(await page.locator("#key-scopes").textContent(), /scopes: admin/);
+    await page.getByRole("heading", { name: "Keys for your services" }).waitFor();
+
+    await page.getByLabel("Name of the new key").fill("Support backend");
+    await page.getByRole("button", { name: "Create a chat key" }).click();
+    await page.getByText("Created the chat key “Support backend”.").waitFor();
+    const chatKey = await page.getByLabel("The new key (shown only now: copy it)").inputValue();
+    assert.match(chatKey, /^ec_[0-9a-f]{64}$/);
+    await page.getByLabel("Name of the new key").fill("Dashboard");
+    await page.getByRole("button", { name: "Create a read key" }).click();
+    await page.getByText("Created the read key “Dashboard”.").waitFor();
+    const readKey = await page.getByLabel("The new key (shown only now: copy it)").inputValue();
+    const listed = page.locator("#key-list li");
+    await page.waitForFunction(() => document.querySelectorAll("#key-list li").length === 3);
+    const lines = await listed.allTextContents();
+    assert.ok(lines.some((l) => l.startsWith("Support backend") && l.includes("scopes: chat")), lines.join("\n"));
+    assert.ok(lines.some((l) => l.startsWith("Dashboard") && l.includes("scopes: read")), lines.join("\n"));
+    await s.shot("keys created");
+
+    const stored = (await client(worker, key).get("/api-keys")).json;
+    assert.deepEqual(stored.map((k) => [k.name, k.scopes]), [["keys", ["admin"]], ["Support backend", ["chat"]], ["Dashboard", ["read"]]]);
+
+    // The chat key only chats: the page says so instead of listing chatbots.
+    await useKey(page, chatKey);
+    await page.getByText("It may only chat").waitFor();
+    assert.match(await page.locator("#key-scopes").textContent(), /scopes: chat/);
+    // The read key lists chatbots but makes no keys.
+    await page.reload();
+    await useKey(page, readKey);
+    await page.getByText("Key accepted: 0 chatbots on this account.").waitFor();
+    assert.match(await page.locator("#key-scopes").textContent(), /scopes: read/);
+    assert.ok(await page.locator("#keys").isHidden());
+    await s.shot("read key");
+    assertOnlyWorker(s, worker);
+  } finally {
+    await s.close();
+  }
+});

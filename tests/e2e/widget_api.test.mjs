@@ -4,7 +4,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import {
-  startAccount, shopChatbot, newChatbot, newSession, firstAgent, expectError, parseEvents, eventually, UUID_RE,
+  startAccount, startWorker, client, shopChatbot, newChatbot, newSession, firstAgent, expectError, parseEvents, eventually, UUID_RE,
 } from "./suite.mjs";
 
 let worker, owner;
@@ -386,4 +386,72 @@ test("without WIDGET_TOKEN_SECRET no visitor is let in, and the cause stays in t
   } finally {
     await bare.dispose();
   }
+});
+
+test("one visitor flooding a public chatbot is held to its share while other visitors still get answers", async () => {
+  const message = "Slow down a little, please.";
+  const bot = await chatbot({ visibility: "public", rate_limit: [8, 60], rate_limit_message: message });
+  assert.deepEqual(bot.meta.visitor_rate_limit, [2, 60], "a quarter of the chatbot's limit by default");
+  const ask = async (v, s, query) => v.post(`/session/${s.uuid}/message/stream`, { body: { query } });
+  const flooder = visitor(await tokenFor(bot));
+  const floodSession = await newSession(flooder, bot);
+  const answered = [];
+  for (let i = 0; i < 6; i++) answered.push((await ask(flooder, floodSession, `Do you ship abroad? ${i}`)).status);
+  assert.deepEqual(answered, [200, 200, 429, 429, 429, 429]);
+  const refused = await ask(flooder, floodSession, "Do you ship abroad?");
+  assert.equal(refused.text, message);
+  assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+
+  // The flood used up only the flooder's share: three more visitors get theirs in full.
+  for (let n = 0; n < 3; n++) {
+    const other = visitor(await tokenFor(bot));
+    const s = await newSession(other, bot);
+    for (let i = 0; i < 2; i++) {
+      const r = await ask(other, s, "Do you ship abroad?");
+      assert.equal(r.status, 200, `visitor ${n}, message ${i}: ${r.text}`);
+      assert.match(r.text, /40 countries/);
+    }
+  }
+  // Now the chatbot's own limit (8) is used up, whoever asks.
+  const late = visitor(await tokenFor(bot));
+  const lateSession = await newSession(late, bot);
+  assert.equal((await ask(late, lateSession, "Anyone there?")).status, 429);
+  const ownerSession = await newSession(owner, bot);
+  assert.equal((await owner.post(`/session/${ownerSession.uuid}/message/stream`, { body: { query: "hi" } })).status, 429);
+});
+
+test("the owner sets each visitor's window, validated like rate_limit", async () => {
+  const bot = await chatbot({ visibility: "public", rate_limit: [20, 60], visitor_rate_limit: [1, 60] });
+  assert.deepEqual(bot.meta.visitor_rate_limit, [1, 60]);
+  const v = visitor(await tokenFor(bot));
+  const s = await newSession(v, bot);
+  assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "one" } })).status, 200);
+  assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "two" } })).status, 429);
+  // One new session per window too, in a count of its own.
+  expectError(assert, await v.post(`/chatbot/${bot.uuid}/session/create`), 429, "rate_limited");
+  for (const bad of [[0, 60], [101, 60], [5, 361], [5], "5", [1.5, 60]]) {
+    expectError(assert, await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visitor_rate_limit: bad } }), 400, "invalid_request", "visitor_rate_limit");
+  }
+  const reset = await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visitor_rate_limit: null } });
+  assert.deepEqual(reset.json.meta.visitor_rate_limit, [5, 60], "null goes back to a quarter");
+  assert.deepEqual((await owner.get(`/chatbot/${bot.uuid}`)).json.meta.visitor_rate_limit, [5, 60]);
+});
+
+test("minting visitor tokens is limited per client address", async () => {
+  const w = await startWorker({ vars: { VISITOR_TOKEN_RATE_LIMIT: "3/60" } });
+  const api = client(w, (await w.newAccount("owner")).key);
+  const bot = (await api.post("/chatbot/create", { body: { name: "Public", visibility: "public" } })).json;
+  const from = (ip) => w.request("POST", `/api/v1/widget/${bot.uuid}/token`, { headers: { "CF-Connecting-IP": ip } });
+  for (let i = 0; i < 3; i++) assert.equal((await from("203.0.113.5")).status, 200);
+  const r = await from("203.0.113.5");
+  const err = expectError(assert, r, 429, "rate_limited");
+  assert.match(err.message, /visitor tokens/);
+  const retry = Number(r.headers.get("retry-after"));
+  assert.ok(retry >= 1 && retry <= 60, `retry-after ${retry}`);
+  assert.equal(r.headers.get("cache-control"), "no-store");
+  // Another address is counted on its own.
+  assert.equal((await from("198.51.100.9")).status, 200);
+  // A private chatbot still answers 404 before anything is counted.
+  const hidden = (await api.post("/chatbot/create", { body: { name: "Private" } })).json;
+  expectError(assert, await w.request("POST", `/api/v1/widget/${hidden.uuid}/token`, { headers: { "CF-Connecting-IP": "203.0.113.5" } }), 404, "not_found");
 });

@@ -56,6 +56,10 @@ pub mod names {
     pub const RERANK_MODEL: &str = "RERANK_MODEL";
     /// The longest wait for a question's embedding or a rerank before search goes on by words.
     pub const SEMANTIC_TIMEOUT_SECONDS: &str = "SEMANTIC_TIMEOUT_SECONDS";
+    /// `requests/seconds` an API key may make unless its own `rate_limit` says otherwise.
+    pub const API_KEY_RATE_LIMIT: &str = "API_KEY_RATE_LIMIT";
+    /// `tokens/seconds` one client address may mint for site visitors.
+    pub const VISITOR_TOKEN_RATE_LIMIT: &str = "VISITOR_TOKEN_RATE_LIMIT";
     /// The longest wait for a webhook receiver's answer.
     pub const WEBHOOK_TIMEOUT_SECONDS: &str = "WEBHOOK_TIMEOUT_SECONDS";
     /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
@@ -82,6 +86,20 @@ pub const MAX_UPLOAD_BYTES_CEILING: usize = 100 * 1024 * 1024;
 /// the object before its row, so a young orphan may be an upload in flight.
 pub const DEFAULT_ORPHAN_GRACE_SECS: i64 = 60 * 60;
 pub use crate::domain::widget::MIN_SECRET_BYTES as MIN_WIDGET_SECRET_BYTES;
+/// Requests per window an API key may make by default: ten a second on average, far above
+/// any person and most integrations, low enough that one leaked key cannot flood the service.
+pub const DEFAULT_API_KEY_RATE_LIMIT: Limit = Limit {
+    count: 600,
+    window_secs: 60,
+};
+/// Visitor tokens one client address may mint per window: a visitor needs one per 30 minutes
+/// (renewals included), a page of tabs a few; a script rotating visitor ids needs many more.
+pub const DEFAULT_VISITOR_TOKEN_RATE_LIMIT: Limit = Limit {
+    count: 30,
+    window_secs: 60,
+};
+use crate::domain::api_key::{KEY_RATE_LIMIT_COUNT_RANGE, KEY_RATE_LIMIT_WINDOW_RANGE};
+use crate::domain::rate_limit::Limit;
 
 /// An OpenAI-compatible Chat Completions endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,6 +159,10 @@ pub struct Config {
     pub max_upload_bytes: usize,
     pub orphan_grace_secs: i64,
     pub semantic: Semantic,
+    /// Each API key's requests per window, unless the key has its own.
+    pub api_key_rate_limit: Limit,
+    /// Visitor tokens per window and client address.
+    pub visitor_token_rate_limit: Limit,
     /// The longest wait for a webhook receiver's answer.
     pub webhook_timeout: Duration,
     /// Seconds per unit of the webhook retry schedule.
@@ -325,6 +347,37 @@ impl Config {
             timeout: semantic_timeout,
         };
 
+        let mut limit = |name: &'static str, default: Limit| -> Limit {
+            let Some(v) = get(name) else { return default };
+            let parsed = v.trim().split_once('/').and_then(|(count, secs)| {
+                let count = count.trim().parse::<i64>().ok()?;
+                let secs = secs.trim().parse::<i64>().ok()?;
+                let within = |x: i64, (lo, hi): (i64, i64)| (lo..=hi).contains(&x);
+                (within(count, KEY_RATE_LIMIT_COUNT_RANGE)
+                    && within(secs, KEY_RATE_LIMIT_WINDOW_RANGE))
+                .then_some(Limit {
+                    count: count as u32,
+                    window_secs: secs as u32,
+                })
+            });
+            parsed.unwrap_or_else(|| {
+                problems.push(Problem {
+                    name,
+                    reason: format!(
+                        "{v:?} is not `count/seconds` with count from {} to {} and seconds from {} to {}",
+                        KEY_RATE_LIMIT_COUNT_RANGE.0, KEY_RATE_LIMIT_COUNT_RANGE.1,
+                        KEY_RATE_LIMIT_WINDOW_RANGE.0, KEY_RATE_LIMIT_WINDOW_RANGE.1
+                    ),
+                    fallback: format!("{}/{}", default.count, default.window_secs),
+                });
+                default
+            })
+        };
+        let api_key_rate_limit = limit(names::API_KEY_RATE_LIMIT, DEFAULT_API_KEY_RATE_LIMIT);
+        let visitor_token_rate_limit = limit(
+            names::VISITOR_TOKEN_RATE_LIMIT,
+            DEFAULT_VISITOR_TOKEN_RATE_LIMIT,
+        );
         let webhook_retry_unit_secs = match get(names::WEBHOOK_RETRY_UNIT_SECONDS) {
             None => DEFAULT_WEBHOOK_RETRY_UNIT_SECS,
             Some(v) => match v.trim().parse::<u32>() {
@@ -354,6 +407,8 @@ impl Config {
             max_upload_bytes,
             orphan_grace_secs,
             semantic,
+            api_key_rate_limit,
+            visitor_token_rate_limit,
             webhook_timeout,
             webhook_retry_unit_secs,
         };
@@ -372,6 +427,37 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::parse(|name| map.get(name).cloned(), false)
+    }
+
+    #[test]
+    fn request_limits_read_count_slash_seconds() {
+        let (config, problems) = parse(&[
+            ("API_KEY_RATE_LIMIT", "5/10"),
+            ("VISITOR_TOKEN_RATE_LIMIT", " 3 / 60 "),
+        ]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            config.api_key_rate_limit,
+            Limit {
+                count: 5,
+                window_secs: 10
+            }
+        );
+        assert_eq!(
+            config.visitor_token_rate_limit,
+            Limit {
+                count: 3,
+                window_secs: 60
+            }
+        );
+        for bad in ["5", "0/10", "5/0", "5/3601", "a/b", "100001/1"] {
+            let (config, problems) = parse(&[("API_KEY_RATE_LIMIT", bad)]);
+            assert_eq!(
+                config.api_key_rate_limit, DEFAULT_API_KEY_RATE_LIMIT,
+                "{bad}"
+            );
+            assert_eq!(problems.len(), 1, "{bad}");
+        }
     }
 
     #[test]

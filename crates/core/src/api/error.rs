@@ -226,6 +226,25 @@ impl ApiError {
         json!({ "success": false, "error": error })
     }
 
+    /// The same error readable as OpenAI's shape too, for the OpenAI-compatible endpoints:
+    /// their clients read `error.message`, `error.type` and `error.param` beside our fields.
+    pub fn openai_body(&self) -> Value {
+        let kind = match self {
+            ApiError::Unauthorized(_) => "authentication_error",
+            ApiError::Forbidden(_) => "permission_error",
+            ApiError::NotFound(_) => "not_found_error",
+            ApiError::RateLimited { .. } => "rate_limit_error",
+            ApiError::Upstream(_) | ApiError::Internal(_) => "server_error",
+            _ => "invalid_request_error",
+        };
+        let mut body = self.body();
+        if let Some(error) = body["error"].as_object_mut() {
+            error.insert("type".into(), json!(kind));
+            error.insert("param".into(), json!(self.field()));
+        }
+        body
+    }
+
     /// What to log: the internal cause for 5xx, nothing for client errors.
     pub fn log_line(&self) -> Option<String> {
         match self {
@@ -254,6 +273,24 @@ impl<E: StdError + 'static> From<E> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openai_shape_adds_type_and_param_to_our_own() {
+        let body = ApiError::invalid("messages", "bad").openai_body();
+        assert_eq!(body["success"], false);
+        assert_eq!(body["error"]["code"], "invalid_request");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        assert_eq!(body["error"]["param"], "messages");
+        let limited = ApiError::RateLimited {
+            message: "slow".into(),
+            retry_after_secs: 1,
+        };
+        assert_eq!(limited.openai_body()["error"]["type"], "rate_limit_error");
+        assert_eq!(
+            ApiError::Unauthorized("x".into()).openai_body()["error"]["param"],
+            Value::Null
+        );
+    }
 
     #[test]
     fn every_variant_has_status_code_and_message() {

@@ -1,19 +1,17 @@
 //! The route table: every endpoint of the service, readable at a glance. Matching is pure so
 //! it is tested natively; `app` dispatches each `Endpoint` to its handler.
 
+pub use crate::domain::api_key::Scope;
+
 /// Who may call an endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
-    /// No credentials (readiness checks, the API description).
+    /// No credentials (readiness checks, the API description, visitor tokens).
     Public,
-    /// The operator's `ADMIN_TOKEN` or an account key (key management only).
-    AdminOrAccount,
-    /// An account key.
-    Account,
-    /// An account key, checked by the handler inside its first statement rather than by a
-    /// lookup of its own: on the hottest routes that saves a whole D1 round trip. The handler
-    /// reads or writes through `Call::owner` and reports a miss through `Call::missing`.
-    AccountInRead,
+    /// An account key whose scopes open this one (`Scope::grants`: `admin` opens everything,
+    /// `manage` all but keys, `chat` the `Chat` routes, `read` every `GET` but keys). The
+    /// operator's `ADMIN_TOKEN` opens the `Key(Admin)` routes (key management) and no other.
+    Key(Scope),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +21,7 @@ pub enum Endpoint {
     ApiKeyCreate,
     ApiKeyList,
     ApiKeyDelete,
+    ApiKeyCurrent,
     ChatbotCreate,
     ChatbotList,
     ChatbotGet,
@@ -78,6 +77,8 @@ pub enum Endpoint {
     UnansweredQuestions,
     Analytics,
     Export,
+    OpenAiChatCompletions,
+    OpenAiModels,
 }
 
 pub struct Route {
@@ -104,87 +105,106 @@ const fn route(
 
 use Access::*;
 use Endpoint::*;
+use Scope::*;
 
 pub const API_PREFIX: &str = "/api/v1";
 
+/// Each route's last argument is who may call it: `Public`, or `Key(scope)` with the narrowest
+/// scope that opens it (`Admin` for keys, `Manage` for configuration, `Chat` for sessions and
+/// messages; a `GET` is also open to `read` keys unless it is `Admin`). A new route is one
+/// more line here, its scope included, and a path in `openapi/openapi.json`.
 #[rustfmt::skip]
 pub const ROUTES: &[Route] = &[
     route("GET",    "/health",                          Health,        Public),
     route("GET",    "/api/v1/health",                   Health,        Public),
     route("GET",    "/api/v1/openapi.json",             OpenApi,       Public),
 
-    route("POST",   "/api/v1/api-key/create",           ApiKeyCreate,  AdminOrAccount),
-    route("GET",    "/api/v1/api-keys",                 ApiKeyList,    AdminOrAccount),
-    route("DELETE", "/api/v1/api-key/{uuid}/delete",    ApiKeyDelete,  AdminOrAccount),
+    route("POST",   "/api/v1/api-key/create",           ApiKeyCreate,  Key(Admin)),
+    route("GET",    "/api/v1/api-keys",                 ApiKeyList,    Key(Admin)),
+    route("DELETE", "/api/v1/api-key/{uuid}/delete",    ApiKeyDelete,  Key(Admin)),
+    // Every key may read its own record (a `Chat` GET opens to every scope).
+    route("GET",    "/api/v1/api-key/current",          ApiKeyCurrent, Key(Chat)),
 
-    route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, AccountInRead),
-    route("GET",    "/api/v1/chatbots",                 ChatbotList,   Account),
-    route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    AccountInRead),
-    route("POST",   "/api/v1/chatbot/{uuid}/update",    ChatbotUpdate, Account),
-    route("DELETE", "/api/v1/chatbot/{uuid}/delete",    ChatbotDelete, Account),
+    route("POST",   "/api/v1/chatbot/create",           ChatbotCreate, Key(Manage)),
+    route("GET",    "/api/v1/chatbots",                 ChatbotList,   Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}",           ChatbotGet,    Key(Manage)),
+    route("POST",   "/api/v1/chatbot/{uuid}/update",    ChatbotUpdate, Key(Manage)),
+    route("DELETE", "/api/v1/chatbot/{uuid}/delete",    ChatbotDelete, Key(Manage)),
 
-    route("GET",    "/api/v1/chatbot/{uuid}/agents",       AgentList,   AccountInRead),
-    route("POST",   "/api/v1/chatbot/{uuid}/agent/create", AgentCreate, Account),
-    route("POST",   "/api/v1/agent/{uuid}/update",         AgentUpdate, Account),
-    route("DELETE", "/api/v1/agent/{uuid}/delete",         AgentDelete, Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/agents",       AgentList,   Key(Manage)),
+    route("POST",   "/api/v1/chatbot/{uuid}/agent/create", AgentCreate, Key(Manage)),
+    route("POST",   "/api/v1/agent/{uuid}/update",         AgentUpdate, Key(Manage)),
+    route("DELETE", "/api/v1/agent/{uuid}/delete",         AgentDelete, Key(Manage)),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/data-source/qa",     SourceCreateQa,   Account),
-    route("POST",   "/api/v1/chatbot/{uuid}/data-source/url",    SourceCreateUrl,  Account),
-    route("POST",   "/api/v1/chatbot/{uuid}/data-source/upload", SourceUpload,     Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/data-sources",       SourceList,       Account),
-    route("GET",    "/api/v1/data-source/{uuid}",                SourceGet,        Account),
-    route("POST",   "/api/v1/data-source/{uuid}/update",         SourceRetitle,    Account),
-    route("POST",   "/api/v1/data-source/{uuid}/delete",         SourceDelete,     Account),
-    route("POST",   "/api/v1/data-sources/delete",               SourceDeleteMany, Account),
-    route("POST",   "/api/v1/data-sources/url/re-scrape",        SourceRescrape,   Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/qa",     SourceCreateQa,   Key(Manage)),
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/url",    SourceCreateUrl,  Key(Manage)),
+    route("POST",   "/api/v1/chatbot/{uuid}/data-source/upload", SourceUpload,     Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/data-sources",       SourceList,       Key(Manage)),
+    route("GET",    "/api/v1/data-source/{uuid}",                SourceGet,        Key(Manage)),
+    route("POST",   "/api/v1/data-source/{uuid}/update",         SourceRetitle,    Key(Manage)),
+    route("POST",   "/api/v1/data-source/{uuid}/delete",         SourceDelete,     Key(Manage)),
+    route("POST",   "/api/v1/data-sources/delete",               SourceDeleteMany, Key(Manage)),
+    route("POST",   "/api/v1/data-sources/url/re-scrape",        SourceRescrape,   Key(Manage)),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/source-tag/create",  SourceTagCreate,  Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/source-tags",        SourceTagList,    Account),
-    route("POST",   "/api/v1/source-tag/{uuid}/update",          SourceTagUpdate,  Account),
-    route("DELETE", "/api/v1/source-tag/{uuid}/delete",          SourceTagDelete,  Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/source-tag/create",  SourceTagCreate,  Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/source-tags",        SourceTagList,    Key(Manage)),
+    route("POST",   "/api/v1/source-tag/{uuid}/update",          SourceTagUpdate,  Key(Manage)),
+    route("DELETE", "/api/v1/source-tag/{uuid}/delete",          SourceTagDelete,  Key(Manage)),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           AccountInRead),
+    route("POST",   "/api/v1/chatbot/{uuid}/search",             Search,           Key(Manage)),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/session/create",     SessionCreate,    Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/sessions",           SessionList,      Account),
-    route("GET",    "/api/v1/session/{uuid}",                    SessionGet,       Account),
-    route("POST",   "/api/v1/session/{uuid}/delete",             SessionDelete,    Account),
-    route("GET",    "/api/v1/session/{uuid}/messages",           SessionMessages,  Account),
-    route("POST",   "/api/v1/session/{uuid}/message/stream",     MessageStream,    AccountInRead),
-    route("POST",   "/api/v1/session/{uuid}/message/non-stream", MessageNonStream, AccountInRead),
-    route("POST",   "/api/v1/message/{uuid}/delete",             MessageDelete,    Account),
-    route("POST",   "/api/v1/messages/delete",                   MessageDeleteMany, Account),
-    route("GET",    "/api/v1/agent/models",                      ModelList,        Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/session/create",     SessionCreate,    Key(Chat)),
+    route("GET",    "/api/v1/chatbot/{uuid}/sessions",           SessionList,      Key(Chat)),
+    route("GET",    "/api/v1/session/{uuid}",                    SessionGet,       Key(Chat)),
+    route("POST",   "/api/v1/session/{uuid}/delete",             SessionDelete,    Key(Chat)),
+    route("GET",    "/api/v1/session/{uuid}/messages",           SessionMessages,  Key(Chat)),
+    route("POST",   "/api/v1/session/{uuid}/message/stream",     MessageStream,    Key(Chat)),
+    route("POST",   "/api/v1/session/{uuid}/message/non-stream", MessageNonStream, Key(Chat)),
+    route("POST",   "/api/v1/message/{uuid}/delete",             MessageDelete,    Key(Chat)),
+    route("POST",   "/api/v1/messages/delete",                   MessageDeleteMany, Key(Chat)),
+    route("GET",    "/api/v1/agent/models",                      ModelList,        Key(Manage)),
 
-    route("POST",   "/api/v1/agent/{uuid}/tool-function/create", ToolFunctionCreate, Account),
-    route("GET",    "/api/v1/agent/{uuid}/tool-functions",       ToolFunctionList,   Account),
-    route("POST",   "/api/v1/tool-function/{uuid}/update",       ToolFunctionUpdate, Account),
-    route("DELETE", "/api/v1/tool-function/{uuid}/delete",       ToolFunctionDelete, Account),
+    route("POST",   "/api/v1/agent/{uuid}/tool-function/create", ToolFunctionCreate, Key(Manage)),
+    route("GET",    "/api/v1/agent/{uuid}/tool-functions",       ToolFunctionList,   Key(Manage)),
+    route("POST",   "/api/v1/tool-function/{uuid}/update",       ToolFunctionUpdate, Key(Manage)),
+    route("DELETE", "/api/v1/tool-function/{uuid}/delete",       ToolFunctionDelete, Key(Manage)),
 
-    route("POST",   "/api/v1/session/{uuid}/live-chat/start",    LiveChatStart,    Account),
-    route("POST",   "/api/v1/session/{uuid}/live-chat/message",  LiveChatMessage,  Account),
-    route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Account),
+    route("POST",   "/api/v1/session/{uuid}/live-chat/start",    LiveChatStart,    Key(Chat)),
+    route("POST",   "/api/v1/session/{uuid}/live-chat/message",  LiveChatMessage,  Key(Chat)),
+    route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Key(Chat)),
 
-    route("GET",    "/api/v1/message/{uuid}",                    MessageGet,       Account),
-    route("POST",   "/api/v1/message/{uuid}/feedback",           FeedbackCreate,   Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/feedback",           FeedbackList,     Account),
-    route("GET",    "/api/v1/session/{uuid}/messages/plain-text", SessionTranscript, Account),
+    route("GET",    "/api/v1/message/{uuid}",                    MessageGet,       Key(Chat)),
+    route("POST",   "/api/v1/message/{uuid}/feedback",           FeedbackCreate,   Key(Chat)),
+    route("GET",    "/api/v1/chatbot/{uuid}/feedback",           FeedbackList,     Key(Manage)),
+    route("GET",    "/api/v1/session/{uuid}/messages/plain-text", SessionTranscript, Key(Chat)),
 
-    route("POST",   "/api/v1/chatbot/{uuid}/webhook/create",     WebhookCreate,    Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/webhooks",           WebhookList,      Account),
-    route("POST",   "/api/v1/webhook/{uuid}/update",             WebhookUpdate,    Account),
-    route("POST",   "/api/v1/webhook/{uuid}/rotate-secret",      WebhookRotateSecret, Account),
-    route("DELETE", "/api/v1/webhook/{uuid}/delete",             WebhookDelete,    Account),
-    route("GET",    "/api/v1/webhook/{uuid}/deliveries",         WebhookDeliveries, Account),
-    route("POST",   "/api/v1/webhook/{uuid}/test",               WebhookTest,      Account),
+    route("POST",   "/api/v1/chatbot/{uuid}/webhook/create",     WebhookCreate,    Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/webhooks",           WebhookList,      Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/update",             WebhookUpdate,    Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/rotate-secret",      WebhookRotateSecret, Key(Manage)),
+    route("DELETE", "/api/v1/webhook/{uuid}/delete",             WebhookDelete,    Key(Manage)),
+    route("GET",    "/api/v1/webhook/{uuid}/deliveries",         WebhookDeliveries, Key(Manage)),
+    route("POST",   "/api/v1/webhook/{uuid}/test",               WebhookTest,      Key(Manage)),
 
-    route("GET",    "/api/v1/chatbot/{uuid}/unanswered",         UnansweredQuestions, Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/analytics",          Analytics,        Account),
-    route("GET",    "/api/v1/chatbot/{uuid}/export",             Export,           Account),
+    route("GET",    "/api/v1/chatbot/{uuid}/unanswered",         UnansweredQuestions, Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/analytics",          Analytics,        Key(Manage)),
+    route("GET",    "/api/v1/chatbot/{uuid}/export",             Export,           Key(Manage)),
 
     // Site visitors: a short-lived token instead of an API key (see `widget`).
     route("POST",   "/api/v1/widget/{uuid}/token",               WidgetToken,      Public),
+
+    // OpenAI's Chat Completions, for clients that already speak it (base URL `/api/v1/openai`);
+    // an account key or a visitor token (for its own chatbot).
+    route("POST",   "/api/v1/openai/chat/completions",           OpenAiChatCompletions, Key(Chat)),
+    route("GET",    "/api/v1/openai/models",                     OpenAiModels,          Key(Chat)),
 ];
+
+/// Where the OpenAI-compatible endpoints live; their errors take OpenAI's shape.
+pub const OPENAI_PREFIX: &str = "/api/v1/openai/";
+
+pub fn is_openai_path(path: &str) -> bool {
+    path.starts_with(OPENAI_PREFIX)
+}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum RouteMatch {
@@ -279,6 +299,12 @@ pub const VISITOR_ENDPOINTS: &[Endpoint] = &[
 
 pub fn admits_visitors(endpoint: Endpoint) -> bool {
     VISITOR_ENDPOINTS.contains(&endpoint)
+}
+
+/// Endpoints a visitor token opens: the chat routes above, and the OpenAI-compatible ones for
+/// the visitor's own chatbot (those are for programs, so they get no CORS answers).
+pub fn takes_visitor_tokens(endpoint: Endpoint) -> bool {
+    admits_visitors(endpoint) || matches!(endpoint, OpenAiChatCompletions | OpenAiModels)
 }
 
 /// The route a CORS preflight (`OPTIONS` naming `requested_method`) asks about, when a site
@@ -378,6 +404,36 @@ mod tests {
         }
     }
 
+    /// Keys are managed with `admin` only; `read` opens every other `GET` and nothing else;
+    /// `chat` opens sessions and messages only.
+    #[test]
+    fn scopes_follow_the_table() {
+        use crate::domain::api_key::Scope;
+        for route in ROUTES {
+            let Key(needed) = route.access else { continue };
+            let is_key_route = route.path.contains("/api-key") && route.endpoint != ApiKeyCurrent;
+            assert_eq!(needed == Admin, is_key_route, "{}", route.path);
+            assert_eq!(
+                Scope::Read.grants(needed, route.method),
+                route.method == "GET" && !is_key_route,
+                "{}",
+                route.path
+            );
+            let chat_route = route.path.contains("/session")
+                || route.path.contains("/message")
+                || route.path.contains("/openai/")
+                || route.endpoint == ApiKeyCurrent;
+            assert_eq!(
+                Scope::Chat.grants(needed, route.method),
+                chat_route,
+                "{}",
+                route.path
+            );
+            assert_eq!(Scope::Manage.grants(needed, route.method), !is_key_route);
+            assert!(Scope::Admin.grants(needed, route.method));
+        }
+    }
+
     /// A visitor's token opens a new session, its messages, the answer stream and ratings: no
     /// more.
     #[test]
@@ -469,6 +525,12 @@ mod tests {
                     .find(|r| r.path == path && r.method.eq_ignore_ascii_case(method))
                     .map(|r| r.access);
                 assert_eq!(public, access == Some(Public), "{method} {path}: security");
+                // The scope a key needs is documented as the table declares it.
+                let scope = match access {
+                    Some(Key(scope)) => serde_json::Value::from(scope.as_str()),
+                    _ => serde_json::Value::Null,
+                };
+                assert_eq!(operation["x-scope"], scope, "{method} {path}: x-scope");
             }
         }
     }

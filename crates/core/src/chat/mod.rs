@@ -6,6 +6,7 @@ pub mod completion;
 pub mod engine;
 pub mod followup;
 pub mod models;
+pub mod openai_compat;
 pub mod prompt;
 pub mod routing;
 pub mod sse;

@@ -1,6 +1,17 @@
-//! How an answer travels to the client: plain text by default (the body is the answer text and
-//! nothing else), or server-sent events when the client asks for `text/event-stream`.
+//! How an answer travels to the client. The conversation produces one sequence of
+//! `AnswerEvent`s whatever the client speaks; an `Encoder` turns each into the bytes of the
+//! format the client chose:
+//!
+//! - `Plain` (the default): the body is the answer text and nothing else;
+//! - `EventStream` (`Accept: text/event-stream`): events `start`, `delta`, `citations`, `error`
+//!   and `end`, each with a one-line JSON `data`;
+//! - `UiMessageStream` (`?format=ui-message-stream`): the AI SDK's UI message stream, v1;
+//! - `OpenAiChunks`: `chat.completion.chunk` events and `data: [DONE]`, for the
+//!   OpenAI-compatible endpoint.
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::check_len;
+use crate::domain::session::MAX_QUERY_CHARS;
 use crate::knowledge::retrieve::Ranked;
 use serde_json::{json, Map, Value};
 
@@ -8,9 +19,52 @@ use serde_json::{json, Map, Value};
 pub enum WireFormat {
     Plain,
     EventStream,
+    UiMessageStream,
+    OpenAiChunks,
+}
+
+/// The header the AI SDK's readers look for on a UI message stream.
+pub const UI_MESSAGE_STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
+
+/// One thing that happens while an answer is produced, in the order it happens.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnswerEvent {
+    Start {
+        message_uuid: String,
+        session_uuid: String,
+        agent_uuid: Option<String>,
+    },
+    Delta(String),
+    /// `cite_data` of the message: `{"1": {data_source_uuid, title, text, file_name, type}}`.
+    Citations(Value),
+    Error {
+        code: String,
+        message: String,
+    },
+    End {
+        message_uuid: String,
+        finish_reason: String,
+        usage: Value,
+        /// Whether the sources held an answer; `None` when nothing decided it.
+        answered: Option<bool>,
+    },
 }
 
 impl WireFormat {
+    /// The format a stream request asks for: `?format=` (`plain`, `event-stream` or
+    /// `ui-message-stream`) when given, else the `Accept` header. `None` for an unknown name.
+    pub fn requested(format_param: Option<&str>, accept: Option<&str>) -> Option<Self> {
+        match format_param.map(str::trim) {
+            None | Some("") => Some(Self::from_accept(accept)),
+            Some(name) => match name.to_ascii_lowercase().as_str() {
+                "plain" | "text" => Some(WireFormat::Plain),
+                "event-stream" | "sse" => Some(WireFormat::EventStream),
+                "ui-message-stream" | "ui-message-stream-v1" => Some(WireFormat::UiMessageStream),
+                _ => None,
+            },
+        }
+    }
+
     pub fn from_accept(accept: Option<&str>) -> Self {
         let wants_events = accept.is_some_and(|a| {
             a.split(',').any(|part| {
@@ -31,26 +85,264 @@ impl WireFormat {
     pub fn content_type(self) -> &'static str {
         match self {
             WireFormat::Plain => "text/plain; charset=utf-8",
-            WireFormat::EventStream => "text/event-stream; charset=utf-8",
+            _ => "text/event-stream; charset=utf-8",
         }
     }
 
-    /// One server-sent event; `None` in plain mode, which carries only answer text.
-    pub fn event(self, name: &str, data: &Value) -> Option<String> {
+    /// Extra response headers the format's readers expect.
+    pub fn extra_headers(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            WireFormat::Plain => None,
-            WireFormat::EventStream => Some(format!("event: {name}\ndata: {data}\n\n")),
+            WireFormat::UiMessageStream => &[UI_MESSAGE_STREAM_HEADER],
+            _ => &[],
         }
     }
 
-    pub fn delta(self, text: &str) -> String {
-        match self {
-            WireFormat::Plain => text.to_string(),
-            WireFormat::EventStream => {
-                format!("event: delta\ndata: {}\n\n", json!({ "text": text }))
+    /// The whole body of an answer that is already known (a refusal, a live-chat receipt).
+    pub fn encode_all(self, model: &str, created: i64, events: &[AnswerEvent]) -> String {
+        let mut encoder = Encoder::new(self, model, created);
+        events.iter().map(|e| encoder.encode(e)).collect()
+    }
+}
+
+/// The AI SDK's finish reasons are a closed set; ours that it lacks are `other`.
+fn ui_finish_reason(reason: &str) -> &'static str {
+    match reason {
+        "stop" => "stop",
+        "length" => "length",
+        "error" => "error",
+        _ => "other",
+    }
+}
+
+/// The AI SDK's `source-document` parts for a message's citations, numbered as in the text.
+pub fn ui_source_documents(cite_data: &Value) -> Vec<Value> {
+    let Some(map) = cite_data.as_object() else {
+        return Vec::new();
+    };
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by_key(|(n, _)| n.parse::<u64>().unwrap_or(u64::MAX));
+    entries
+        .into_iter()
+        .map(|(n, c)| {
+            let mut part = json!({
+                "type": "source-document",
+                "sourceId": n,
+                "mediaType": "text/plain",
+                "title": c["title"].as_str().unwrap_or(""),
+                "providerMetadata": {"edgechat": {
+                    "data_source_uuid": c["data_source_uuid"],
+                    "text": c["text"],
+                    "type": c["type"],
+                }},
+            });
+            if let Some(file) = c["file_name"].as_str() {
+                part["filename"] = json!(file);
+            }
+            part
+        })
+        .collect()
+}
+
+/// The question of an AI SDK chat request (`useChat`'s body, `{messages: [{role, parts}]}`)
+/// when it has no `query`: the text parts of its last message, which must be the user's.
+pub fn ui_chat_query(body: &Map<String, Value>) -> Option<ApiResult<String>> {
+    if body.contains_key("query") {
+        return None;
+    }
+    let last = body.get("messages")?.as_array()?.last()?;
+    let text = last["parts"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let text = text.trim();
+    if last["role"] != "user" || text.is_empty() {
+        return Some(Err(ApiError::invalid(
+            "messages",
+            "The last message must be the user's, with text in it.",
+        )));
+    }
+    Some(check_len("messages", text, MAX_QUERY_CHARS).map(|_| text.to_string()))
+}
+
+/// Turns answer events into one format's bytes, keeping what the format needs across events
+/// (an OpenAI chunk names its completion in every chunk, a UI text part is opened once).
+pub struct Encoder {
+    format: WireFormat,
+    model: String,
+    created: i64,
+    id: String,
+    text_open: bool,
+}
+
+impl Encoder {
+    /// `model` and `created` appear in OpenAI chunks only.
+    pub fn new(format: WireFormat, model: &str, created: i64) -> Self {
+        Encoder {
+            format,
+            model: model.to_string(),
+            created,
+            id: String::new(),
+            text_open: false,
+        }
+    }
+
+    pub fn format(&self) -> WireFormat {
+        self.format
+    }
+
+    pub fn encode(&mut self, event: &AnswerEvent) -> String {
+        match self.format {
+            WireFormat::Plain => match event {
+                AnswerEvent::Delta(text) => text.clone(),
+                _ => String::new(),
+            },
+            WireFormat::EventStream => event_stream(event),
+            WireFormat::UiMessageStream => self.ui(event),
+            WireFormat::OpenAiChunks => self.openai(event),
+        }
+    }
+
+    fn ui(&mut self, event: &AnswerEvent) -> String {
+        let data = |v: Value| format!("data: {v}\n\n");
+        match event {
+            AnswerEvent::Start {
+                message_uuid,
+                session_uuid,
+                agent_uuid,
+            } => data(json!({
+                "type": "start",
+                "messageId": message_uuid,
+                "messageMetadata": {"session_uuid": session_uuid, "agent_uuid": agent_uuid},
+            })),
+            AnswerEvent::Delta(text) => {
+                let mut out = String::new();
+                if !self.text_open {
+                    self.text_open = true;
+                    out += &data(json!({"type": "text-start", "id": "text-1"}));
+                }
+                out += &data(json!({"type": "text-delta", "id": "text-1", "delta": text}));
+                out
+            }
+            AnswerEvent::Citations(cite_data) => {
+                let mut out = self.close_text();
+                for part in ui_source_documents(cite_data) {
+                    out += &data(part);
+                }
+                out
+            }
+            AnswerEvent::Error { message, .. } => {
+                let mut out = self.close_text();
+                out += &data(json!({"type": "error", "errorText": message}));
+                out
+            }
+            AnswerEvent::End {
+                message_uuid,
+                finish_reason,
+                usage,
+                answered,
+            } => {
+                let mut out = self.close_text();
+                out += &data(json!({
+                    "type": "finish",
+                    "finishReason": ui_finish_reason(finish_reason),
+                    "messageMetadata": {"message_uuid": message_uuid, "finish_reason": finish_reason, "usage": usage, "answered": answered},
+                }));
+                out += "data: [DONE]\n\n";
+                out
             }
         }
     }
+
+    fn close_text(&mut self) -> String {
+        if std::mem::take(&mut self.text_open) {
+            format!("data: {}\n\n", json!({"type": "text-end", "id": "text-1"}))
+        } else {
+            String::new()
+        }
+    }
+
+    fn chunk(&self, delta: Value, finish_reason: Option<&str>) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        })
+    }
+
+    fn openai(&mut self, event: &AnswerEvent) -> String {
+        let data = |v: Value| format!("data: {v}\n\n");
+        match event {
+            AnswerEvent::Start {
+                message_uuid,
+                session_uuid,
+                ..
+            } => {
+                self.id = format!("chatcmpl-{message_uuid}");
+                let mut chunk = self.chunk(json!({"role": "assistant", "content": ""}), None);
+                chunk["session_uuid"] = json!(session_uuid);
+                data(chunk)
+            }
+            AnswerEvent::Delta(text) => data(self.chunk(json!({"content": text}), None)),
+            // Standard clients ignore fields they do not know; ours read `citations`.
+            AnswerEvent::Citations(cite_data) => {
+                let mut chunk = self.chunk(json!({}), None);
+                chunk["citations"] = cite_data.clone();
+                data(chunk)
+            }
+            AnswerEvent::Error { code, message } => data(json!({
+                "error": {"message": message, "type": code, "code": code, "param": null}
+            })),
+            AnswerEvent::End {
+                finish_reason,
+                usage,
+                ..
+            } => {
+                let mut chunk = self.chunk(
+                    json!({}),
+                    Some(super::openai_compat::finish_reason(finish_reason)),
+                );
+                chunk["usage"] = usage.clone();
+                data(chunk) + "data: [DONE]\n\n"
+            }
+        }
+    }
+}
+
+fn event_stream(event: &AnswerEvent) -> String {
+    let (name, data) = match event {
+        AnswerEvent::Start {
+            message_uuid,
+            session_uuid,
+            agent_uuid,
+        } => (
+            "start",
+            json!({"message_uuid": message_uuid, "session_uuid": session_uuid, "agent_uuid": agent_uuid}),
+        ),
+        AnswerEvent::Delta(text) => ("delta", json!({ "text": text })),
+        AnswerEvent::Citations(cite_data) => ("citations", cite_data.clone()),
+        AnswerEvent::Error { code, message } => {
+            ("error", json!({"code": code, "message": message}))
+        }
+        AnswerEvent::End {
+            message_uuid,
+            finish_reason,
+            usage,
+            answered,
+        } => (
+            "end",
+            json!({"message_uuid": message_uuid, "finish_reason": finish_reason, "usage": usage, "answered": answered}),
+        ),
+    };
+    format!("event: {name}\ndata: {data}\n\n")
 }
 
 /// `cite_data_json`'s object: `{"1": {data_source_uuid, title, text, file_name, type}, ...}`,
@@ -78,6 +370,33 @@ pub fn cite_data(ranked: &[Ranked], cited: &[usize]) -> Value {
 mod tests {
     use super::*;
 
+    fn answer() -> Vec<AnswerEvent> {
+        vec![
+            AnswerEvent::Start {
+                message_uuid: "m1".into(),
+                session_uuid: "s1".into(),
+                agent_uuid: Some("a1".into()),
+            },
+            AnswerEvent::Delta("Hi\n".into()),
+            AnswerEvent::Delta("there [1]".into()),
+            AnswerEvent::Citations(json!({"1": {"data_source_uuid": "d", "title": "Shipping",
+                "text": "We ship.", "file_name": null, "type": "qa"}})),
+            AnswerEvent::End {
+                message_uuid: "m1".into(),
+                finish_reason: "stop".into(),
+                usage: json!({"total_tokens": 3}),
+                answered: Some(true),
+            },
+        ]
+    }
+
+    fn data_lines(body: &str) -> Vec<String> {
+        body.split("\n\n")
+            .filter(|f| !f.is_empty())
+            .map(|f| f.strip_prefix("data: ").expect("a data line").to_string())
+            .collect()
+    }
+
     #[test]
     fn accept_header_selects_the_format() {
         assert_eq!(WireFormat::from_accept(None), WireFormat::Plain);
@@ -93,22 +412,120 @@ mod tests {
     }
 
     #[test]
+    fn the_format_parameter_wins_over_accept() {
+        assert_eq!(
+            WireFormat::requested(Some("ui-message-stream"), Some("text/event-stream")),
+            Some(WireFormat::UiMessageStream)
+        );
+        assert_eq!(
+            WireFormat::requested(Some("plain"), Some("text/event-stream")),
+            Some(WireFormat::Plain)
+        );
+        assert_eq!(
+            WireFormat::requested(None, Some("text/event-stream")),
+            Some(WireFormat::EventStream)
+        );
+        assert_eq!(WireFormat::requested(Some("xml"), None), None);
+    }
+
+    #[test]
+    fn an_ai_sdk_chat_body_asks_its_last_user_message() {
+        let body = json!({"id": "c", "messages": [
+            {"id": "1", "role": "user", "parts": [{"type": "text", "text": "old"}]},
+            {"id": "2", "role": "user", "parts": [{"type": "text", "text": " Do you ship? "}, {"type": "file"}]},
+        ]});
+        let body = body.as_object().expect("object");
+        assert_eq!(ui_chat_query(body), Some(Ok("Do you ship?".to_string())));
+        let ours = json!({"query": "hi", "messages": []});
+        assert_eq!(ui_chat_query(ours.as_object().expect("object")), None);
+        let assistant =
+            json!({"messages": [{"role": "assistant", "parts": [{"type": "text", "text": "x"}]}]});
+        assert_eq!(
+            ui_chat_query(assistant.as_object().expect("object"))
+                .and_then(|r| r.err())
+                .and_then(|e| e.field().map(str::to_string)),
+            Some("messages".to_string())
+        );
+    }
+
+    #[test]
     fn plain_mode_carries_only_text() {
-        assert_eq!(WireFormat::Plain.delta("Hi\nthere"), "Hi\nthere");
-        assert_eq!(WireFormat::Plain.event("start", &json!({})), None);
+        assert_eq!(
+            WireFormat::Plain.encode_all("", 0, &answer()),
+            "Hi\nthere [1]"
+        );
     }
 
     #[test]
     fn event_stream_frames_one_line_json() {
+        let body = WireFormat::EventStream.encode_all("", 0, &answer());
+        assert!(body.starts_with(
+            "event: start\ndata: {\"agent_uuid\":\"a1\",\"message_uuid\":\"m1\",\"session_uuid\":\"s1\"}\n\n\
+             event: delta\ndata: {\"text\":\"Hi\\n\"}\n\n"
+        ));
+        assert!(body.ends_with(
+            "event: end\ndata: {\"answered\":true,\"finish_reason\":\"stop\",\"message_uuid\":\"m1\",\"usage\":{\"total_tokens\":3}}\n\n"
+        ));
+    }
+
+    #[test]
+    fn ui_message_stream_opens_text_once_and_ends_with_done() {
+        let body = WireFormat::UiMessageStream.encode_all("", 0, &answer());
+        let lines = data_lines(&body);
+        let types: Vec<String> = lines
+            .iter()
+            .map(|l| match serde_json::from_str::<Value>(l) {
+                Ok(v) => v["type"].as_str().unwrap_or("?").to_string(),
+                Err(_) => l.clone(),
+            })
+            .collect();
         assert_eq!(
-            WireFormat::EventStream.delta("a\nb"),
-            "event: delta\ndata: {\"text\":\"a\\nb\"}\n\n"
+            types,
+            [
+                "start",
+                "text-start",
+                "text-delta",
+                "text-delta",
+                "text-end",
+                "source-document",
+                "finish",
+                "[DONE]"
+            ]
         );
-        assert_eq!(
-            WireFormat::EventStream
-                .event("end", &json!({"finish_reason": "stop"}))
-                .as_deref(),
-            Some("event: end\ndata: {\"finish_reason\":\"stop\"}\n\n")
-        );
+        let source: Value = serde_json::from_str(&lines[5]).expect("json");
+        assert_eq!(source["sourceId"], "1");
+        assert_eq!(source["title"], "Shipping");
+        assert!(source.get("filename").is_none());
+    }
+
+    #[test]
+    fn ui_finish_reasons_stay_in_the_sdk_set() {
+        let mut enc = Encoder::new(WireFormat::UiMessageStream, "", 0);
+        let end = enc.encode(&AnswerEvent::End {
+            message_uuid: "m".into(),
+            finish_reason: "aborted".into(),
+            usage: Value::Null,
+            answered: None,
+        });
+        assert!(end.contains("\"finishReason\":\"other\""));
+    }
+
+    #[test]
+    fn openai_chunks_name_the_completion_and_end_with_done() {
+        let body = WireFormat::OpenAiChunks.encode_all("bot", 7, &answer());
+        let lines = data_lines(&body);
+        assert_eq!(lines.last().map(String::as_str), Some("[DONE]"));
+        let chunks: Vec<Value> = lines[..lines.len() - 1]
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert!(chunks.iter().all(|c| c["id"] == "chatcmpl-m1"
+            && c["object"] == "chat.completion.chunk"
+            && c["model"] == "bot"
+            && c["created"] == 7));
+        assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+        assert_eq!(chunks[1]["choices"][0]["delta"]["content"], "Hi\n");
+        assert_eq!(chunks[3]["citations"]["1"]["title"], "Shipping");
+        assert_eq!(chunks[4]["choices"][0]["finish_reason"], "stop");
     }
 }

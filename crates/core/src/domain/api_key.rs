@@ -1,8 +1,13 @@
 //! API keys: how a key looks, how it is stored (only its SHA-256), and constant-time checks.
 //! A key holds 256 random bits, so a fast hash is enough: there is nothing to brute-force.
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::Body;
+use crate::domain::rate_limit::parse_pair;
+use crate::string_enum::string_enum;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use std::net::IpAddr;
 
 pub const KEY_PREFIX: &str = "ec_";
 
@@ -52,6 +57,264 @@ pub fn bearer_token(header: Option<&str>) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+string_enum! {
+    /// What a key may do. Every route declares the scope it needs (`api::routes`); see
+    /// `Scope::grants` for which scopes cover which.
+    pub enum Scope {
+        /// Everything, keys included: what every key could do before scopes existed.
+        Admin = "admin",
+        /// Chatbots, agents, sources, tools and the rest of the configuration, sessions and
+        /// messages too: everything but keys.
+        Manage = "manage",
+        /// Sessions and messages only: what a backend that chats needs.
+        Chat = "chat",
+        /// Any `GET` but keys: what a dashboard needs.
+        Read = "read",
+    }
+}
+
+impl Scope {
+    /// Whether a key with this scope may call a route that declares `needed`, with `method`.
+    pub fn grants(self, needed: Scope, method: &str) -> bool {
+        match self {
+            Scope::Admin => true,
+            Scope::Manage => needed != Scope::Admin,
+            Scope::Chat => needed == Scope::Chat,
+            Scope::Read => method == "GET" && needed != Scope::Admin,
+        }
+    }
+
+    /// Whether a key holding `self` may give a new key `other`: only what it could do itself.
+    pub fn covers(self, other: Scope) -> bool {
+        match self {
+            Scope::Admin => true,
+            Scope::Manage => other != Scope::Admin,
+            Scope::Chat | Scope::Read => other == self,
+        }
+    }
+}
+
+/// Whether any of `scopes` opens a route that declares `needed`.
+pub fn scopes_grant(scopes: &[Scope], needed: Scope, method: &str) -> bool {
+    scopes.iter().any(|s| s.grants(needed, method))
+}
+
+/// The 403 for a key whose scopes do not open the route: it names the scope needed.
+pub fn missing_scope(scopes: &[Scope], needed: Scope, method: &str) -> ApiError {
+    let held = scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let also = if method == "GET" && needed != Scope::Admin && needed != Scope::Read {
+        " (or `read`, as it only reads)"
+    } else {
+        ""
+    };
+    ApiError::Forbidden(format!(
+        "This endpoint needs the `{}` scope{also}; this key has: {held}.",
+        needed.as_str()
+    ))
+}
+
+/// A network in `allowed_ips`: an address and how many leading bits must match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpNet {
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+impl IpNet {
+    /// `203.0.113.0/24`, `2001:db8::/32`, or one address (all its bits).
+    pub fn parse(text: &str) -> Option<IpNet> {
+        let (addr, prefix) = match text.trim().split_once('/') {
+            Some((addr, bits)) => (addr, Some(bits)),
+            None => (text.trim(), None),
+        };
+        let addr: IpAddr = addr.parse().ok()?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(bits) if !bits.is_empty() && bits.bytes().all(|b| b.is_ascii_digit()) => {
+                bits.parse::<u8>().ok().filter(|&p| p <= max)?
+            }
+            Some(_) => return None,
+            None => max,
+        };
+        Some(IpNet { addr, prefix })
+    }
+
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        // An IPv4 client may reach an IPv6 socket as ::ffff:a.b.c.d.
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => prefix_matches(
+                u128::from(u32::from(net)) << 96,
+                u128::from(u32::from(ip)) << 96,
+                self.prefix,
+            ),
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                prefix_matches(u128::from(net), u128::from(ip), self.prefix)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for IpNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+fn prefix_matches(a: u128, b: u128, prefix: u8) -> bool {
+    match prefix {
+        0 => true,
+        p => (a ^ b) >> (128 - u32::from(p.min(128))) == 0,
+    }
+}
+
+/// Whether `client` (the `CF-Connecting-IP` header) may use a key restricted to `allowed`. An
+/// empty list restricts nothing; a restricted key with no readable client address is refused.
+pub fn ip_allowed(allowed: &[IpNet], client: Option<&str>) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    client
+        .and_then(|c| c.trim().parse::<IpAddr>().ok())
+        .is_some_and(|ip| allowed.iter().any(|net| net.contains(ip)))
+}
+
+pub const MAX_ALLOWED_IPS: usize = 50;
+/// What a key's own `rate_limit` may be: requests, and seconds.
+pub const KEY_RATE_LIMIT_COUNT_RANGE: (i64, i64) = (1, 100_000);
+pub const KEY_RATE_LIMIT_WINDOW_RANGE: (i64, i64) = (1, 3_600);
+
+/// What limits a key, beside its account: set when it is created.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyPolicy {
+    pub scopes: Vec<Scope>,
+    /// `time::format`ted; `None`: never.
+    pub expires_at: Option<String>,
+    pub allowed_ips: Vec<IpNet>,
+    /// `[requests, seconds]`; `None`: the service's default (`Config::key_rate_limit`).
+    pub rate_limit: Option<(i64, i64)>,
+}
+
+impl Default for KeyPolicy {
+    /// A key as every key was before scopes: all of it, forever, from anywhere.
+    fn default() -> Self {
+        KeyPolicy {
+            scopes: vec![Scope::Admin],
+            expires_at: None,
+            allowed_ips: Vec::new(),
+            rate_limit: None,
+        }
+    }
+}
+
+impl KeyPolicy {
+    /// Reads `scopes`, `expires_at`, `allowed_ips` and `rate_limit` of a create body. `granter`
+    /// is what the creating key may do (`None` for the operator): a key only hands out scopes
+    /// it has. `now` is `time::format`ted.
+    pub fn from_body(body: &Body, granter: Option<&[Scope]>, now: &str) -> ApiResult<KeyPolicy> {
+        let mut policy = KeyPolicy::default();
+        if let Some(names) = body.opt_string_array("scopes", Scope::ALL.len())? {
+            let mut scopes = Vec::new();
+            for name in names {
+                let scope = Scope::parse(&name).ok_or_else(|| {
+                    ApiError::invalid(
+                        "scopes",
+                        format!("Each scope must be one of: {}.", Scope::NAMES.join(", ")),
+                    )
+                })?;
+                if !scopes.contains(&scope) {
+                    scopes.push(scope);
+                }
+            }
+            if scopes.is_empty() {
+                return Err(ApiError::invalid(
+                    "scopes",
+                    "A key needs at least one scope.",
+                ));
+            }
+            policy.scopes = scopes;
+        }
+        if let Some(granter) = granter {
+            if let Some(wider) = policy
+                .scopes
+                .iter()
+                .find(|wanted| !granter.iter().any(|held| held.covers(**wanted)))
+            {
+                return Err(ApiError::Forbidden(format!(
+                    "A key can only create keys with scopes it has; this one cannot give `{}`.",
+                    wider.as_str()
+                )));
+            }
+        }
+        match body.raw("expires_at") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                let at = crate::time::parse(text).ok_or_else(|| {
+                    ApiError::invalid(
+                        "expires_at",
+                        "`expires_at` must be a timestamp such as 2030-01-31T12:00:00Z.",
+                    )
+                })?;
+                // Both are the same fixed-width format, so text order is time order.
+                if at.as_str() <= now {
+                    return Err(ApiError::invalid(
+                        "expires_at",
+                        "`expires_at` must be in the future.",
+                    ));
+                }
+                policy.expires_at = Some(at);
+            }
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "expires_at",
+                    "`expires_at` must be a timestamp string or null.",
+                ))
+            }
+        }
+        if let Some(entries) = body.opt_string_array("allowed_ips", MAX_ALLOWED_IPS)? {
+            policy.allowed_ips = entries
+                .iter()
+                .map(|e| {
+                    IpNet::parse(e).ok_or_else(|| {
+                        ApiError::invalid(
+                            "allowed_ips",
+                            format!(
+                                "`{e}` is not an address or a CIDR network such as 203.0.113.0/24."
+                            ),
+                        )
+                    })
+                })
+                .collect::<ApiResult<_>>()?;
+        }
+        match body.raw("rate_limit") {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                policy.rate_limit = Some(parse_pair(
+                    "rate_limit",
+                    "requests",
+                    value,
+                    KEY_RATE_LIMIT_COUNT_RANGE,
+                    KEY_RATE_LIMIT_WINDOW_RANGE,
+                )?)
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Whether the key has expired at `now` (`time::format`ted).
+    pub fn expired(&self, now: &str) -> bool {
+        self.expires_at.as_deref().is_some_and(|at| at <= now)
+    }
+}
+
 /// A stored key, never with its secret.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiKey {
@@ -60,7 +323,14 @@ pub struct ApiKey {
     pub name: String,
     pub prefix: String,
     pub created_at: String,
+    pub policy: KeyPolicy,
+    /// When it last opened a request, to the minute (`LAST_USED_RESOLUTION_SECS`).
+    pub last_used_at: Option<String>,
 }
+
+/// `last_used_at` is written at most this often per key, so reading with a key does not turn
+/// every request into a write.
+pub const LAST_USED_RESOLUTION_SECS: i64 = 60;
 
 impl ApiKey {
     pub fn to_json(&self) -> Value {
@@ -70,6 +340,11 @@ impl ApiKey {
             "account_uuid": self.account_uuid,
             "prefix": self.prefix,
             "created_at": self.created_at,
+            "scopes": self.policy.scopes,
+            "expires_at": self.policy.expires_at,
+            "allowed_ips": self.policy.allowed_ips.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "rate_limit": self.policy.rate_limit,
+            "last_used_at": self.last_used_at,
         })
     }
 
@@ -129,8 +404,133 @@ mod tests {
             name: "n".into(),
             prefix: "ec_123456".into(),
             created_at: "t".into(),
+            policy: KeyPolicy::default(),
+            last_used_at: None,
         };
         assert!(k.to_json().get("key").is_none());
         assert_eq!(k.to_json_with_secret("ec_secret")["key"], "ec_secret");
+    }
+
+    fn body(v: Value) -> serde_json::Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    const NOW: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn scopes_open_what_they_say() {
+        use Scope::*;
+        assert!(Admin.grants(Admin, "DELETE"));
+        assert!(!Manage.grants(Admin, "GET"));
+        assert!(Manage.grants(Manage, "POST") && Manage.grants(Chat, "POST"));
+        assert!(Chat.grants(Chat, "POST") && Chat.grants(Chat, "GET"));
+        assert!(!Chat.grants(Manage, "GET") && !Chat.grants(Read, "GET"));
+        assert!(Read.grants(Manage, "GET") && Read.grants(Chat, "GET") && Read.grants(Read, "GET"));
+        assert!(!Read.grants(Chat, "POST") && !Read.grants(Admin, "GET"));
+        assert!(scopes_grant(&[Chat, Read], Manage, "GET"));
+        let err = missing_scope(&[Chat], Manage, "GET");
+        assert_eq!(err.status(), 403);
+        assert!(
+            err.public_message().contains("`manage`"),
+            "{}",
+            err.public_message()
+        );
+        assert!(err.public_message().contains("`read`"));
+        assert!(missing_scope(&[Read], Chat, "POST")
+            .public_message()
+            .contains("`chat`"));
+    }
+
+    #[test]
+    fn a_key_hands_out_only_what_it_has() {
+        use Scope::*;
+        let make = |v: Value, granter: Option<&[Scope]>| {
+            KeyPolicy::from_body(&Body(&body(v)), granter, NOW)
+        };
+        assert_eq!(
+            make(json!({}), Some(&[Admin])).unwrap(),
+            KeyPolicy::default()
+        );
+        assert_eq!(
+            make(json!({"scopes": ["chat", "read", "chat"]}), Some(&[Admin]))
+                .unwrap()
+                .scopes,
+            vec![Chat, Read]
+        );
+        assert!(make(json!({"scopes": ["read"]}), Some(&[Manage])).is_ok());
+        for (wanted, granter) in [
+            (json!({"scopes": ["admin"]}), &[Manage][..]),
+            (json!({}), &[Manage][..]),
+            (json!({"scopes": ["manage"]}), &[Chat, Read][..]),
+            (json!({"scopes": ["read"]}), &[Chat][..]),
+        ] {
+            assert_eq!(make(wanted, Some(granter)).unwrap_err().status(), 403);
+        }
+        assert!(
+            make(json!({"scopes": ["admin"]}), None).is_ok(),
+            "the operator gives anything"
+        );
+        for bad in [
+            json!({"scopes": []}),
+            json!({"scopes": ["root"]}),
+            json!({"scopes": "read"}),
+        ] {
+            assert_eq!(make(bad, None).unwrap_err().field(), Some("scopes"));
+        }
+    }
+
+    #[test]
+    fn expiry_addresses_and_rate_are_validated() {
+        let make = |v: Value| KeyPolicy::from_body(&Body(&body(v)), None, NOW);
+        let p = make(json!({"expires_at": "2026-01-01T01:00:00+01:00"}));
+        assert_eq!(
+            p.unwrap_err().field(),
+            Some("expires_at"),
+            "an hour ago in UTC"
+        );
+        let p = make(json!({"expires_at": "2026-01-02T00:00:00Z", "allowed_ips": ["10.0.0.0/8", "2001:db8::1"], "rate_limit": [100, 60]})).unwrap();
+        assert_eq!(p.expires_at.as_deref(), Some("2026-01-02T00:00:00Z"));
+        assert!(!p.expired(NOW) && p.expired("2026-01-02T00:00:00Z"));
+        assert_eq!(
+            p.allowed_ips
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            vec!["10.0.0.0/8", "2001:db8::1/128"]
+        );
+        assert_eq!(p.rate_limit, Some((100, 60)));
+        for (bad, field) in [
+            (json!({"expires_at": "soon"}), "expires_at"),
+            (json!({"expires_at": 5}), "expires_at"),
+            (json!({"allowed_ips": ["10.0.0.0/33"]}), "allowed_ips"),
+            (json!({"allowed_ips": ["10.0.0/8"]}), "allowed_ips"),
+            (json!({"allowed_ips": ["::/129"]}), "allowed_ips"),
+            (json!({"allowed_ips": ["1.2.3.4/"]}), "allowed_ips"),
+            (json!({"rate_limit": [0, 60]}), "rate_limit"),
+            (json!({"rate_limit": [10, 3601]}), "rate_limit"),
+        ] {
+            assert_eq!(make(bad).unwrap_err().field(), Some(field));
+        }
+    }
+
+    #[test]
+    fn addresses_match_their_networks() {
+        let nets: Vec<IpNet> = ["203.0.113.0/24", "2001:db8::/32", "192.0.2.7"]
+            .iter()
+            .map(|n| IpNet::parse(n).unwrap())
+            .collect();
+        assert!(ip_allowed(&nets, Some("203.0.113.200")));
+        assert!(ip_allowed(&nets, Some("::ffff:203.0.113.9")));
+        assert!(ip_allowed(&nets, Some("2001:db8:1::5")));
+        assert!(ip_allowed(&nets, Some("192.0.2.7")));
+        assert!(!ip_allowed(&nets, Some("192.0.2.8")));
+        assert!(!ip_allowed(&nets, Some("203.0.114.1")));
+        assert!(!ip_allowed(&nets, Some("2001:db9::1")));
+        assert!(!ip_allowed(&nets, None));
+        assert!(!ip_allowed(&nets, Some("not an address")));
+        assert!(ip_allowed(&[], None), "no list, no restriction");
+        let everything = [IpNet::parse("0.0.0.0/0").unwrap()];
+        assert!(ip_allowed(&everything, Some("8.8.8.8")));
+        assert!(!ip_allowed(&everything, Some("::1")));
     }
 }

@@ -1,7 +1,8 @@
 //! Chatbot settings: defaults, validation of create and update bodies, and the record shape.
 
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::validate::{as_whole_number, Body, MAX_MESSAGE_CHARS, MAX_NAME_CHARS};
+use crate::api::error::ApiResult;
+use crate::api::validate::{Body, MAX_MESSAGE_CHARS, MAX_NAME_CHARS};
+use crate::domain::rate_limit::parse_pair;
 use crate::domain::widget::parse_allowed_origins;
 use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,23 @@ pub struct ChatbotSettings {
     pub show_citations: bool,
     /// Sites whose visitors may chat with a hybrid chatbot through the widget.
     pub allowed_origins: Vec<String>,
+    /// Each site visitor's own `[messages, seconds]` inside `rate_limit`; `None` is the
+    /// default, `visitor_default(rate_limit)`.
+    pub visitor_rate_limit: Option<(i64, i64)>,
+}
+
+/// A visitor's share when the owner set none: a quarter of the chatbot's messages (at least
+/// one) over the same window, so one visitor cannot use up what every other visitor shares.
+pub fn visitor_default((count, window): (i64, i64)) -> (i64, i64) {
+    ((count / 4).max(1), window)
+}
+
+impl ChatbotSettings {
+    /// The window each site visitor has to itself.
+    pub fn visitor_limit(&self) -> (i64, i64) {
+        self.visitor_rate_limit
+            .unwrap_or_else(|| visitor_default((self.rate_limit_count, self.rate_limit_window)))
+    }
 }
 
 /// A stored chatbot as the storage layer reads it.
@@ -58,33 +76,20 @@ impl Chatbot {
                 "show_citations": s.show_citations,
                 "visibility": s.visibility,
                 "allowed_origins": s.allowed_origins,
+                "visitor_rate_limit": s.visitor_limit(),
             }
         })
     }
 }
 
-fn parse_rate_limit(value: &Value) -> ApiResult<(i64, i64)> {
-    let invalid = || {
-        ApiError::invalid(
-            "rate_limit",
-            format!(
-                "`rate_limit` must be [messages, seconds] with messages from {} to {} and seconds from {} to {}.",
-                RATE_LIMIT_COUNT_RANGE.0, RATE_LIMIT_COUNT_RANGE.1,
-                RATE_LIMIT_WINDOW_RANGE.0, RATE_LIMIT_WINDOW_RANGE.1
-            ),
-        )
-    };
-    let items = value.as_array().ok_or_else(invalid)?;
-    let [count, window] = items.as_slice() else {
-        return Err(invalid());
-    };
-    let count = as_whole_number(count).ok_or_else(invalid)?;
-    let window = as_whole_number(window).ok_or_else(invalid)?;
-    let in_range = |v: i64, (lo, hi): (i64, i64)| (lo..=hi).contains(&v);
-    if !in_range(count, RATE_LIMIT_COUNT_RANGE) || !in_range(window, RATE_LIMIT_WINDOW_RANGE) {
-        return Err(invalid());
-    }
-    Ok((count, window))
+fn parse_rate_limit(field: &str, value: &Value) -> ApiResult<(i64, i64)> {
+    parse_pair(
+        field,
+        "messages",
+        value,
+        RATE_LIMIT_COUNT_RANGE,
+        RATE_LIMIT_WINDOW_RANGE,
+    )
 }
 
 /// Applies the optional fields of a create or update body over `base`.
@@ -93,7 +98,16 @@ fn apply_optional(body: &Body, mut settings: ChatbotSettings) -> ApiResult<Chatb
         settings.visibility = v;
     }
     if let Some(value) = body.raw("rate_limit") {
-        (settings.rate_limit_count, settings.rate_limit_window) = parse_rate_limit(value)?;
+        (settings.rate_limit_count, settings.rate_limit_window) =
+            parse_rate_limit("rate_limit", value)?;
+    }
+    match body.raw("visitor_rate_limit") {
+        // `null` goes back to the default share.
+        Some(Value::Null) => settings.visitor_rate_limit = None,
+        Some(value) => {
+            settings.visitor_rate_limit = Some(parse_rate_limit("visitor_rate_limit", value)?)
+        }
+        None => {}
     }
     if let Some(m) = body.opt_str("rate_limit_message", MAX_MESSAGE_CHARS)? {
         settings.rate_limit_message = m;
@@ -120,6 +134,7 @@ pub fn settings_for_create(body: &Map<String, Value>) -> ApiResult<ChatbotSettin
             rate_limit_message: DEFAULT_RATE_LIMIT_MESSAGE.to_string(),
             show_citations: false,
             allowed_origins: Vec::new(),
+            visitor_rate_limit: None,
         },
     )
 }
@@ -247,5 +262,28 @@ mod tests {
         assert_eq!(v["meta"]["show_citations"], false);
         assert!(v["meta"]["rate_limit_message"].is_string());
         assert_eq!(v["meta"]["allowed_origins"], json!([]));
+        assert_eq!(v["meta"]["visitor_rate_limit"], json!([5, 240]));
+    }
+
+    #[test]
+    fn visitors_get_a_quarter_unless_the_owner_says_otherwise() {
+        let s = settings_for_create(&obj(json!({"name": "a", "rate_limit": [3, 60]}))).unwrap();
+        assert_eq!(s.visitor_limit(), (1, 60), "at least one message");
+        let s = settings_for_create(&obj(json!({"name": "a", "rate_limit": [40, 60]}))).unwrap();
+        assert_eq!(s.visitor_limit(), (10, 60));
+        let set = settings_for_update(&obj(json!({"visitor_rate_limit": [2, 30]})), &s).unwrap();
+        assert_eq!(set.visitor_limit(), (2, 30));
+        let cleared = settings_for_update(&obj(json!({"visitor_rate_limit": null})), &set).unwrap();
+        assert_eq!(cleared.visitor_limit(), (10, 60));
+        for bad in [
+            json!([0, 10]),
+            json!([101, 10]),
+            json!([10, 361]),
+            json!("5"),
+        ] {
+            let err =
+                settings_for_update(&obj(json!({"visitor_rate_limit": bad})), &s).unwrap_err();
+            assert_eq!(err.field(), Some("visitor_rate_limit"));
+        }
     }
 }

@@ -1,7 +1,11 @@
-//! Per-chatbot message rate limits: a sliding-window log of admitted messages. One Durable
-//! Object per chatbot holds the log, and a Durable Object handles one request at a time, so
-//! the count is exact under concurrency.
+//! Rate limits. A chatbot's messages (and each site visitor's share of them, and visitor
+//! tokens minted per client address) are counted in a sliding-window log of admitted
+//! messages; an API key's requests in a fixed window. One Durable Object per counted thing
+//! holds its log or window, and a Durable Object handles one request at a time, so every count
+//! is exact under concurrency.
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::as_whole_number;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,6 +19,84 @@ pub struct Limit {
 pub enum Decision {
     Admitted { remaining: u32 },
     Limited { retry_after_secs: u64 },
+}
+
+/// A `[count, seconds]` setting from a request body (a chatbot's `rate_limit`, an API key's),
+/// both whole numbers within their ranges; `unit` names what is counted in the error.
+pub fn parse_pair(
+    field: &str,
+    unit: &str,
+    value: &serde_json::Value,
+    count_range: (i64, i64),
+    window_range: (i64, i64),
+) -> ApiResult<(i64, i64)> {
+    let invalid = || {
+        ApiError::invalid(
+            field,
+            format!(
+                "`{field}` must be [{unit}, seconds] with {unit} from {} to {} and seconds from {} to {}.",
+                count_range.0, count_range.1, window_range.0, window_range.1
+            ),
+        )
+    };
+    let items = value.as_array().ok_or_else(invalid)?;
+    let [count, window] = items.as_slice() else {
+        return Err(invalid());
+    };
+    let count = as_whole_number(count).ok_or_else(invalid)?;
+    let window = as_whole_number(window).ok_or_else(invalid)?;
+    let in_range = |v: i64, (lo, hi): (i64, i64)| (lo..=hi).contains(&v);
+    if !in_range(count, count_range) || !in_range(window, window_range) {
+        return Err(invalid());
+    }
+    Ok((count, window))
+}
+
+/// A fixed window of requests: how many were counted since `started_ms`. Cheaper than the
+/// message log for large counts (one pair, whatever the count), and it gives a client the
+/// `X-RateLimit-*` numbers directly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub started_ms: i64,
+    pub count: u32,
+}
+
+/// What a fixed-window check answers: the numbers a client sees in `X-RateLimit-*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowDecision {
+    pub admitted: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    /// Seconds until the window starts over (at least 1).
+    pub reset_secs: u64,
+}
+
+/// Counts one request in `window` if fewer than `limit.count` were counted in the window that
+/// holds `now_ms`; an empty window, one older than `limit.window_secs` (or one stamped in the future, from a
+/// clock that ran ahead) starts over at `now_ms`. Total over every input.
+pub fn admit_in_window(window: &mut Window, now_ms: i64, limit: Limit) -> WindowDecision {
+    let window_ms = i64::from(limit.window_secs.max(1)) * 1000;
+    if window.count == 0
+        || window.started_ms > now_ms
+        || now_ms.saturating_sub(window.started_ms) >= window_ms
+    {
+        *window = Window {
+            started_ms: now_ms,
+            count: 0,
+        };
+    }
+    let admitted = window.count < limit.count;
+    if admitted {
+        window.count += 1;
+    }
+    let ends_ms = window.started_ms.saturating_add(window_ms);
+    let reset_ms = ends_ms.saturating_sub(now_ms).max(1) as u64;
+    WindowDecision {
+        admitted,
+        limit: limit.count,
+        remaining: limit.count.saturating_sub(window.count),
+        reset_secs: reset_ms.div_ceil(1000),
+    }
 }
 
 /// Reads the limit the rate-limit object was sent. Anything that is not one (not JSON, not an
@@ -238,6 +320,91 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_fixed_window_counts_up_to_its_limit_then_starts_over() {
+        let mut window = Window::default();
+        let two = limit(2, 10);
+        let first = admit_in_window(&mut window, 1_000, two);
+        assert_eq!(
+            first,
+            WindowDecision {
+                admitted: true,
+                limit: 2,
+                remaining: 1,
+                reset_secs: 10
+            }
+        );
+        assert!(admit_in_window(&mut window, 2_000, two).admitted);
+        let refused = admit_in_window(&mut window, 3_500, two);
+        assert_eq!(
+            refused,
+            WindowDecision {
+                admitted: false,
+                limit: 2,
+                remaining: 0,
+                reset_secs: 8
+            }
+        );
+        assert_eq!(window.count, 2, "a refused request is not counted");
+        let next = admit_in_window(&mut window, 11_000, two);
+        assert_eq!(
+            next,
+            WindowDecision {
+                admitted: true,
+                limit: 2,
+                remaining: 1,
+                reset_secs: 10
+            }
+        );
+        // A window stamped in the future starts over now.
+        let mut ahead = Window {
+            started_ms: 1_000_000,
+            count: 2,
+        };
+        assert!(admit_in_window(&mut ahead, 5_000, two).admitted);
+        assert_eq!(ahead.started_ms, 5_000);
+    }
+
+    #[test]
+    fn a_fixed_window_is_total() {
+        for count in [0, 1, u32::MAX] {
+            for window_secs in [0, 1, u32::MAX] {
+                for now in [i64::MIN, 0, i64::MAX] {
+                    for started_ms in [i64::MIN, 0, i64::MAX] {
+                        let mut w = Window {
+                            started_ms,
+                            count: count.min(5),
+                        };
+                        let d = admit_in_window(&mut w, now, limit(count, window_secs));
+                        assert!(d.reset_secs >= 1);
+                        assert!(d.remaining <= count);
+                        assert!(!d.admitted || count > 0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_parse_within_their_ranges() {
+        use serde_json::json;
+        let parse = |v| parse_pair("rate_limit", "requests", &v, (1, 10), (1, 60));
+        assert_eq!(parse(json!([10, 60])), Ok((10, 60)));
+        assert_eq!(parse(json!([1.0, 1])), Ok((1, 1)));
+        for bad in [
+            json!([0, 1]),
+            json!([11, 1]),
+            json!([1, 61]),
+            json!([1]),
+            json!("1,1"),
+            json!([1.5, 2]),
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.field(), Some("rate_limit"));
+            assert!(err.public_message().contains("[requests, seconds]"));
         }
     }
 

@@ -1,0 +1,218 @@
+//! The OpenAI-compatible face of the chat (`/api/v1/openai/...`): reading a Chat Completions
+//! request as a chat turn, and writing a stored message back as a `chat.completion`. The
+//! streamed form is `wire::WireFormat::OpenAiChunks`.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::validate::{canonical_uuid, check_len, Body};
+use crate::domain::session::{Message, MAX_QUERY_CHARS};
+use serde_json::{json, Map, Value};
+
+/// Most messages a request may carry (its history is cut to what the prompt budget holds).
+pub const MAX_MESSAGES: usize = 200;
+
+/// A Chat Completions request, read as a chat turn.
+#[derive(Debug, PartialEq)]
+pub struct CompletionCall {
+    /// `model`: the chatbot that answers.
+    pub chatbot_uuid: String,
+    /// The last message, which must be the user's.
+    pub query: String,
+    /// Earlier user messages, each with the assistant reply that followed it (empty when none
+    /// did), oldest first. Used only when the call starts a new session.
+    pub history: Vec<(String, String)>,
+    pub stream: bool,
+    /// `metadata.session_uuid`: continue this session instead of starting one.
+    pub session_uuid: Option<String>,
+}
+
+/// A message's text: a string, or the `text` parts of an array of content parts.
+fn content_text(content: &Value, index: usize) -> ApiResult<String> {
+    let field = || format!("messages[{index}].content");
+    match content {
+        Value::String(s) => Ok(s.clone()),
+        Value::Null => Ok(String::new()),
+        Value::Array(parts) => Ok(parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")),
+        _ => Err(ApiError::invalid(
+            &field(),
+            "`content` must be a string or an array of content parts.",
+        )),
+    }
+}
+
+pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
+    let b = Body(body);
+    let model = b.req_str("model", 100)?;
+    let chatbot_uuid = canonical_uuid(&model).ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "The model `{model}` does not exist: `model` is the uuid of one of your chatbots."
+        ))
+    })?;
+    let stream = b.opt_bool("stream")?.unwrap_or(false);
+    let session_uuid =
+        match b.opt_object("metadata")? {
+            Some(meta) => match meta.get("session_uuid") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(canonical_uuid(s).ok_or_else(|| {
+                    ApiError::NotFound("No session with that uuid exists.".into())
+                })?),
+                Some(_) => {
+                    return Err(ApiError::invalid(
+                        "metadata.session_uuid",
+                        "`metadata.session_uuid` must be a session's uuid.",
+                    ))
+                }
+            },
+            None => None,
+        };
+    let messages = b
+        .opt_array("messages", MAX_MESSAGES)?
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "messages",
+                "`messages` must hold at least the user's message.",
+            )
+        })?;
+    let mut said: Vec<(String, String)> = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let role = m["role"].as_str().ok_or_else(|| {
+            ApiError::invalid(
+                &format!("messages[{i}].role"),
+                "Each message needs a `role`.",
+            )
+        })?;
+        let text = content_text(&m["content"], i)?;
+        match role {
+            "user" | "assistant" => said.push((role.to_string(), text)),
+            // The chatbot's agents bring their own instructions; tool traffic is the caller's.
+            "system" | "developer" | "tool" | "function" => {}
+            _ => {
+                return Err(ApiError::invalid(
+                    &format!("messages[{i}].role"),
+                    format!("Unknown role `{role}`."),
+                ))
+            }
+        }
+    }
+    let query = match said.pop() {
+        Some((role, text)) if role == "user" && !text.trim().is_empty() => text.trim().to_string(),
+        _ => {
+            return Err(ApiError::invalid(
+                "messages",
+                "The last message must be the user's, with text in it.",
+            ))
+        }
+    };
+    check_len("messages", &query, MAX_QUERY_CHARS)?;
+    let mut history: Vec<(String, String)> = Vec::new();
+    for (role, text) in said {
+        match (role.as_str(), history.last_mut()) {
+            ("assistant", Some((_, reply))) if reply.is_empty() => *reply = text,
+            ("user", _) => history.push((text, String::new())),
+            // An assistant message with no question before it has nothing to pair with.
+            _ => {}
+        }
+    }
+    Ok(CompletionCall {
+        chatbot_uuid,
+        query,
+        history,
+        stream,
+        session_uuid,
+    })
+}
+
+/// OpenAI's finish reasons: an answer cut short by a failure still ended.
+pub fn finish_reason(ours: &str) -> &'static str {
+    match ours {
+        "length" => "length",
+        _ => "stop",
+    }
+}
+
+/// A stored answer as a `chat.completion`; `citations`, `session_uuid` and `message_uuid` are
+/// extra fields standard clients ignore.
+pub fn completion(message: &Message, model: &str, created: i64) -> Value {
+    let usage = message.meta.get("usage").cloned().unwrap_or(Value::Null);
+    json!({
+        "id": format!("chatcmpl-{}", message.uuid),
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": message.response, "refusal": null},
+            "finish_reason": finish_reason(message.finish_reason.as_str()),
+            "logprobs": null,
+        }],
+        "usage": usage,
+        "citations": message.cite_data,
+        "session_uuid": message.session_uuid,
+        "message_uuid": message.uuid,
+    })
+}
+
+/// A chatbot as an entry of `GET /openai/models`.
+pub fn model_entry(chatbot_uuid: &str, name: &str, created: i64) -> Value {
+    json!({"id": chatbot_uuid, "object": "model", "created": created, "owned_by": "edgechat", "name": name})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOT: &str = "0b5c8f1e-8d3a-4c3b-9a51-3f7b1d2e4a60";
+
+    fn call(body: Value) -> ApiResult<CompletionCall> {
+        parse_call(body.as_object().expect("object"))
+    }
+
+    #[test]
+    fn the_last_user_message_is_the_query_and_earlier_pairs_the_history() {
+        let c = call(json!({"model": BOT, "stream": true, "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "Do you ship abroad?"},
+            {"role": "assistant", "content": "Yes."},
+            {"role": "user", "content": [{"type": "text", "text": " And returns? "}]},
+        ]}))
+        .expect("valid");
+        assert_eq!(c.chatbot_uuid, BOT);
+        assert_eq!(c.query, "And returns?");
+        assert_eq!(
+            c.history,
+            vec![("Do you ship abroad?".to_string(), "Yes.".to_string())]
+        );
+        assert!(c.stream);
+        assert_eq!(c.session_uuid, None);
+    }
+
+    #[test]
+    fn a_session_is_named_in_metadata() {
+        let s = "1b5c8f1e-8d3a-4c3b-9a51-3f7b1d2e4a60";
+        let c = call(json!({"model": BOT, "metadata": {"session_uuid": s},
+            "messages": [{"role": "user", "content": "hi"}]}))
+        .expect("valid");
+        assert_eq!(c.session_uuid.as_deref(), Some(s));
+    }
+
+    #[test]
+    fn bad_requests_name_their_field() {
+        let no_user =
+            call(json!({"model": BOT, "messages": [{"role": "assistant", "content": "x"}]}));
+        assert_eq!(no_user.unwrap_err().field(), Some("messages"));
+        let empty = call(json!({"model": BOT, "messages": []}));
+        assert_eq!(empty.unwrap_err().field(), Some("messages"));
+        let role = call(json!({"model": BOT, "messages": [{"role": "wizard", "content": "x"}]}));
+        assert_eq!(role.unwrap_err().field(), Some("messages[0].role"));
+        let model =
+            call(json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}));
+        assert_eq!(model.unwrap_err().status(), 404);
+        let missing = call(json!({"messages": [{"role": "user", "content": "x"}]}));
+        assert_eq!(missing.unwrap_err().field(), Some("model"));
+    }
+}

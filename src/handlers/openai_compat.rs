@@ -1,0 +1,163 @@
+//! OpenAI's Chat Completions over the chat (`/api/v1/openai/...`), so a client configured
+//! with base URL `{worker}/api/v1/openai` and an edgechat key (or a visitor token) works
+//! unchanged. `model` is a chatbot's uuid; each call is one chat turn in a session of that
+//! chatbot, new unless `metadata.session_uuid` names one. The request is read in
+//! `edgechat_core::chat::openai_compat`; errors take OpenAI's shape (`app::handle`).
+
+use super::messages::{begin_turn, collect_answer, stream_answer, Plan};
+use super::new_uuid;
+use crate::app::http::json_response;
+use crate::app::{Call, Caller};
+use crate::storage::Owner;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::chat::openai_compat::{completion, model_entry, parse_call, CompletionCall};
+use edgechat_core::chat::wire::{Encoder, WireFormat};
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
+use edgechat_core::time;
+use serde_json::{json, Map, Value};
+use worker::Response;
+
+/// Whose chatbot may answer: an account's own, or a visitor's one chatbot.
+struct Asker {
+    account_uuid: String,
+    visitor_id: Option<String>,
+}
+
+fn asker(call: &Call, chatbot_uuid: &str) -> ApiResult<Asker> {
+    match &call.caller {
+        Caller::Account { account_uuid, .. } => Ok(Asker {
+            account_uuid: account_uuid.clone(),
+            visitor_id: None,
+        }),
+        Caller::Visitor(visitor) if visitor.chatbot.uuid == chatbot_uuid => Ok(Asker {
+            account_uuid: visitor.account_uuid.clone(),
+            visitor_id: Some(visitor.visitor_id.clone()),
+        }),
+        Caller::Visitor(_) => Err(ApiError::Forbidden(
+            "This visitor token is for another chatbot.".into(),
+        )),
+        _ => Err(ApiError::Unauthorized(
+            "Send an API key as `Authorization: Bearer <key>`.".into(),
+        )),
+    }
+}
+
+/// The session the turn goes into: the one named, when it is the asker's and the model's;
+/// else a new one.
+async fn session_for(call: &Call, asker: &Asker, req: &CompletionCall) -> ApiResult<String> {
+    if let Some(uuid) = &req.session_uuid {
+        let found = match &asker.visitor_id {
+            Some(visitor_id) => {
+                call.store
+                    .get_visitor_session(&req.chatbot_uuid, visitor_id, uuid)
+                    .await?
+            }
+            None => call.store.get_session(&asker.account_uuid, uuid).await?,
+        };
+        return match found {
+            Some(session) if session.chatbot_uuid == req.chatbot_uuid => Ok(session.uuid),
+            _ => Err(ApiError::not_found("session")),
+        };
+    }
+    if asker.visitor_id.is_none() {
+        call.store
+            .get_chatbot(&asker.account_uuid, &req.chatbot_uuid)
+            .await?
+            .ok_or_else(|| model_not_found(&req.chatbot_uuid))?;
+    }
+    let now = time::now();
+    let session = Session {
+        uuid: new_uuid(),
+        chatbot_uuid: req.chatbot_uuid.clone(),
+        initial_variables: None,
+        meta: Map::new(),
+        created_at: now.clone(),
+        modified_at: now,
+    };
+    call.store
+        .insert_session(&session, asker.visitor_id.as_deref())
+        .await?;
+    call.log.record(&session.uuid);
+    Ok(session.uuid)
+}
+
+fn model_not_found(uuid: &str) -> ApiError {
+    ApiError::NotFound(format!(
+        "The model `{uuid}` does not exist: `model` is the uuid of one of your chatbots."
+    ))
+}
+
+/// The request's earlier exchanges as the prompt's history of a new session.
+fn given_history(req: &CompletionCall, session_uuid: &str) -> Vec<Message> {
+    let now = time::now();
+    req.history
+        .iter()
+        .enumerate()
+        .map(|(i, (query, response))| Message {
+            uuid: String::new(),
+            kind: MessageKind::Answer,
+            session_uuid: session_uuid.to_string(),
+            chatbot_uuid: req.chatbot_uuid.clone(),
+            started_ms: i as i64,
+            query: query.clone(),
+            response: response.clone(),
+            finish_reason: FinishReason::Stop,
+            cite_data: json!({}),
+            meta: json!({}),
+            answered: None,
+            feedback: None,
+            created_at: now.clone(),
+            modified_at: now.clone(),
+        })
+        .collect()
+}
+
+/// `POST /openai/chat/completions`.
+pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
+    let body = call.json_body().await?;
+    let req = parse_call(&body)?;
+    let asker = asker(&call, &req.chatbot_uuid)?;
+    let session_uuid = session_for(&call, &asker, &req).await?;
+    // A named session brings its own history; a new one takes the request's.
+    let history = req
+        .session_uuid
+        .is_none()
+        .then(|| given_history(&req, &session_uuid));
+    let owner = Owner::Account(&asker.account_uuid);
+    let created = time::now_ms().div_euclid(1000);
+    let plan = begin_turn(&call, owner, &session_uuid, Ok(req.query.clone()), history).await?;
+    let (exchange, agents) = match plan {
+        Plan::Answer(ex, agents) => (*ex, agents),
+        // A person answers in live chat: the question is stored, and no answer follows here.
+        Plan::LiveChat(message) => {
+            super::messages::live_message_created(&call, &message);
+            let mut answer = completion(&message, &req.chatbot_uuid, created);
+            answer["live_chat"] = json!(true);
+            return json_response(&answer);
+        }
+    };
+    if req.stream {
+        let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
+        return stream_answer(call, exchange, agents, encoder).await;
+    }
+    let message = collect_answer(&call, exchange, agents).await?;
+    json_response(&completion(&message, &req.chatbot_uuid, created))
+}
+
+/// `GET /openai/models`: the caller's chatbots (a visitor's: its one chatbot), as models.
+pub async fn models(call: Call) -> ApiResult<Response> {
+    let chatbots = match &call.caller {
+        Caller::Visitor(visitor) => vec![visitor.chatbot.clone()],
+        _ => call.store.list_chatbots(call.account()?).await?,
+    };
+    let data: Vec<Value> = chatbots
+        .iter()
+        .map(|c| {
+            let created = chrono::DateTime::parse_from_rfc3339(&c.created_at)
+                .map(|t| t.timestamp())
+                .unwrap_or(0);
+            model_entry(&c.uuid, &c.settings.name, created)
+        })
+        .collect();
+    json_response(&json!({"object": "list", "data": data}))
+}

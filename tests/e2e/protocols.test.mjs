@@ -1,0 +1,221 @@
+// The protocols other clients already speak: OpenAI's Chat Completions (read with the official
+// `openai` package, streaming and not, with an API key and with a visitor token), and the AI
+// SDK's UI message stream (read with the `ai` package's own reader).
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { readUIMessageStream, parseJsonEventStream, uiMessageChunkSchema, DefaultChatTransport } from "ai";
+import { startModelAccount, newChatbot, firstAgent, newSession, messagesOf, storedMessages, eventually } from "./suite.mjs";
+
+let worker, model, api, key;
+
+before(async () => ({ model, worker, api, key } = await startModelAccount()));
+
+const completionRequests = () => model.requests.filter((r) => r.url === "/v1/chat/completions").map((r) => JSON.parse(r.body));
+
+async function llmBot(body = {}) {
+  const bot = await newChatbot(api, { name: "LLM bot", show_citations: true, rate_limit: [100, 60], ...body });
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What is the returns window?", answer: "Thirty days from delivery." } });
+  return bot;
+}
+
+const openai = (apiKey) => new OpenAI({ apiKey, baseURL: `${worker.base}/api/v1/openai`, maxRetries: 0 });
+
+test("openai client: a completion with an API key, citations in an extra field, one new session per call", async () => {
+  const bot = await llmBot();
+  const client = openai(key);
+  const models = await client.models.list();
+  assert.ok(models.data.some((m) => m.id === bot.uuid && m.object === "model"));
+
+  const before = completionRequests().length;
+  const done = await client.chat.completions.create({
+    model: bot.uuid,
+    messages: [
+      { role: "system", content: "ignored: the agent has its own prompt" },
+      { role: "user", content: "My name is Grace." },
+      { role: "assistant", content: "Hello Grace." },
+      { role: "user", content: "What is the returns window?" },
+    ],
+  });
+  assert.equal(done.object, "chat.completion");
+  assert.equal(done.model, bot.uuid);
+  assert.equal(done.choices[0].message.role, "assistant");
+  assert.equal(done.choices[0].message.content, "You asked: What is the returns window?.");
+  assert.equal(done.choices[0].finish_reason, "stop");
+  assert.equal(done.usage.total_tokens, 47);
+  assert.equal(done.citations["1"].title, "What is the returns window?");
+  const [sent] = completionRequests().slice(before);
+  assert.deepEqual(sent.messages.slice(1).map((m) => [m.role, m.content]), [
+    ["user", "My name is Grace."],
+    ["assistant", "Hello Grace."],
+    ["user", "What is the returns window?"],
+  ], "earlier messages are the history");
+
+  const stored = await messagesOf(api, { uuid: done.session_uuid });
+  assert.equal(stored.length, 1);
+  assert.equal(stored[0].uuid, done.message_uuid);
+  assert.equal(stored[0].response, done.choices[0].message.content);
+
+  const again = await client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "hi" }] });
+  assert.notEqual(again.session_uuid, done.session_uuid);
+});
+
+test("openai client: streaming chunks end with [DONE], and a named session keeps its history", async () => {
+  const bot = await llmBot();
+  const session = await newSession(api, bot);
+  const client = openai(key);
+  const stream = await client.chat.completions.create({
+    model: bot.uuid,
+    stream: true,
+    metadata: { session_uuid: session.uuid },
+    messages: [{ role: "user", content: "What is the returns window?" }],
+  });
+  let text = "";
+  const chunks = [];
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    text += chunk.choices[0]?.delta?.content ?? "";
+  }
+  assert.equal(text, "You asked: What is the returns window?.");
+  assert.ok(chunks.every((c) => c.object === "chat.completion.chunk" && c.model === bot.uuid && c.id === chunks[0].id));
+  assert.equal(chunks[0].choices[0].delta.role, "assistant");
+  assert.equal(chunks.at(-1).choices[0].finish_reason, "stop");
+  assert.equal(chunks.find((c) => c.citations)?.citations["1"].title, "What is the returns window?", "citations travel in their own chunk");
+  await storedMessages(api, session);
+
+  const before = completionRequests().length;
+  const second = await client.chat.completions.create({
+    model: bot.uuid,
+    metadata: { session_uuid: session.uuid },
+    messages: [{ role: "user", content: "What did I ask?" }],
+  });
+  assert.equal(second.session_uuid, session.uuid);
+  const [sent] = completionRequests().slice(before);
+  assert.deepEqual(sent.messages.slice(1).map((m) => m.role), ["user", "assistant", "user"], "the stored history is sent");
+  assert.equal((await messagesOf(api, session)).length, 2);
+});
+
+test("openai client: a visitor token works for its own chatbot, in its own sessions only", async () => {
+  const bot = await llmBot({ visibility: "public" });
+  const other = await llmBot({ visibility: "public" });
+  const minted = await worker.request("POST", `/api/v1/widget/${bot.uuid}/token`, { body: {} });
+  assert.equal(minted.status, 200, minted.text);
+  const client = openai(minted.json.token);
+  const models = await client.models.list();
+  assert.deepEqual(models.data.map((m) => m.id), [bot.uuid]);
+
+  const stream = await client.chat.completions.create({ model: bot.uuid, stream: true, messages: [{ role: "user", content: "hello" }] });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  assert.equal(text, "You asked: hello.");
+
+  await assert.rejects(
+    client.chat.completions.create({ model: other.uuid, messages: [{ role: "user", content: "hello" }] }),
+    (err) => err instanceof OpenAI.PermissionDeniedError && err.status === 403,
+  );
+  const ownerSession = await newSession(api, bot);
+  await assert.rejects(
+    client.chat.completions.create({ model: bot.uuid, metadata: { session_uuid: ownerSession.uuid }, messages: [{ role: "user", content: "hi" }] }),
+    (err) => err instanceof OpenAI.NotFoundError && err.error?.type === "not_found_error",
+  );
+});
+
+test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messages, rate limit)", async () => {
+  const bot = await llmBot({ rate_limit: [1, 60], rate_limit_message: "Slow down." });
+  await assert.rejects(openai("ec_not_a_key").chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "hi" }] }),
+    (err) => err instanceof OpenAI.AuthenticationError && err.status === 401 && err.error?.type === "authentication_error" && /not valid/.test(err.message));
+  const client = openai(key);
+  await assert.rejects(client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }),
+    (err) => err instanceof OpenAI.NotFoundError && /does not exist/.test(err.message));
+  await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "assistant", content: "hi" }] }),
+    (err) => err instanceof OpenAI.BadRequestError && err.error?.param === "messages");
+  await client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "one" }] });
+  await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "two" }] }),
+    (err) => err instanceof OpenAI.RateLimitError && err.status === 429 && err.message.includes("Slow down.") && Number(err.headers.get("retry-after")) > 0);
+  const raw = await worker.request("POST", "/api/v1/openai/chat/completions", { key, body: { model: bot.uuid } });
+  assert.equal(raw.status, 400);
+  assert.deepEqual(raw.json.error, {
+    code: "invalid_request",
+    type: "invalid_request_error",
+    message: raw.json.error.message,
+    param: "messages",
+    field: "messages",
+  }, "OpenAI's fields beside the API's own");
+});
+
+/** Reads a UI message stream the way the AI SDK's `useChat` does; returns the last message state. */
+async function readUi(res) {
+  const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(new TransformStream({
+    transform(part, controller) {
+      if (!part.success) throw part.error;
+      controller.enqueue(part.value);
+    },
+  }));
+  let last;
+  for await (const message of readUIMessageStream({ stream: chunks, terminateOnError: true })) last = message;
+  return last;
+}
+
+test("ai package: the UI message stream carries text, source documents and the finish", async () => {
+  const bot = await llmBot();
+  const session = await newSession(api, bot);
+  const res = await fetch(`${worker.base}/api/v1/session/${session.uuid}/message/stream?format=ui-message-stream`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ query: "What is the returns window?" }),
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("x-vercel-ai-ui-message-stream"), "v1");
+  assert.match(res.headers.get("content-type"), /text\/event-stream/);
+  const message = await readUi(res);
+  const [m] = await storedMessages(api, session);
+  assert.equal(message.id, m.uuid);
+  assert.equal(message.role, "assistant");
+  const text = message.parts.filter((p) => p.type === "text");
+  assert.equal(text.length, 1);
+  assert.equal(text[0].text, "You asked: What is the returns window?.");
+  assert.equal(text[0].state, "done");
+  const sources = message.parts.filter((p) => p.type === "source-document");
+  assert.deepEqual(sources.map((s) => [s.sourceId, s.title]), [["1", "What is the returns window?"]]);
+  assert.equal(message.metadata.usage.total_tokens, 47);
+  assert.equal(m.response, text[0].text);
+});
+
+test("ai package: useChat's own transport sends its conversation and reads the answer", async () => {
+  const bot = await llmBot();
+  const session = await newSession(api, bot);
+  const transport = new DefaultChatTransport({
+    api: `${worker.base}/api/v1/session/${session.uuid}/message/stream?format=ui-message-stream`,
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  const stream = await transport.sendMessages({
+    chatId: session.uuid,
+    trigger: "submit-message",
+    messageId: undefined,
+    abortSignal: undefined,
+    messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "What is the returns window?" }] }],
+  });
+  let message;
+  for await (const m of readUIMessageStream({ stream, terminateOnError: true })) message = m;
+  assert.equal(message.parts.find((p) => p.type === "text").text, "You asked: What is the returns window?.");
+  const [m] = await storedMessages(api, session);
+  assert.equal(m.query, "What is the returns window?");
+  assert.equal(message.id, m.uuid);
+});
+
+test("ai package: a failure midway arrives as the stream's error; an unknown format is 400", async () => {
+  const bot = await llmBot();
+  const session = await newSession(api, bot);
+  const res = await fetch(`${worker.base}/api/v1/session/${session.uuid}/message/stream?format=ui-message-stream`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ query: "cut me off [cut]" }),
+  });
+  await assert.rejects(readUi(res), /stopped answering midway/);
+  const [m] = await storedMessages(api, session);
+  assert.equal(m.finish_reason, "error");
+  const bad = await api.post(`/session/${session.uuid}/message/stream?format=xml`, { body: { query: "hi" } });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.error.field, "format");
+  await eventually(async () => (await messagesOf(api, session)).length === 1);
+});
