@@ -20,8 +20,8 @@ mod probe;
 mod entry {
     use edgechat_core::domain::rate_limit::{admit, parse_limit, Decision};
     use worker::{
-        durable_object, event, Context, DurableObject, Env, Request, Response, Result,
-        ScheduleContext, ScheduledEvent, State,
+        durable_object, event, Context, DurableObject, Env, MessageBatch, Request, Response,
+        Result, ScheduleContext, ScheduledEvent, State,
     };
 
     #[event(start)]
@@ -45,6 +45,25 @@ mod entry {
         match crate::ingestion::maintenance::run(&env, &config).await {
             Ok(report) => crate::platform::log::report("maintenance", serde_json::json!(report)),
             Err(err) => crate::platform::log::background_failure("scheduled maintenance", "", &err),
+        }
+    }
+
+    /// Every queue this Worker consumes; the batch names its queue.
+    #[event(queue)]
+    async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
+        use edgechat_core::config::queues;
+        match batch.queue().as_str() {
+            queues::INGEST => crate::ingestion::consumer::consume(batch, env).await,
+            queues::INGEST_DEAD => crate::ingestion::consumer::consume_dead(batch, env).await,
+            other => {
+                crate::platform::log::background_failure(
+                    "consuming a queue",
+                    other,
+                    &edgechat_core::api::error::ApiError::internal(format!("no consumer for queue {other}")),
+                );
+                batch.retry_all();
+                Ok(())
+            }
         }
     }
 

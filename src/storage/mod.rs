@@ -4,7 +4,9 @@
 mod agents;
 mod api_keys;
 mod chatbots;
+mod crawls;
 mod data_sources;
+mod readings;
 mod sessions;
 mod source_tags;
 mod table;
@@ -15,6 +17,8 @@ mod widget;
 #[cfg(test)]
 mod schema_tests;
 
+pub use crawls::{Crawl, FoundPage, Progress};
+pub use readings::{NewMarks, PageMarks};
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 
@@ -26,6 +30,8 @@ use worker::{D1Database, D1PreparedStatement, D1Result, Env};
 
 pub struct Store {
     db: D1Database,
+    /// D1 calls made through this store, for the per-step budget.
+    calls: std::cell::Cell<u32>,
 }
 
 /// A bound argument. D1 takes JS values; these are the kinds the schema uses.
@@ -96,7 +102,17 @@ impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
         Ok(Store {
             db: env.d1(edgechat_core::config::bindings::DATABASE)?,
+            calls: std::cell::Cell::new(0),
         })
+    }
+
+    /// How many D1 calls (a batch is one) this store has made.
+    pub fn calls(&self) -> u32 {
+        self.calls.get()
+    }
+
+    fn count_call(&self) {
+        self.calls.set(self.calls.get() + 1);
     }
 
     fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
@@ -110,15 +126,18 @@ impl Store {
     }
 
     async fn rows<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Vec<T>> {
+        self.count_call();
         result_rows(&self.statement(sql, args)?.all().await?)
     }
 
     async fn row<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Option<T>> {
+        self.count_call();
         Ok(self.statement(sql, args)?.first::<T>(None).await?)
     }
 
     /// Runs one write; the number of rows it changed.
     async fn execute(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<usize> {
+        self.count_call();
         let result = self.statement(sql, args)?.run().await?;
         Ok(changes(&result))
     }
@@ -129,6 +148,7 @@ impl Store {
         statements: Vec<D1PreparedStatement>,
         on_conflict: impl FnOnce() -> ApiError,
     ) -> ApiResult<Vec<D1Result>> {
+        self.count_call();
         match self.db.batch(statements).await {
             Ok(results) => Ok(results),
             Err(err) if is_unique_violation(&err) => Err(on_conflict()),

@@ -330,6 +330,7 @@ enums_as_text!(
     edgechat_core::domain::session::FinishReason,
     edgechat_core::domain::session::MessageKind,
     edgechat_core::domain::tool_function::HttpMethod,
+    edgechat_core::knowledge::steps::Refresh,
 );
 
 /// A column's name: the field's, unless the declaration spells it otherwise.

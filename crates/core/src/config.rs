@@ -15,11 +15,22 @@ pub mod bindings {
     pub const FILES: &str = "FILES";
     pub const RATE_LIMITER: &str = "RATE_LIMITER";
     pub const AI: &str = "AI";
+    /// Producer of the ingestion queue (`queues::INGEST`).
+    pub const INGEST_QUEUE: &str = "INGEST_QUEUE";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
-    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI];
+    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, AI, INGEST_QUEUE];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];
+}
+
+/// Queues the Worker consumes, by the names `wrangler.toml` gives them; a batch says which
+/// queue it came from and the consumer dispatches on that.
+pub mod queues {
+    /// Ingestion steps (see `knowledge::steps`).
+    pub const INGEST: &str = "edgechat-ingest";
+    /// Ingestion steps that failed every retry; their sources end in `error`.
+    pub const INGEST_DEAD: &str = "edgechat-ingest-dead";
 }
 
 /// Names of the secrets and variables read, each with its meaning in one place.

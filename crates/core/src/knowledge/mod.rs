@@ -8,9 +8,11 @@
 //! through [`query`] and [`retrieve`]. [`ingest`] strings these together.
 
 pub mod chunk;
+pub mod crawl;
 pub mod extract;
 pub mod ingest;
 pub mod query;
 pub mod retrieve;
+pub mod steps;
 pub mod tokens;
 pub mod url_guard;
