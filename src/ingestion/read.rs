@@ -211,8 +211,8 @@ async fn stage(
 ) -> ApiResult<()> {
     let run = new_uuid();
     ctx.store.begin_run(&source.uuid, &run).await?;
-    let staged: Vec<StagedChunk> = chunks.iter().map(StagedChunk::from).collect();
-    drop(chunks);
+    // Moved, not copied: at the largest size the chunks' text is a good part of the memory.
+    let staged: Vec<StagedChunk> = chunks.into_iter().map(StagedChunk::from).collect();
     let slices = split_by_size(&staged, SLICE_BYTES, MAX_SLICES);
     let count = slices.len() as u32;
     let mut steps = Vec::with_capacity(slices.len());

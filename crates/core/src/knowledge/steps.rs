@@ -112,12 +112,12 @@ pub struct StagedChunk {
     pub tokens: u32,
 }
 
-impl From<&Chunk> for StagedChunk {
-    fn from(c: &Chunk) -> Self {
+impl From<Chunk> for StagedChunk {
+    fn from(c: Chunk) -> Self {
         StagedChunk {
             position: c.position as u32,
-            heading: c.heading.clone().unwrap_or_default(),
-            text: c.text.clone(),
+            heading: c.heading.unwrap_or_default(),
+            text: c.text,
             tokens: c.tokens as u32,
         }
     }
