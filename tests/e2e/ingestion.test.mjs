@@ -80,7 +80,13 @@ test("a step that always fails ends in error through the dead-letter queue, with
   assert.equal(hits.get("/down"), 4);
 });
 
+// The largest files each get a Worker of their own, as a fresh isolate would on Cloudflare.
+async function freshAccount() {
+  ({ worker, api, key } = await startAccount());
+}
+
 test("a 20 MiB text upload is read in slices, ends in success and is searchable", async () => {
+  await freshAccount();
   const bot = await newChatbot(api, { name: "Big text" });
   const marker = "The saltwater quokka keeps the lighthouse ledger in Tromsø.";
   const text = largeText(20 * 1024 * 1024 - 64 * 1024, marker);
@@ -96,6 +102,7 @@ test("a 20 MiB text upload is read in slices, ends in success and is searchable"
 });
 
 test("a large PDF is read from R2 in the consumer, ends in success and is searchable", async () => {
+  await freshAccount();
   const bot = await newChatbot(api, { name: "Big PDF" });
   const pdf = largePdf(1500, "The obsidian pelican audits the harbour tolls every Thursday.");
   const r = await upload(worker, key, bot.uuid, { name: "big.pdf", bytes: pdf, type: "application/pdf" });
