@@ -495,6 +495,7 @@ async function pool(items, n, fn) {
  */
 async function ingest(worker, key, api, bot, files, label) {
   const bytes = files.reduce((n, f) => n + f.bytes.length, 0);
+  const stepsBefore = worker.ingestionSteps.length;
   log(`  ${label}: uploading ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB`);
   const t0 = performance.now();
   const uuids = await pool(files, CONFIG.uploadConcurrency, async (f) => {
@@ -532,9 +533,31 @@ async function ingest(worker, key, api, bot, files, label) {
     mb_per_s: round(okBytes / 1e6 / seconds, 3),
     tokens: Object.values(statuses).reduce((n, s) => n + (s.tokens ?? 0), 0),
     errors: errors.map((s) => `${s.file_name}: ${s.meta?.error ?? "error"}`),
+    steps: stepFigures(worker.ingestionSteps.slice(stepsBefore)),
   };
   log(`  ${label}: ${result.mb_per_s} MB/s (${(bytes / 1e6).toFixed(2)} MB in ${result.seconds} s, ${errors.length} errors)`);
   return { ...result, uuids };
+}
+
+/** Per step kind: how many ran, and the most D1 calls, subrequests and both together in one. */
+function stepFigures(steps) {
+  const byKind = {};
+  for (const s of steps) {
+    const k = (byKind[s.step] ??= { count: 0, max_d1_calls: 0, max_subrequests: 0, max_calls: 0, max_ms: 0 });
+    k.count++;
+    k.max_d1_calls = Math.max(k.max_d1_calls, s.d1_calls);
+    k.max_subrequests = Math.max(k.max_subrequests, s.subrequests);
+    k.max_calls = Math.max(k.max_calls, s.d1_calls + s.subrequests);
+    k.max_ms = Math.max(k.max_ms, s.duration_ms);
+  }
+  const all = Object.values(byKind);
+  return {
+    count: steps.length,
+    max_calls: all.reduce((m, k) => Math.max(m, k.max_calls), 0),
+    max_d1_calls: all.reduce((m, k) => Math.max(m, k.max_d1_calls), 0),
+    d1_calls_per_step: steps.length ? round(steps.reduce((n, s) => n + s.d1_calls, 0) / steps.length, 2) : null,
+    by_kind: byKind,
+  };
 }
 
 /**

@@ -119,12 +119,34 @@ async function main() {
       figures.push(figure("Answer", `full answer p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.answer_ms.p50, null, pair(`full answer p50 ms, ${chunks(r.chunks_in_chatbot)} chunks`)));
       figures.push(figure("Answer", `full answer p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`, "ms", r.answer_ms.p99, null, pair(`full answer p99 ms, ${chunks(r.chunks_in_chatbot)} chunks`)));
     }
+    // The figures of the last run before ingestion moved onto the queue.
+    const before = { text: 4.0, pdf: 2.2 };
     for (const [kind, v] of Object.entries(knowledge.ingestion ?? {})) {
       if (kind === "handbook_seed_text") continue;
-      figures.push(figure("Ingestion", `${kind} MB/s (${(v.bytes / 1e6).toFixed(1)} MB)`, "MB/s", v.mb_per_s));
+      const g = before[kind] !== undefined
+        ? goal(`ingestion_${kind}`, `${kind} ingestion at least ${before[kind]} MB/s (before the queue)`, v.mb_per_s, before[kind], (x, l) => x >= l)
+        : null;
+      if (g) goals.push(g);
+      figures.push(figure("Ingestion", `${kind} MB/s (${(v.bytes / 1e6).toFixed(1)} MB)`, "MB/s", v.mb_per_s, null, g ? { goal: g } : {}));
+      if (v.steps?.count) {
+        const calls = goal(`ingestion_${kind}_calls`, `${kind}: at most 50 D1 calls plus subrequests in any step`, v.steps.max_calls, 50, (x, l) => x <= l);
+        goals.push(calls);
+        figures.push(figure("Ingestion", `${kind}: most D1 calls + subrequests in one step`, "calls", v.steps.max_calls, null, { goal: calls }));
+        figures.push(figure("Ingestion", `${kind}: D1 calls per step (mean)`, "calls", v.steps.d1_calls_per_step));
+      }
     }
   } else {
     goals.push(goal("retrieval_p50_100k", retrievalGoalText, null, 20));
+  }
+
+  const core = await part("core-throughput");
+  if (core?.largest_step_text_ms !== undefined) {
+    // A tenth of the paid plan's default 30 s of CPU per invocation.
+    for (const [kind, ms] of [["20 MiB text", core.largest_step_text_ms], [`${(core.largest_step_pdf_bytes / MiB).toFixed(0)} MiB PDF`, core.largest_step_pdf_ms]]) {
+      const g = goal(`largest_step_${kind.split(" ").pop().toLowerCase()}`, `largest step (${kind}) at most 3 s of CPU`, ms, 3000, (v, l) => v <= l);
+      goals.push(g);
+      figures.push(figure("Ingestion", `largest step CPU ms, ${kind} (native)`, "ms", ms, null, { goal: g }));
+    }
   }
 
   const sizeGoalText = "wasm at most 1 MiB gzipped";

@@ -57,10 +57,16 @@ mod entry {
     async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
         match batch.queue().as_str() {
             queues::WEBHOOKS => crate::webhooks::consume(batch, env).await,
+            queues::INGEST => crate::ingestion::consumer::consume(batch, env).await,
+            queues::INGEST_DEAD => crate::ingestion::consumer::consume_dead(batch, env).await,
             other => {
                 // A queue wired to this Worker by mistake: its messages go back, to end in
                 // its dead-letter queue rather than be lost.
-                crate::platform::log::report("unknown queue", serde_json::json!({"queue": other}));
+                crate::platform::log::background_failure(
+                    "consuming a queue",
+                    other,
+                    &edgechat_core::api::error::ApiError::internal(format!("no consumer for queue {other}")),
+                );
                 batch.retry_all();
                 Ok(())
             }

@@ -5,10 +5,11 @@ use crate::ingestion::{self, vectors};
 use crate::platform::files;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::api_key::sha256_hex;
+use edgechat_core::domain::crawl::{refresh_from_body, source_update_from_body};
 use edgechat_core::domain::data_source::{
-    qa_from_body, title_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
-    Status,
+    qa_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType, Status,
 };
+use edgechat_core::knowledge::steps::{Refresh, Step};
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::knowledge::url_guard::check_url;
@@ -19,7 +20,7 @@ use worker::{FormEntry, Response};
 /// Room for the multipart framing and the `meta_json` field around the file itself.
 const MULTIPART_OVERHEAD: usize = 64 * 1024;
 
-fn new_source(
+pub(super) fn new_source(
     chatbot_uuid: &str,
     source_type: SourceType,
     title: String,
@@ -100,16 +101,24 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     let raw = url_from_body(&body)?;
     let url = check_url(&raw, &call.config.private_access)
         .map_err(|reason| ApiError::invalid("url", reason))?;
+    let refresh = refresh_from_body(&body)?.unwrap_or(Refresh::Never);
     let mut meta = Map::new();
     meta.insert("url".into(), json!(url.as_str()));
+    meta.insert("refresh".into(), json!(refresh.as_str()));
     let source = new_source(&chatbot_uuid, SourceType::Link, url.to_string(), meta);
-    call.store.insert_source(&source, None, &[]).await?;
+    let next_check = refresh.next_after(&source.created_at);
+    call.store
+        .insert_page_source(&source, refresh, next_check.as_deref())
+        .await?;
     call.log.record(&source.uuid);
-    call.ctx.wait_until(ingestion::read_link(
-        call.env.clone(),
-        call.config.clone(),
-        source.clone(),
-    ));
+    ingestion::start(
+        &call.env,
+        Step::FetchPage {
+            source: source.uuid.clone(),
+            recheck: false,
+        },
+    )
+    .await?;
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
 }
@@ -191,7 +200,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     files::put(
         &call.env,
         &key,
-        bytes.clone(),
+        bytes,
         kind.media_type(),
         &file_name,
     )
@@ -204,13 +213,14 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         files::delete(&call.env, vec![key]).await?;
         return Err(err);
     }
-    call.ctx.wait_until(ingestion::read_upload(
-        call.env.clone(),
-        call.config.clone(),
-        source.clone(),
-        kind,
-        bytes,
-    ));
+    // The consumer reads the original back from R2: the upload's bytes end with this request.
+    ingestion::start(
+        &call.env,
+        Step::ExtractFile {
+            source: source.uuid.clone(),
+        },
+    )
+    .await?;
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
 }
@@ -233,20 +243,37 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     json_response(&Value::Array(records))
 }
 
+/// Sets a source's title and, for a single web page, how often it is read again (a crawl's
+/// pages follow their crawl's setting).
 pub async fn retitle(mut call: Call) -> ApiResult<Response> {
     let mut source = owned_source(&call).await?;
     let body = call.json_body().await?;
-    let title = title_from_body(&body)?;
+    let update = source_update_from_body(&body)?;
     let now = time::now();
-    call.store
-        .retitle_source(&source.uuid, &title, &now)
-        .await?;
-    source.title = title;
+    if let Some(refresh) = update.refresh {
+        if source.source_type != SourceType::Link || source.meta.contains_key("crawl_uuid") {
+            return Err(ApiError::invalid(
+                "refresh",
+                "Only a single web-page source has its own `refresh`; a crawl's pages follow the crawl.",
+            ));
+        }
+        source.meta.insert("refresh".into(), json!(refresh.as_str()));
+        let next_check = refresh.next_after(&now);
+        call.store
+            .set_refresh(&source.uuid, refresh, next_check.as_deref(), &source.meta, &now)
+            .await?;
+    }
+    if let Some(title) = update.title {
+        call.store
+            .retitle_source(&source.uuid, &title, &now)
+            .await?;
+        source.title = title;
+        source.meta.insert(
+            edgechat_core::domain::data_source::TITLE_SET_KEY.into(),
+            Value::Bool(true),
+        );
+    }
     source.modified_at = now;
-    source.meta.insert(
-        edgechat_core::domain::data_source::TITLE_SET_KEY.into(),
-        Value::Bool(true),
-    );
     source_json(&call, &source).await
 }
 
@@ -293,19 +320,20 @@ pub async fn rescrape(mut call: Call) -> ApiResult<Response> {
     }
     let now = time::now();
     let mut records = Vec::with_capacity(sources.len());
+    let mut steps = Vec::new();
     for mut source in sources {
         // One already being read is left to finish; it reads the page afresh anyway.
         if call.store.queue_source(&source.uuid, &now).await? {
             source.status = Status::Await;
             source.modified_at = now.clone();
-            call.ctx.wait_until(ingestion::read_link(
-                call.env.clone(),
-                call.config.clone(),
-                source.clone(),
-            ));
+            steps.push(Step::FetchPage {
+                source: source.uuid.clone(),
+                recheck: false,
+            });
         }
         records.push(source);
     }
+    ingestion::enqueue(&call.env, steps, &ingestion::Subrequests::default()).await?;
     let uuids: Vec<String> = records.iter().map(|s| s.uuid.clone()).collect();
     let tags = call.store.tags_of_sources(&uuids).await?;
     let records: Vec<Value> = records

@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod api_keys;
 pub mod chatbots;
+pub mod crawls;
 pub mod data_sources;
 pub mod feedback;
 pub mod health;

@@ -1,18 +1,27 @@
-//! Work the scheduled handler does: fail sources whose reader was cut off, remove R2 objects
-//! whose record is gone (a delete interrupted between D1 and R2), and bring vector indexes up
-//! to date (back-fill, retries of failed embeddings, removals).
+//! Work the scheduled handler does: queue the web pages and crawls whose re-sync is due, resume
+//! (once) or fail sources whose reading stalled, remove R2 objects whose record is gone (a
+//! delete interrupted between D1 and R2, or slices of a reading that never finished), and bring
+//! vector indexes up to date (back-fill, retries of failed embeddings, removals).
 
-use crate::ingestion::STALE_AFTER_SECS;
+use super::{enqueue, Subrequests, STALE_AFTER_SECS};
 use crate::platform::files;
 use crate::storage::Store;
 use chrono::{Duration, Utc};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
+use edgechat_core::domain::data_source::SourceType;
+use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
 use worker::Env;
 
+/// Re-syncs queued per run; the rest wait for the next run ten minutes later.
+const DUE_PER_RUN: i64 = 500;
+
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
+    pub pages_resynced: usize,
+    pub crawls_resynced: usize,
+    pub stalled_resumed: usize,
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
     pub vectors: super::vectors::Report,
@@ -22,11 +31,47 @@ pub struct Report {
 /// still being written, so it is left alone.
 pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     let store = Store::new(env)?;
+    let sent = Subrequests::default();
     let now = Utc::now();
+    let now_text = time::format(now);
     let cutoff = time::format(now - Duration::seconds(STALE_AFTER_SECS));
-    let stale_sources_failed = store
-        .fail_stale_sources(&cutoff, &time::format(now))
-        .await?;
+
+    let due_pages = store.take_due_pages(&now_text, DUE_PER_RUN).await?;
+    let due_crawls = store.take_due_crawls(&now_text, DUE_PER_RUN).await?;
+    let stalled = store.take_stalled_sources(&cutoff, &now_text).await?;
+    let stalled_crawls = store.stalled_crawls(&cutoff, &now_text).await?;
+    let mut steps: Vec<Step> = Vec::new();
+    steps.extend(due_pages.iter().map(|source| Step::FetchPage {
+        source: source.clone(),
+        recheck: true,
+    }));
+    steps.extend(due_crawls.iter().map(|crawl| Step::CrawlStart {
+        crawl: crawl.clone(),
+        resync: true,
+    }));
+    steps.extend(stalled.iter().map(|(source, kind)| match kind {
+        SourceType::File => Step::ExtractFile {
+            source: source.clone(),
+        },
+        _ => Step::FetchPage {
+            source: source.clone(),
+            recheck: false,
+        },
+    }));
+    steps.extend(stalled_crawls.iter().map(|(crawl, sitemap)| match sitemap {
+        Some(url) => Step::CrawlSitemap {
+            crawl: crawl.clone(),
+            url: url.clone(),
+            nesting: 0,
+        },
+        None => Step::CrawlStart {
+            crawl: crawl.clone(),
+            resync: false,
+        },
+    }));
+    enqueue(env, steps, &sent).await?;
+
+    let stale_sources_failed = store.fail_stale_sources(&cutoff, &now_text).await?;
 
     let grace = config.orphan_grace_secs;
     let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
@@ -48,6 +93,9 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     // Last: it spends what is left of the invocation's budget of calls.
     let vectors = super::vectors::sync(env, config).await?;
     Ok(Report {
+        pages_resynced: due_pages.len(),
+        crawls_resynced: due_crawls.len(),
+        stalled_resumed: stalled.len() + stalled_crawls.len(),
         stale_sources_failed,
         orphan_objects_removed,
         vectors,

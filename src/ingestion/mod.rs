@@ -1,24 +1,26 @@
-//! Reading sources after the create call has answered (`waitUntil`): a web page is fetched, an
-//! upload's text extracted, then chunked and indexed. A source ends in `success`, or in `error`
-//! with the reason in its meta; the scheduled handler fails any source whose reader was cut off.
+//! Reading sources, as bounded steps on the ingestion queue (`edgechat_core::knowledge::steps`):
+//! the create call stores the source in `await` and queues its first step; the consumer
+//! (`consumer`) runs one step per invocation. A web page is fetched, an upload extracted from
+//! R2, then chunked and indexed, in one step when it is small and in slices when it is large.
+//! A source ends in `success`, or in `error` with the reason in its meta; a step that keeps
+//! failing reaches the dead-letter queue, whose consumer marks its source `error`.
 
+pub mod consumer;
+pub mod crawl;
 pub mod maintenance;
+mod read;
 pub mod vectors;
 
-use crate::platform::log;
-use crate::platform::outbound::{self, Limits, Outgoing};
-use crate::storage::Store;
+use crate::platform::outbound::Limits;
 use crate::webhooks;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::config::Config;
+use edgechat_core::config::{bindings, Config};
 use edgechat_core::domain::data_source::{DataSource, Status};
 use edgechat_core::domain::webhook::Event;
-use edgechat_core::knowledge::extract::ExtractError;
-use edgechat_core::knowledge::ingest::{detect_page, extract, prepare, DocKind};
-use edgechat_core::time;
-use serde_json::Value;
+use edgechat_core::knowledge::steps::Step;
+use std::cell::Cell;
 use std::time::Duration;
-use worker::{Env, Method};
+use worker::Env;
 
 /// Web pages: 15 s, 5 MiB, 5 redirects.
 pub const PAGE_LIMITS: Limits = Limits {
@@ -27,42 +29,57 @@ pub const PAGE_LIMITS: Limits = Limits {
     max_redirects: 5,
 };
 
-/// How long a source may sit in `await` or `running` before it counts as interrupted.
+/// How long a source may sit in `await` or `running` without a step touching it before it
+/// counts as stalled: resumed once, then failed.
 pub const STALE_AFTER_SECS: i64 = 15 * 60;
 
-/// Indexes what was read, or records why nothing could be; the source as it ended.
-async fn finish(
-    store: &Store,
-    mut source: DataSource,
-    result: Result<(DocKind, Vec<u8>), String>,
-) -> ApiResult<DataSource> {
-    let outcome = result
-        .and_then(|(kind, bytes)| extract(kind, &bytes).map_err(|ExtractError(reason)| reason));
-    let now = time::now();
-    match outcome {
-        Ok(extracted) => {
-            let prepared = prepare(extracted);
-            if let Some(title) = prepared.title.filter(|_| source.title_from_document()) {
-                source.title = title;
-            }
-            source.tokens = prepared.tokens as i64;
-            source.meta.remove("error");
-            source.status = Status::Success;
-            source.modified_at = now;
-            store.finish_source(&source, &prepared.chunks).await?;
-        }
-        Err(reason) => {
-            source.meta.insert("error".into(), Value::String(reason));
-            store.fail_source(&source.uuid, &source.meta, &now).await?;
-            source.status = Status::Error;
-            source.modified_at = now;
-        }
+/// The most D1 calls plus subrequests one invocation may make (the platform's free-plan
+/// figure, well inside the paid plan's); every step is built to stay within it.
+pub const CALL_BUDGET: u32 = 50;
+
+/// Messages per `sendBatch` call (the platform's limit).
+const MESSAGES_PER_SEND: usize = 100;
+
+/// Subrequests (fetches, R2 operations, queue sends) a step made, beside its D1 calls.
+#[derive(Default)]
+pub struct Subrequests(Cell<u32>);
+
+impl Subrequests {
+    pub fn add(&self, n: u32) {
+        self.0.set(self.0.get() + n);
     }
-    Ok(source)
+
+    pub fn count(&self) -> u32 {
+        self.0.get()
+    }
 }
 
-/// Tells webhooks that a source is ready (`success`) or failed (`error`).
-async fn announce(env: &Env, source: &DataSource) {
+/// Puts steps on the ingestion queue, a hundred per call.
+pub async fn enqueue(env: &Env, steps: Vec<Step>, sent: &Subrequests) -> ApiResult<()> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let queue = env.queue(bindings::INGEST_QUEUE)?;
+    for group in steps.chunks(MESSAGES_PER_SEND) {
+        sent.add(1);
+        queue.send_batch(group.to_vec()).await?;
+    }
+    Ok(())
+}
+
+/// Queues the first step of reading a source, from a request handler.
+pub async fn start(env: &Env, step: Step) -> ApiResult<()> {
+    enqueue(env, vec![step], &Subrequests::default()).await
+}
+
+/// What follows a source's reading ending in `success` or `error`: webhooks hear of it, and
+/// with search by meaning on, a step of its own embeds the new chunks.
+pub async fn source_ended(
+    env: &Env,
+    config: &Config,
+    source: &DataSource,
+    sent: &Subrequests,
+) -> ApiResult<()> {
     let event = if source.status == Status::Success {
         Event::SourceReady
     } else {
@@ -75,78 +92,8 @@ async fn announce(env: &Env, source: &DataSource) {
         source.to_json(&[]),
     )
     .await;
-}
-
-/// Embeds what the source added, in the same background work, when search by meaning is on.
-async fn sync_vectors(env: &Env, config: &Config) -> ApiResult<()> {
-    if config.semantic.embeddings.is_some() {
-        vectors::sync(env, config).await?;
+    if source.status == Status::Success && config.semantic.embeddings.is_some() {
+        enqueue(env, vec![Step::SyncVectors], sent).await?;
     }
     Ok(())
-}
-
-/// Fetches a web-page source and indexes it, replacing any earlier text.
-pub async fn read_link(env: Env, config: Config, source: DataSource) {
-    let source_uuid = source.uuid.clone();
-    let result = async {
-        let store = Store::new(&env)?;
-        if !store.claim_source(&source.uuid, &time::now()).await? {
-            return Ok(());
-        }
-        let url = source.url().unwrap_or_default().to_string();
-        let fetched = outbound::fetch(
-            Outgoing {
-                method: Method::Get,
-                url: &url,
-                headers: vec![(
-                    "Accept".into(),
-                    "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5".into(),
-                )],
-                body: None,
-            },
-            &config.private_access,
-            PAGE_LIMITS,
-        )
-        .await;
-        let page = fetched.and_then(|f| {
-            if !(200..300).contains(&f.status) {
-                return Err(format!("The page answered HTTP {}.", f.status));
-            }
-            let path = url::Url::parse(&f.url)
-                .map(|u| u.path().to_string())
-                .unwrap_or_default();
-            let kind = detect_page(f.content_type.as_deref(), &path, &f.body).ok_or_else(|| {
-                format!(
-                    "The page's content type ({}) is not one this service reads.",
-                    f.content_type.as_deref().unwrap_or("unknown")
-                )
-            })?;
-            Ok((kind, f.body))
-        });
-        let source = finish(&store, source, page).await?;
-        announce(&env, &source).await;
-        sync_vectors(&env, &config).await
-    }
-    .await;
-    if let Err(err) = result {
-        log::background_failure("reading a web page source", &source_uuid, &err);
-    }
-}
-
-/// Extracts and indexes an upload whose original is already in R2.
-pub async fn read_upload(env: Env, config: Config, source: DataSource, kind: DocKind, bytes: Vec<u8>) {
-    let source_uuid = source.uuid.clone();
-    let result = async {
-        let store = Store::new(&env)?;
-        if !store.claim_source(&source.uuid, &time::now()).await? {
-            return Ok(());
-        }
-        let source = finish(&store, source, Ok((kind, bytes))).await?;
-        announce(&env, &source).await;
-        sync_vectors(&env, &config).await
-    }
-    .await;
-    if let Err(err) = result {
-        log::background_failure("reading an uploaded source", &source_uuid, &err);
-    }
 }

@@ -13,6 +13,7 @@ use edgechat_core::config::{Config, SemanticService};
 use edgechat_core::knowledge::semantic::index::{IndexCommand, IndexedChunk};
 use edgechat_core::knowledge::semantic::vector::Quantised;
 use edgechat_core::knowledge::semantic::EMBED_BATCH;
+use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
 use worker::Env;
 
@@ -38,6 +39,8 @@ pub struct Report {
     pub vectors_removed: usize,
     pub embeddings_failed: usize,
     pub calls: usize,
+    /// The run stopped at its budget with changes still waiting.
+    pub more_waiting: bool,
 }
 
 /// The name an index is built under: provider and model, so a change of either re-embeds.
@@ -45,15 +48,16 @@ pub fn model_key(service: &SemanticService) -> String {
     format!("{}:{}", service.provider(), service.model())
 }
 
-/// Runs `sync` after the response, when search by meaning is on.
+/// Queues a sync (a step of its own on the ingestion queue) after the response, when search
+/// by meaning is on: the request's own invocation keeps its budget of calls.
 pub fn sync_later(ctx: &worker::Context, env: &Env, config: &Config) {
     if config.semantic.embeddings.is_none() {
         return;
     }
-    let (env, config) = (env.clone(), config.clone());
+    let env = env.clone();
     ctx.wait_until(async move {
-        if let Err(err) = sync(&env, &config).await {
-            log::background_failure("updating vector indexes", "", &err);
+        if let Err(err) = super::start(&env, Step::SyncVectors).await {
+            log::background_failure("queueing a vector index update", "", &err);
         }
     });
 }
@@ -100,7 +104,11 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
     // A round costs one read, one write, and per chatbot in it one removal, one embedding
     // and one write per batch.
     let round_cost = 2 + 2 * (ROUND / EMBED_BATCH + 2);
-    while report.calls + round_cost <= CALL_BUDGET {
+    loop {
+        if report.calls + round_cost > CALL_BUDGET {
+            report.more_waiting = true;
+            break;
+        }
         let now_ms = edgechat_core::time::now_ms();
         let lease = uuid::Uuid::new_v4().to_string();
         let work = store

@@ -30,7 +30,35 @@ pub struct Fetched {
     pub url: String,
     pub status: u16,
     pub content_type: Option<String>,
+    /// The validators a later conditional request sends back.
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
     pub body: Vec<u8>,
+    /// Requests sent, redirects included.
+    pub requests: u32,
+}
+
+/// Why a call failed, in a sentence for a person, and whether trying again later may work (the
+/// server could not be reached, took too long, or the connection broke) or not (the URL is
+/// refused, redirects loop, the answer is too large).
+#[derive(Debug)]
+pub struct FetchError {
+    pub reason: String,
+    pub transient: bool,
+}
+
+fn lasting(reason: String) -> FetchError {
+    FetchError {
+        reason,
+        transient: false,
+    }
+}
+
+fn passing(reason: String) -> FetchError {
+    FetchError {
+        reason,
+        transient: true,
+    }
 }
 
 /// Sends `out`, following at most `limits.max_redirects` redirects (a 303, or a 301/302 after a
@@ -40,18 +68,29 @@ pub async fn fetch(
     access: &PrivateAccess,
     limits: Limits,
 ) -> Result<Fetched, String> {
+    fetch_classified(out, access, limits)
+        .await
+        .map_err(|e| e.reason)
+}
+
+/// As `fetch`, telling a failure worth retrying from one that is not.
+pub async fn fetch_classified(
+    out: Outgoing<'_>,
+    access: &PrivateAccess,
+    limits: Limits,
+) -> Result<Fetched, FetchError> {
     let controller = AbortController::default();
     let signal = controller.signal();
     let work = async {
-        let mut url = check_url(out.url, access)?;
+        let mut url = check_url(out.url, access).map_err(lasting)?;
         let mut method = out.method.clone();
         let mut body = out.body.clone();
-        for _ in 0..=limits.max_redirects {
+        for hop in 0..=limits.max_redirects {
             let headers = Headers::new();
             for (name, value) in &out.headers {
                 headers
                     .set(name, value)
-                    .map_err(|_| format!("The header {name:?} is not a valid HTTP header."))?;
+                    .map_err(|_| lasting(format!("The header {name:?} is not a valid HTTP header.")))?;
             }
             let mut init = RequestInit::new();
             init.with_method(method.clone())
@@ -59,15 +98,15 @@ pub async fn fetch(
                 .with_redirect(RequestRedirect::Manual)
                 .with_body(body.as_deref().map(wasm_bindgen::JsValue::from_str));
             let request = Request::new_with_init(url.as_str(), &init)
-                .map_err(|e| format!("Could not build the request: {e}"))?;
+                .map_err(|e| lasting(format!("Could not build the request: {e}")))?;
             let mut response = Fetch::Request(request)
                 .send_with_signal(&signal)
                 .await
                 .map_err(|e| {
-                    format!(
+                    passing(format!(
                         "Could not reach {}: {e}",
                         url.host_str().unwrap_or("the server")
-                    )
+                    ))
                 })?;
             let status = response.status_code();
             if (300..400).contains(&status) && status != 304 {
@@ -77,12 +116,12 @@ pub async fn fetch(
                     .ok()
                     .flatten()
                     .ok_or_else(|| {
-                        format!("The server answered {status} without a Location to follow.")
+                        lasting(format!("The server answered {status} without a Location to follow."))
                     })?;
                 let next = url.join(&location).map_err(|_| {
-                    format!("The server redirected to an invalid URL: {location:?}.")
+                    lasting(format!("The server redirected to an invalid URL: {location:?}."))
                 })?;
-                url = check_url(next.as_str(), access)?;
+                url = check_url(next.as_str(), access).map_err(lasting)?;
                 if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
                     method = Method::Get;
                     body = None;
@@ -90,6 +129,8 @@ pub async fn fetch(
                 continue;
             }
             let content_type = response.headers().get("Content-Type").ok().flatten();
+            let etag = response.headers().get("ETag").ok().flatten();
+            let last_modified = response.headers().get("Last-Modified").ok().flatten();
             let declared = response
                 .headers()
                 .get("Content-Length")
@@ -97,16 +138,16 @@ pub async fn fetch(
                 .flatten()
                 .and_then(|v| v.trim().parse::<usize>().ok());
             if declared.is_some_and(|n| n > limits.max_bytes) {
-                return Err(too_big(limits.max_bytes));
+                return Err(lasting(too_big(limits.max_bytes)));
             }
             let mut bytes = Vec::new();
             if let Ok(mut stream) = response.stream() {
                 while let Some(chunk) = stream.next().await {
                     let chunk = chunk.map_err(|e| {
-                        format!("The connection failed while reading the answer: {e}")
+                        passing(format!("The connection failed while reading the answer: {e}"))
                     })?;
                     if bytes.len() + chunk.len() > limits.max_bytes {
-                        return Err(too_big(limits.max_bytes));
+                        return Err(lasting(too_big(limits.max_bytes)));
                     }
                     bytes.extend_from_slice(&chunk);
                 }
@@ -115,10 +156,13 @@ pub async fn fetch(
                 url: url.to_string(),
                 status,
                 content_type,
+                etag,
+                last_modified,
                 body: bytes,
+                requests: hop as u32 + 1,
             });
         }
-        Err(format!("Gave up after {} redirects.", limits.max_redirects))
+        Err(lasting(format!("Gave up after {} redirects.", limits.max_redirects)))
     };
     let timer = Delay::from(limits.timeout);
     futures::pin_mut!(work);
@@ -126,10 +170,10 @@ pub async fn fetch(
         Either::Left((result, _)) => result,
         Either::Right(_) => {
             controller.abort();
-            Err(format!(
+            Err(passing(format!(
                 "The server did not answer within {} seconds.",
                 limits.timeout.as_secs()
-            ))
+            )))
         }
     }
 }

@@ -103,7 +103,7 @@ impl ChunkRow {
 
 /// `UPDATE data_sources SET` the columns given `WHERE uuid =` the source's; more conditions
 /// may be appended.
-fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>) -> Sql<'a> {
+pub(super) fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>) -> Sql<'a> {
     let mut update = Sql::update_columns(&DATA_SOURCES, set);
     let uuid = update.bind(Arg::Text(uuid));
     update.push(&format!(" WHERE uuid = {uuid}"));
@@ -111,11 +111,11 @@ fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>) -> Sql<'a
 }
 
 /// Rows per multi-row chunk INSERT: D1 binds at most 100 parameters per statement.
-const CHUNK_ROWS_PER_STATEMENT: usize = 100 / CHUNKS.columns.len();
+pub(super) const CHUNK_ROWS_PER_STATEMENT: usize = 100 / CHUNKS.columns.len();
 /// Chunks whose CJK pairs one statement indexes (their text travels as one JSON argument).
 const CJK_ROWS_PER_STATEMENT: usize = 50;
 
-fn duplicate_upload() -> ApiError {
+pub(super) fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
 }
 
@@ -174,7 +174,7 @@ pub(super) fn phrase_counts(results: &[D1Result], index: Option<usize>) -> ApiRe
 }
 
 impl Store {
-    fn insert_source_statement(
+    pub(super) fn insert_source_statement(
         &self,
         s: &DataSource,
         content_hash: Option<&str>,
@@ -184,7 +184,7 @@ impl Store {
         self.prepare(&Sql::insert(&row, vec![("content_hash", hash)]))
     }
 
-    fn insert_chunk_statements(
+    pub(super) fn insert_chunk_statements(
         &self,
         source: &DataSource,
         chunks: &[Chunk],

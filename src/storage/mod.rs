@@ -4,9 +4,11 @@
 mod agents;
 mod api_keys;
 mod chatbots;
+mod crawls;
 mod data_sources;
 mod feedback;
 mod insights;
+mod readings;
 mod sessions;
 mod source_tags;
 mod table;
@@ -21,6 +23,8 @@ mod schema_tests;
 
 pub use data_sources::SearchIndex;
 pub use insights::{EARLIEST, LATEST};
+pub use crawls::{Crawl, FoundPage, Progress};
+pub use readings::{NewMarks, PageMarks};
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;
 pub use vectors::VectorWork;
@@ -34,6 +38,8 @@ use worker::{D1Database, D1PreparedStatement, D1Result, Env};
 
 pub struct Store {
     db: D1Database,
+    /// D1 calls made through this store, for the per-step budget.
+    calls: std::cell::Cell<u32>,
 }
 
 /// A bound argument. D1 takes JS values; these are the kinds the schema uses.
@@ -95,7 +101,17 @@ impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
         Ok(Store {
             db: env.d1(edgechat_core::config::bindings::DATABASE)?,
+            calls: std::cell::Cell::new(0),
         })
+    }
+
+    /// How many D1 calls (a batch is one) this store has made.
+    pub fn calls(&self) -> u32 {
+        self.calls.get()
+    }
+
+    fn count_call(&self) {
+        self.calls.set(self.calls.get() + 1);
     }
 
     fn statement(&self, sql: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
@@ -109,15 +125,18 @@ impl Store {
     }
 
     async fn rows<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Vec<T>> {
+        self.count_call();
         result_rows(&self.statement(sql, args)?.all().await?)
     }
 
     async fn row<T: DeserializeOwned>(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Option<T>> {
+        self.count_call();
         Ok(self.statement(sql, args)?.first::<T>(None).await?)
     }
 
     /// Runs one write; the number of rows it changed.
     async fn execute(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<usize> {
+        self.count_call();
         let result = self.statement(sql, args)?.run().await?;
         Ok(changes(&result))
     }
@@ -128,6 +147,7 @@ impl Store {
         statements: Vec<D1PreparedStatement>,
         on_conflict: impl FnOnce() -> ApiError,
     ) -> ApiResult<Vec<D1Result>> {
+        self.count_call();
         match self.db.batch(statements).await {
             Ok(results) => Ok(results),
             Err(err) if is_unique_violation(&err) => Err(on_conflict()),

@@ -5,6 +5,7 @@
 use super::agents::AGENTS;
 use super::api_keys::{ACCOUNTS, API_KEYS};
 use super::chatbots::CHATBOTS;
+use super::crawls::CRAWLS;
 use super::data_sources::{CHUNKS, DATA_SOURCES};
 use super::feedback::FEEDBACK;
 use super::sessions::{MESSAGES, SESSIONS};
@@ -20,6 +21,7 @@ use edgechat_core::domain::feedback::Rating;
 use edgechat_core::domain::session::{FinishReason, MessageKind};
 use edgechat_core::domain::tool_function::HttpMethod;
 use edgechat_core::domain::webhook::DeliveryStatus;
+use edgechat_core::knowledge::steps::Refresh;
 use std::collections::BTreeMap;
 
 const TABLES: &[&Table] = &[
@@ -29,6 +31,7 @@ const TABLES: &[&Table] = &[
     &AGENTS,
     &DATA_SOURCES,
     &CHUNKS,
+    &CRAWLS,
     &SOURCE_TAGS,
     &SESSIONS,
     &MESSAGES,
@@ -44,12 +47,20 @@ const TABLES: &[&Table] = &[
 const UNDECLARED: &[(&str, &str)] = &[
     ("api_keys", "key_hash"),
     ("data_sources", "content_hash"),
+    ("data_sources", "crawl_uuid"),
+    ("data_sources", "refresh"),
+    ("data_sources", "next_check_at"),
+    ("data_sources", "etag"),
+    ("data_sources", "last_modified"),
+    ("data_sources", "page_hash"),
+    ("data_sources", "ingest_run"),
+    ("data_sources", "step_failure"),
     ("sessions", "visitor_id"),
     ("chunks", "id"),
 ];
 
 /// Tables no record is read from: a link table, written and read by its own statements.
-const UNDECLARED_TABLES: &[&str] = &["data_source_tags"];
+const UNDECLARED_TABLES: &[&str] = &["data_source_tags", "crawl_pages", "chunk_drafts"];
 
 #[derive(Default)]
 struct Schema {
@@ -182,6 +193,8 @@ fn string_enums_spell_what_the_schema_allows() {
         ("agents", "type", AgentType::NAMES),
         ("data_sources", "type", SourceType::NAMES),
         ("data_sources", "status", Status::NAMES),
+        ("data_sources", "refresh", Refresh::NAMES),
+        ("crawls", "refresh", Refresh::NAMES),
         ("messages", "finish_reason", FinishReason::NAMES),
         ("messages", "kind", MessageKind::NAMES),
         ("tool_functions", "method", HttpMethod::NAMES),

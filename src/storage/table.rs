@@ -333,6 +333,7 @@ enums_as_text!(
     edgechat_core::domain::feedback::Rating,
     edgechat_core::domain::webhook::Event,
     edgechat_core::domain::webhook::DeliveryStatus,
+    edgechat_core::knowledge::steps::Refresh,
 );
 
 /// A column's name: the field's, unless the declaration spells it otherwise.

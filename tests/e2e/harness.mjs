@@ -93,6 +93,8 @@ class Worker {
     this.log = "";
     /** Every line the Worker logged about an internal error or a panic, over its whole life. */
     this.internalErrors = [];
+    /** The figures of every ingestion step the Worker logged (its `ingestion step` lines). */
+    this.ingestionSteps = [];
   }
 
   async start() {
@@ -128,7 +130,12 @@ class Worker {
     // Lines are judged whole: a chunk of output may end in the middle of one.
     const watch = (stream) => {
       let partial = "";
-      const judge = (line) => { if (INTERNAL_ERROR.test(line)) this.internalErrors.push(line); };
+      const judge = (line) => {
+        if (INTERNAL_ERROR.test(line)) this.internalErrors.push(line);
+        if (line.includes('"ingestion step"')) {
+          try { this.ingestionSteps.push(JSON.parse(line.slice(line.indexOf("{"))).report); } catch { /* not a whole line */ }
+        }
+      };
       stream.on("data", (d) => {
         this.log = (this.log + d).slice(-20000);
         const lines = (partial + d).split("\n");

@@ -6,6 +6,8 @@
 
 use edgechat_core::knowledge::chunk::{chunk_text, ChunkOptions};
 use edgechat_core::knowledge::extract::pdf_to_text;
+use edgechat_core::knowledge::ingest::{extract, prepare, DocKind};
+use edgechat_core::knowledge::steps::{split_by_size, StagedChunk, MAX_SLICES, SLICE_BYTES};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -63,14 +65,85 @@ fn pdf() -> (f64, f64) {
     (mb / secs, secs * 1000.0 / runs as f64)
 }
 
+/// A PDF of about `target` bytes: pages of Helvetica text in Flate-compressed streams.
+fn typeset_pdf(text: &str, target: usize) -> Vec<u8> {
+    let mut objects: Vec<Vec<u8>> = vec![Vec::new(), Vec::new(), b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec()];
+    let mut kids = Vec::new();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut size = 0;
+    let mut at = 0;
+    while size < target {
+        let mut content = String::from("BT /F1 10 Tf 40 760 Td 13 TL ");
+        for _ in 0..56 {
+            let line = lines[at % lines.len()];
+            at += 1;
+            let line: String = line.chars().take(110).filter(|c| c.is_ascii() && !matches!(c, '(' | ')' | '\\')).collect();
+            content.push_str(&format!("({line}) Tj T* "));
+        }
+        content.push_str("ET");
+        let data = miniz_oxide::deflate::compress_to_vec_zlib(content.as_bytes(), 6);
+        let mut stream = format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes();
+        stream.extend_from_slice(&data);
+        stream.extend_from_slice(b"\nendstream");
+        size += stream.len() + 200;
+        objects.push(stream);
+        let content_id = objects.len();
+        objects.push(format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {content_id} 0 R >>").into_bytes());
+        kids.push(objects.len());
+    }
+    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>".to_vec();
+    let kids_list: Vec<String> = kids.iter().map(|k| format!("{k} 0 R")).collect();
+    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids_list.join(" "), kids.len()).into_bytes();
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref_at = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n", objects.len() + 1).as_bytes());
+    out
+}
+
+/// The largest ingestion step: reading an upload of the largest accepted size (20 MiB) into
+/// chunks and staging them as slices. Its CPU time, in ms, and the slices it stages.
+fn largest_step(kind: DocKind, bytes: &[u8]) -> (f64, usize) {
+    let started = Instant::now();
+    let extraction = extract(kind, bytes).expect("the document extracts");
+    let prepared = prepare(extraction);
+    let staged: Vec<StagedChunk> = prepared.chunks.into_iter().map(StagedChunk::from).collect();
+    let slices = split_by_size(&staged, SLICE_BYTES, MAX_SLICES);
+    let mut staged_bytes = 0;
+    for slice in &slices {
+        staged_bytes += serde_json::to_vec(slice).expect("slices serialise").len();
+    }
+    assert!(staged_bytes > 0);
+    (started.elapsed().as_secs_f64() * 1000.0, slices.len())
+}
+
 fn main() {
+    const MAX_UPLOAD: usize = 20 * 1024 * 1024;
+    let text = corpus_text(MAX_UPLOAD);
+    let text = &text[..text.floor_char_boundary(MAX_UPLOAD)];
+    let (text_step_ms, text_slices) = largest_step(DocKind::Text, text.as_bytes());
+    let pdf_bytes = typeset_pdf(text, MAX_UPLOAD - 64 * 1024);
+    let (pdf_step_ms, pdf_slices) = largest_step(DocKind::Pdf, &pdf_bytes);
+    println!("largest step, 20 MiB text: {text_step_ms:.0} ms CPU ({text_slices} slices)");
+    println!("largest step, {:.1} MiB PDF: {pdf_step_ms:.0} ms CPU ({pdf_slices} slices)", pdf_bytes.len() as f64 / 1048576.0);
     let (chunk_mbs, chunks) = chunking();
     let (pdf_mbs, pdf_ms) = pdf();
     println!("chunking 10 MB of the text corpus: {chunk_mbs:.1} MB/s ({chunks} chunks)");
     println!("PDF extraction (long_lo.pdf): {pdf_mbs:.1} MB/s, {pdf_ms:.1} ms per file");
     if let Some(path) = std::env::args().skip_while(|a| a != "--json").nth(1) {
         let json = format!(
-            "{{\"chunking_mb_per_s\": {chunk_mbs:.2}, \"chunks\": {chunks}, \"pdf_mb_per_s\": {pdf_mbs:.2}, \"pdf_ms_per_file\": {pdf_ms:.2}}}\n"
+            "{{\"chunking_mb_per_s\": {chunk_mbs:.2}, \"chunks\": {chunks}, \"pdf_mb_per_s\": {pdf_mbs:.2}, \"pdf_ms_per_file\": {pdf_ms:.2}, \"largest_step_text_ms\": {text_step_ms:.1}, \"largest_step_text_slices\": {text_slices}, \"largest_step_pdf_ms\": {pdf_step_ms:.1}, \"largest_step_pdf_slices\": {pdf_slices}, \"largest_step_pdf_bytes\": {}}}\n",
+            pdf_bytes.len()
         );
         std::fs::write(&path, json).expect("the JSON output is writable");
     }

@@ -19,17 +19,33 @@ pub mod bindings {
     pub const AI: &str = "AI";
     /// The queue webhook deliveries wait in between attempts (`edgechat-webhooks`).
     pub const WEBHOOK_QUEUE: &str = "WEBHOOK_QUEUE";
+    /// Producer of the ingestion queue (`queues::INGEST`).
+    pub const INGEST_QUEUE: &str = "INGEST_QUEUE";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
-    pub const ALL: &[&str] = &[DATABASE, FILES, RATE_LIMITER, VECTOR_INDEX, AI, WEBHOOK_QUEUE];
+    pub const ALL: &[&str] = &[
+        DATABASE,
+        FILES,
+        RATE_LIMITER,
+        VECTOR_INDEX,
+        AI,
+        WEBHOOK_QUEUE,
+        INGEST_QUEUE,
+    ];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];
 }
 
-/// Names of the queues the Worker consumes (`wrangler.toml`, `[[queues.consumers]]`).
+/// Queues the Worker consumes, by the names `wrangler.toml` gives them
+/// (`[[queues.consumers]]`); a batch says which queue it came from and the consumer
+/// dispatches on that.
 pub mod queues {
     /// Webhook deliveries waiting for their next attempt.
     pub const WEBHOOKS: &str = "edgechat-webhooks";
+    /// Ingestion steps (see `knowledge::steps`).
+    pub const INGEST: &str = "edgechat-ingest";
+    /// Ingestion steps that failed every retry; their sources end in `error`.
+    pub const INGEST_DEAD: &str = "edgechat-ingest-dead";
 }
 
 /// Names of the secrets and variables read, each with its meaning in one place.

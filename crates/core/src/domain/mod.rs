@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod api_key;
 pub mod chatbot;
+pub mod crawl;
 pub mod data_source;
 pub mod feedback;
 pub mod rate_limit;

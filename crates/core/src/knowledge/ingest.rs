@@ -186,10 +186,14 @@ pub struct Prepared {
 /// Chunks a document from its blocks and counts the tokens of its text.
 pub fn prepare(extraction: impl Into<Extraction>) -> Prepared {
     let Extraction { document, text } = extraction.into();
+    // Counted and let go before chunking, which renders its own copy: at the largest upload
+    // the two copies at once are a good part of a Worker's memory.
+    let tokens = estimate_tokens(&text);
+    drop(text);
     let chunks = chunk_document(&document, &ChunkOptions::default());
     Prepared {
         title: document.title.filter(|t| !t.trim().is_empty()),
-        tokens: estimate_tokens(&text),
+        tokens,
         chunks,
     }
 }

@@ -8,10 +8,12 @@
 //! through [`query`] and [`retrieve`]. [`ingest`] strings these together.
 
 pub mod chunk;
+pub mod crawl;
 pub mod extract;
 pub mod ingest;
 pub mod query;
 pub mod retrieve;
 pub mod semantic;
+pub mod steps;
 pub mod tokens;
 pub mod url_guard;

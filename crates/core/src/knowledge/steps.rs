@@ -1,0 +1,262 @@
+//! Reading a source as bounded steps, each one queue message. A step does a bounded amount of
+//! work (one page fetched, one file extracted, one slice of chunks written) and may run twice
+//! (a retried message): every step is written so that running it again changes nothing more.
+//!
+//! A new kind of work is a new variant here and an arm in the consumer's dispatch.
+
+use super::chunk::Chunk;
+use crate::string_enum::string_enum;
+use serde::{Deserialize, Serialize};
+
+/// One unit of ingestion work, as it travels on the queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    /// Fetch a web-page source and index it, or stage its chunks when they are many. `recheck`
+    /// is a scheduled re-read: the page is asked for conditionally and left alone when it is
+    /// unchanged.
+    FetchPage {
+        source: String,
+        #[serde(default)]
+        recheck: bool,
+    },
+    /// Read an upload's original from R2, extract and chunk it.
+    ExtractFile { source: String },
+    /// Write one staged slice of a large reading's chunks; the slice that completes the
+    /// reading swaps all of them in at once.
+    IndexSlice(SliceStep),
+    /// Read a crawl's robots.txt and sitemaps, and queue its start page; with `resync`, also
+    /// ask again for every page it has.
+    CrawlStart {
+        crawl: String,
+        #[serde(default)]
+        resync: bool,
+    },
+    /// Read one sitemap (or sitemap index) of a crawl.
+    CrawlSitemap {
+        crawl: String,
+        url: String,
+        /// How many sitemap indexes led here; bounded so a loop of indexes ends.
+        nesting: u32,
+    },
+    /// Bring the vector indexes up to date with the chunks (search by meaning): embed what
+    /// is new, remove what is gone, within one invocation's budget.
+    SyncVectors,
+}
+
+/// Where a large reading's slice is and what the whole reading holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceStep {
+    pub source: String,
+    /// The source's chatbot, which names where the slices are staged.
+    pub chatbot: String,
+    /// The reading this slice belongs to; only the source's current reading may be swapped in.
+    pub run: String,
+    pub slice: u32,
+    pub slices: u32,
+    /// Chunks in the whole reading: when this many drafts are written, it is complete.
+    pub chunks: u32,
+    pub tokens: i64,
+    pub title: Option<String>,
+    /// Hash of the reading's text, kept to tell a later re-read whether anything changed.
+    pub page_hash: Option<String>,
+}
+
+impl Step {
+    /// The data source the step reads, if it reads one.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            Step::FetchPage { source, .. } | Step::ExtractFile { source } => Some(source),
+            Step::IndexSlice(slice) => Some(&slice.source),
+            Step::CrawlStart { .. } | Step::CrawlSitemap { .. } | Step::SyncVectors => None,
+        }
+    }
+
+    /// The crawl the step works for, if it is a crawl's own step.
+    pub fn crawl(&self) -> Option<&str> {
+        match self {
+            Step::CrawlStart { crawl, .. } | Step::CrawlSitemap { crawl, .. } => Some(crawl),
+            _ => None,
+        }
+    }
+
+    /// A short name for logs and benchmark figures.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::FetchPage { .. } => "fetch_page",
+            Step::ExtractFile { .. } => "extract_file",
+            Step::IndexSlice(_) => "index_slice",
+            Step::CrawlStart { .. } => "crawl_start",
+            Step::CrawlSitemap { .. } => "crawl_sitemap",
+            Step::SyncVectors => "sync_vectors",
+        }
+    }
+}
+
+/// A reading with at most this many chunks is written in the step that read it, in one batch.
+pub const INLINE_CHUNKS: usize = 600;
+
+/// Target size of one staged slice, in bytes of its JSON. A slice is one R2 object and one D1
+/// batch; at 1 MiB the largest accepted file makes a few dozen.
+pub const SLICE_BYTES: usize = 1024 * 1024;
+
+/// At most this many slices per reading, whatever its size: the step that stages them writes
+/// each one to R2, and a step stays within its budget of calls.
+pub const MAX_SLICES: usize = 30;
+
+/// Largest JSON text bound to one draft INSERT (D1 caps a string's size well above this).
+pub const DRAFT_STATEMENT_BYTES: usize = 400 * 1024;
+
+/// A chunk as it is staged between steps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StagedChunk {
+    pub position: u32,
+    pub heading: String,
+    pub text: String,
+    pub tokens: u32,
+}
+
+impl From<Chunk> for StagedChunk {
+    fn from(c: Chunk) -> Self {
+        StagedChunk {
+            position: c.position as u32,
+            heading: c.heading.unwrap_or_default(),
+            text: c.text,
+            tokens: c.tokens as u32,
+        }
+    }
+}
+
+fn staged_size(c: &StagedChunk) -> usize {
+    // The JSON around the strings; escapes make it a little more, which the limits allow for.
+    c.heading.len() + c.text.len() + 64
+}
+
+/// Groups chunks into consecutive parts of about `target` bytes each, at most `max_parts`
+/// (the target grows when the text is too large for that many).
+pub fn split_by_size(chunks: &[StagedChunk], target: usize, max_parts: usize) -> Vec<&[StagedChunk]> {
+    let total: usize = chunks.iter().map(staged_size).sum();
+    let target = target.max(total.div_ceil(max_parts.max(1)));
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    for (i, c) in chunks.iter().enumerate() {
+        let s = staged_size(c);
+        if size > 0 && size + s > target {
+            parts.push(&chunks[start..i]);
+            start = i;
+            size = 0;
+        }
+        size += s;
+    }
+    if start < chunks.len() {
+        parts.push(&chunks[start..]);
+    }
+    parts
+}
+
+string_enum! {
+    /// How often a web page (or a whole crawl) is read again on its own.
+    pub enum Refresh {
+        Never = "never",
+        Daily = "daily",
+        Weekly = "weekly",
+        Monthly = "monthly",
+    }
+}
+
+impl Refresh {
+    /// Seconds between scheduled re-reads; `None` for never.
+    pub fn interval_secs(self) -> Option<i64> {
+        match self {
+            Refresh::Never => None,
+            Refresh::Daily => Some(86_400),
+            Refresh::Weekly => Some(7 * 86_400),
+            Refresh::Monthly => Some(30 * 86_400),
+        }
+    }
+
+    /// When the next scheduled re-read is due after `now` (RFC 3339), if any.
+    pub fn next_after(self, now: &str) -> Option<String> {
+        let secs = self.interval_secs()?;
+        let at = chrono::DateTime::parse_from_rfc3339(now).ok()?;
+        Some(crate::time::format(
+            at.with_timezone(&chrono::Utc) + chrono::Duration::seconds(secs),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(position: u32, bytes: usize) -> StagedChunk {
+        StagedChunk {
+            position,
+            heading: String::new(),
+            text: "x".repeat(bytes),
+            tokens: 1,
+        }
+    }
+
+    #[test]
+    fn steps_travel_as_tagged_json() {
+        let step = Step::FetchPage {
+            source: "s".into(),
+            recheck: false,
+        };
+        let json = serde_json::to_string(&step).unwrap();
+        assert_eq!(json, r#"{"step":"fetch_page","source":"s","recheck":false}"#);
+        let back: Step = serde_json::from_str(r#"{"step":"fetch_page","source":"s"}"#).unwrap();
+        assert_eq!(back, Step::FetchPage { source: "s".into(), recheck: false });
+        let slice = Step::IndexSlice(SliceStep {
+            source: "s".into(),
+            chatbot: "c".into(),
+            run: "r".into(),
+            slice: 1,
+            slices: 3,
+            chunks: 10,
+            tokens: 99,
+            title: None,
+            page_hash: None,
+        });
+        let again: Step = serde_json::from_str(&serde_json::to_string(&slice).unwrap()).unwrap();
+        assert_eq!(again, slice);
+        assert_eq!(again.source(), Some("s"));
+        assert_eq!(again.kind(), "index_slice");
+        let crawl = Step::CrawlStart { crawl: "c".into(), resync: false };
+        assert_eq!(crawl.crawl(), Some("c"));
+        assert_eq!(crawl.source(), None);
+    }
+
+    #[test]
+    fn slices_are_consecutive_bounded_and_complete() {
+        let chunks: Vec<StagedChunk> = (0..100).map(|i| chunk(i, 1000)).collect();
+        let parts = split_by_size(&chunks, 10_000, 30);
+        assert_eq!(parts.len(), 12, "nine chunks of 1064 bytes fit 10 000");
+        let flat: Vec<u32> = parts.iter().flat_map(|p| p.iter().map(|c| c.position)).collect();
+        assert_eq!(flat, (0..100).collect::<Vec<_>>());
+        // Too many parts at the target size: the target grows instead.
+        let parts = split_by_size(&chunks, 1000, 7);
+        assert!(parts.len() <= 8, "{}", parts.len());
+        assert_eq!(parts.iter().map(|p| p.len()).sum::<usize>(), 100);
+        // One chunk larger than the target is a part of its own.
+        let big = vec![chunk(0, 50), chunk(1, 5000), chunk(2, 50)];
+        assert_eq!(split_by_size(&big, 1000, 30).len(), 3);
+        assert!(split_by_size(&[], 1000, 30).is_empty());
+    }
+
+    #[test]
+    fn refresh_intervals() {
+        assert_eq!(Refresh::Never.next_after("2026-01-01T00:00:00Z"), None);
+        assert_eq!(
+            Refresh::Daily.next_after("2026-01-01T00:00:00Z").as_deref(),
+            Some("2026-01-02T00:00:00Z")
+        );
+        assert_eq!(
+            Refresh::Weekly.next_after("2026-01-01T00:00:00Z").as_deref(),
+            Some("2026-01-08T00:00:00Z")
+        );
+        assert_eq!(Refresh::parse("monthly"), Some(Refresh::Monthly));
+    }
+}

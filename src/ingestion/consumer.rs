@@ -1,0 +1,178 @@
+//! The ingestion queue's consumers: one runs each step (`Step`), the other takes the steps
+//! that failed every retry (the dead-letter queue) and ends their sources in `error`.
+
+use super::read::{self, Outcome, StepEnv};
+use super::{crawl, Subrequests, CALL_BUDGET};
+use crate::platform::log;
+use crate::storage::Store;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::config::Config;
+use edgechat_core::knowledge::steps::Step;
+use edgechat_core::time;
+use serde_json::{json, Value};
+use worker::{Env, MessageBatch, MessageExt};
+
+/// Why a step that broke on our side failed, as its source shows it if it never recovers.
+const INTERNAL_REASON: &str = "An internal error interrupted reading this source.";
+
+async fn run(ctx: &StepEnv<'_>, step: &Step) -> ApiResult<Outcome> {
+    match step {
+        Step::FetchPage { source, recheck } => read::fetch_page(ctx, source, *recheck).await,
+        Step::ExtractFile { source } => read::extract_file(ctx, source).await,
+        Step::IndexSlice(slice) => read::index_slice(ctx, slice).await,
+        Step::CrawlStart { crawl, resync } => crawl::start(ctx, crawl, *resync).await,
+        Step::CrawlSitemap {
+            crawl,
+            url,
+            nesting,
+        } => crawl::read_sitemap(ctx, crawl, url, *nesting).await,
+        Step::SyncVectors => {
+            let report = super::vectors::sync(ctx.env, ctx.config).await?;
+            // More is waiting than one invocation may do: the next step goes on.
+            if report.more_waiting {
+                super::enqueue(ctx.env, vec![Step::SyncVectors], ctx.sent).await?;
+            }
+            Ok(Outcome::Done)
+        }
+    }
+}
+
+/// Runs one step and says whether it is done. A failure worth retrying is recorded on the
+/// source first, so the dead-letter consumer can name it.
+async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
+    let store = match Store::new(env) {
+        Ok(store) => store,
+        Err(err) => {
+            log::background_failure("opening the database for a step", "", &err);
+            return false;
+        }
+    };
+    let sent = Subrequests::default();
+    let ctx = StepEnv {
+        env,
+        config,
+        store: &store,
+        sent: &sent,
+    };
+    let started = time::now_ms();
+    let record = step.source().or(step.crawl()).unwrap_or_default().to_string();
+    let (done, outcome, reason) = match run(&ctx, step).await {
+        Ok(Outcome::Done) => (true, "done", None),
+        Ok(Outcome::Retry(reason)) => (false, "retry", Some(reason)),
+        Err(err) => {
+            log::background_failure(step.kind(), &record, &err);
+            (false, "failed", Some(INTERNAL_REASON.to_string()))
+        }
+    };
+    if let (Some(reason), Some(source)) = (&reason, step.source()) {
+        if let Err(err) = store.record_step_failure(source, reason).await {
+            log::background_failure("recording a step's failure", source, &err);
+        }
+    }
+    let calls = store.calls() + sent.count();
+    if calls > CALL_BUDGET {
+        // A step is built to stay within the budget; past it, Cloudflare would refuse calls.
+        log::background_failure(
+            step.kind(),
+            &record,
+            &ApiError::internal(format!("the step made {calls} D1 calls and subrequests, over {CALL_BUDGET}")),
+        );
+    }
+    log::report(
+        "ingestion step",
+        json!({
+            "step": step.kind(),
+            "record": record,
+            "outcome": outcome,
+            "reason": reason,
+            "d1_calls": store.calls(),
+            "subrequests": sent.count(),
+            "within_budget": calls <= CALL_BUDGET,
+            "duration_ms": time::now_ms() - started,
+        }),
+    );
+    done
+}
+
+pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
+    let config = crate::platform::config::read(&env);
+    for message in batch.messages()? {
+        let step: Step = match serde_json::from_value(message.body().clone()) {
+            Ok(step) => step,
+            Err(err) => {
+                // A message no step reads can only fail again: it is dropped, loudly.
+                log::background_failure(
+                    "reading a queue message",
+                    &message.id(),
+                    &ApiError::internal(format!("not an ingestion step: {err}")),
+                );
+                message.ack();
+                continue;
+            }
+        };
+        if run_logged(&env, &config, &step).await {
+            message.ack();
+        } else {
+            message.retry();
+        }
+    }
+    Ok(())
+}
+
+/// Ends a source whose step was given up on in `error`, and says so to its webhooks.
+async fn fail_dead(env: &Env, store: &Store, uuid: &str, now: &str) -> ApiResult<()> {
+    store.fail_dead_source(uuid, now).await?;
+    if let Some((source, _)) = store.source_for_step(uuid, now, false).await? {
+        if source.status == edgechat_core::domain::data_source::Status::Error {
+            let config = crate::platform::config::read(env);
+            super::source_ended(env, &config, &source, &Subrequests::default()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Steps given up on: a source's ends it in `error` with the last failure's reason; a crawl's
+/// start records the failure on the crawl; a sitemap that never answered counts as read.
+pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
+    let store = match Store::new(&env) {
+        Ok(store) => store,
+        Err(err) => {
+            log::background_failure("opening the database for dead steps", "", &err);
+            batch.retry_all();
+            return Ok(());
+        }
+    };
+    for message in batch.messages()? {
+        let Ok(step) = serde_json::from_value::<Step>(message.body().clone()) else {
+            message.ack();
+            continue;
+        };
+        let now = time::now();
+        let result = match &step {
+            Step::CrawlStart { crawl, .. } => {
+                store
+                    .fail_crawl(crawl, "Reading the site's robots.txt failed again and again.", &now)
+                    .await
+            }
+            Step::CrawlSitemap { crawl, url, .. } => store.sitemap_read(crawl, url, &now).await,
+            other => match other.source() {
+                Some(source) => fail_dead(&env, &store, source, &now).await,
+                None => Ok(()),
+            },
+        };
+        match result {
+            Ok(()) => {
+                log::report(
+                    "ingestion step given up",
+                    json!({"step": step.kind(), "record": step.source().or(step.crawl())}),
+                );
+                message.ack();
+            }
+            Err(err) => {
+                log::background_failure("ending a step given up on", "", &err);
+                message.retry();
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! A site crawl's own steps: its start (robots.txt, the sitemaps it names, the start page) and
+//! each sitemap; and following a crawled page's links, which `read::fetch_page` asks for.
+//! Every URL goes through the outbound guard when it is fetched, redirects included.
+
+use super::read::{Outcome, StepEnv};
+use super::{enqueue, PAGE_LIMITS};
+use crate::handlers::new_uuid;
+use crate::platform::outbound::{self, Outgoing};
+use crate::storage::{Crawl, FoundPage, PageMarks};
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::knowledge::crawl::robots::{self, Robots};
+use edgechat_core::knowledge::crawl::sitemap::{self, Sitemap};
+use edgechat_core::knowledge::crawl::urls::{normalize, passes_filters, resolve, same_site};
+use edgechat_core::knowledge::crawl::{links, MAX_SITEMAP_NESTING, USER_AGENT};
+use edgechat_core::knowledge::steps::Step;
+use edgechat_core::time;
+use url::Url;
+use worker::Method;
+
+/// Links taken from one page: enough for any real page, few enough for one statement.
+const MAX_LINKS_PER_PAGE: usize = 500;
+/// A gzipped sitemap may inflate to this much.
+const MAX_SITEMAP_BYTES: usize = 50 * 1024 * 1024;
+
+/// What a GET of a crawl's own resource (robots.txt, a sitemap) came to.
+enum Got {
+    Body(Vec<u8>),
+    /// Not there, or refused: the crawl goes on without it.
+    Missing,
+    Retry(String),
+}
+
+async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str) -> Got {
+    let fetched = outbound::fetch_classified(
+        Outgoing {
+            method: Method::Get,
+            url,
+            headers: vec![
+                ("Accept".into(), accept.into()),
+                ("User-Agent".into(), format!("{USER_AGENT}/1.0")),
+            ],
+            body: None,
+        },
+        &ctx.config.private_access,
+        PAGE_LIMITS,
+    )
+    .await;
+    ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
+    match fetched {
+        Err(e) if e.transient => Got::Retry(e.reason),
+        Err(_) => Got::Missing,
+        Ok(f) if f.status == 429 || f.status >= 500 => {
+            Got::Retry(format!("{url} answered HTTP {}.", f.status))
+        }
+        Ok(f) if (200..300).contains(&f.status) => Got::Body(f.body),
+        Ok(_) => Got::Missing,
+    }
+}
+
+fn robots_of(crawl: &Crawl) -> Robots {
+    serde_json::from_str(&crawl.robots_json).unwrap_or_default()
+}
+
+fn path_and_query(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+/// Splits found URLs into pages to add (on the site, through the filters, new in this list)
+/// and pages robots.txt forbids.
+fn sort_found(crawl: &Crawl, site: &Url, robots: &Robots, urls: Vec<Url>, depth: i64) -> (Vec<FoundPage>, Vec<String>) {
+    let mut pages: Vec<FoundPage> = Vec::new();
+    let mut blocked = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for url in urls {
+        if !same_site(site, &url) || !passes_filters(&url, &crawl.include, &crawl.exclude) {
+            continue;
+        }
+        let text = url.to_string();
+        if !seen.insert(text.clone()) {
+            continue;
+        }
+        if robots.allows(&path_and_query(&url)) {
+            pages.push(FoundPage {
+                url: text,
+                source: new_uuid(),
+                depth,
+            });
+        } else {
+            blocked.push(text);
+        }
+    }
+    (pages, blocked)
+}
+
+async fn add_and_queue(
+    ctx: &StepEnv<'_>,
+    crawl: &Crawl,
+    pages: Vec<FoundPage>,
+    blocked: Vec<String>,
+    mut steps: Vec<Step>,
+) -> ApiResult<()> {
+    let mut pages = pages;
+    pages.truncate(crawl.max_pages as usize);
+    if !pages.is_empty() || !blocked.is_empty() {
+        let added = ctx
+            .store
+            .add_crawl_pages(crawl, &pages, &blocked, &time::now())
+            .await?;
+        steps.extend(added.into_iter().map(|source| Step::FetchPage {
+            source,
+            recheck: false,
+        }));
+    }
+    enqueue(ctx.env, steps, ctx.sent).await
+}
+
+pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResult<Outcome> {
+    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
+        return Ok(Outcome::Done);
+    };
+    let Ok(site) = Url::parse(&crawl.url) else {
+        ctx.store
+            .fail_crawl(crawl_uuid, "The crawl's address is not a valid URL.", &time::now())
+            .await?;
+        return Ok(Outcome::Done);
+    };
+    let robots = match site.join("/robots.txt") {
+        Ok(robots_url) => match get(ctx, robots_url.as_str(), "text/plain").await {
+            Got::Body(bytes) => robots::parse(&String::from_utf8_lossy(&bytes), USER_AGENT),
+            Got::Missing => Robots::default(),
+            Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
+        },
+        Err(_) => Robots::default(),
+    };
+    let mut sitemaps: Vec<String> = robots
+        .sitemaps
+        .iter()
+        .filter_map(|s| Url::parse(s).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .map(|u| u.to_string())
+        .collect();
+    if sitemaps.is_empty() {
+        if let Ok(default) = site.join("/sitemap.xml") {
+            sitemaps.push(default.to_string());
+        }
+    }
+    let now = time::now();
+    ctx.store
+        .crawl_started(crawl_uuid, &serde_json::to_string(&robots)?, &now)
+        .await?;
+    let mut steps: Vec<Step> = ctx
+        .store
+        .claim_sitemaps(crawl_uuid, &sitemaps)
+        .await?
+        .into_iter()
+        .map(|url| Step::CrawlSitemap {
+            crawl: crawl_uuid.to_string(),
+            url,
+            nesting: 0,
+        })
+        .collect();
+    if resync {
+        ctx.store.pages_checked(crawl_uuid, &now).await?;
+        steps.extend(
+            ctx.store
+                .crawl_source_uuids(crawl_uuid)
+                .await?
+                .into_iter()
+                .map(|source| Step::FetchPage {
+                    source,
+                    recheck: true,
+                }),
+        );
+    }
+    let start_page = normalize(&site).into_iter().collect();
+    let (pages, blocked) = sort_found(&crawl, &site, &robots, start_page, 0);
+    add_and_queue(ctx, &crawl, pages, blocked, steps).await?;
+    Ok(Outcome::Done)
+}
+
+pub async fn read_sitemap(
+    ctx: &StepEnv<'_>,
+    crawl_uuid: &str,
+    url: &str,
+    nesting: u32,
+) -> ApiResult<Outcome> {
+    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
+        return Ok(Outcome::Done);
+    };
+    let bytes = match get(ctx, url, "application/xml,text/xml;q=0.9,*/*;q=0.5").await {
+        Got::Body(bytes) => bytes,
+        Got::Missing => Vec::new(),
+        Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
+    };
+    let parsed = sitemap::gunzip_if_gzipped(&bytes, MAX_SITEMAP_BYTES)
+        .ok()
+        .and_then(|xml| sitemap::parse(&String::from_utf8_lossy(&xml)));
+    match parsed {
+        Some(Sitemap::Index(children)) if nesting < MAX_SITEMAP_NESTING => {
+            let steps = ctx
+                .store
+                .claim_sitemaps(crawl_uuid, &children)
+                .await?
+                .into_iter()
+                .map(|url| Step::CrawlSitemap {
+                    crawl: crawl_uuid.to_string(),
+                    url,
+                    nesting: nesting + 1,
+                })
+                .collect();
+            enqueue(ctx.env, steps, ctx.sent).await?;
+        }
+        Some(Sitemap::Pages(locations)) => {
+            if let Ok(site) = Url::parse(&crawl.url) {
+                let urls = locations
+                    .iter()
+                    .filter_map(|l| Url::parse(l).ok().and_then(|u| normalize(&u)))
+                    .collect();
+                let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, 0);
+                add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await?;
+            }
+        }
+        _ => {}
+    }
+    ctx.store.sitemap_read(crawl_uuid, url, &time::now()).await?;
+    Ok(Outcome::Done)
+}
+
+/// Adds the same-site links of a crawled page one level deeper, while the crawl's depth allows.
+pub async fn follow_links(
+    ctx: &StepEnv<'_>,
+    crawl_uuid: &str,
+    marks: &PageMarks,
+    page_url: &str,
+    body: &[u8],
+) -> ApiResult<()> {
+    let depth = marks.depth.unwrap_or(0);
+    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
+        return Ok(());
+    };
+    if depth >= crawl.max_depth {
+        return Ok(());
+    }
+    let (Ok(site), Ok(base)) = (Url::parse(&crawl.url), Url::parse(page_url)) else {
+        return Ok(());
+    };
+    let html = String::from_utf8_lossy(body);
+    let urls: Vec<Url> = links::hrefs(&html)
+        .iter()
+        .filter_map(|href| resolve(&base, href))
+        .take(MAX_LINKS_PER_PAGE)
+        .collect();
+    let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, depth + 1);
+    add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await
+}

@@ -1,0 +1,268 @@
+//! The steps that read one source: fetch a web page, extract an upload from R2, index one
+//! staged slice. Each stays within the call budget whatever the source's size, and running it
+//! twice leaves what running it once did.
+
+use super::{crawl, enqueue, Subrequests, PAGE_LIMITS};
+use crate::handlers::new_uuid;
+use crate::platform::files;
+use crate::platform::outbound::{self, Outgoing};
+use crate::storage::{NewMarks, PageMarks, Store};
+use edgechat_core::api::error::ApiResult;
+use edgechat_core::config::Config;
+use edgechat_core::domain::api_key::sha256_hex;
+use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
+use edgechat_core::knowledge::crawl::USER_AGENT;
+use edgechat_core::knowledge::extract::ExtractError;
+use edgechat_core::knowledge::ingest::{detect_page, detect_upload, extract, prepare, DocKind, Prepared};
+use edgechat_core::knowledge::steps::{
+    split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, INLINE_CHUNKS, MAX_SLICES,
+    SLICE_BYTES,
+};
+use edgechat_core::time;
+use serde_json::{json, Value};
+use worker::{Env, Method};
+
+/// What a step came to: done (whatever it found), or worth another try later, and why.
+pub enum Outcome {
+    Done,
+    Retry(String),
+}
+
+/// What every step works with.
+pub struct StepEnv<'a> {
+    pub env: &'a Env,
+    pub config: &'a Config,
+    pub store: &'a Store,
+    pub sent: &'a Subrequests,
+}
+
+/// Marks a source failed for good, keeping any text it had (a failed re-read keeps the old).
+async fn fail(ctx: &StepEnv<'_>, mut source: DataSource, reason: String) -> ApiResult<Outcome> {
+    source.meta.insert("error".into(), Value::String(reason));
+    source.meta.remove("resumed");
+    let now = time::now();
+    ctx.store.fail_source(&source.uuid, &source.meta, &now).await?;
+    source.status = Status::Error;
+    source.modified_at = now;
+    super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+    Ok(Outcome::Done)
+}
+
+pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResult<Outcome> {
+    let now = time::now();
+    let Some((source, marks)) = ctx.store.source_for_step(uuid, &now, !recheck).await? else {
+        return Ok(Outcome::Done);
+    };
+    if source.source_type != SourceType::Link {
+        return Ok(Outcome::Done);
+    }
+    let url = source.url().unwrap_or_default().to_string();
+    let mut headers = vec![
+        (
+            "Accept".to_string(),
+            "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5".to_string(),
+        ),
+        ("User-Agent".to_string(), format!("{USER_AGENT}/1.0")),
+    ];
+    // A re-sync asks whether the page changed since the text it has; anything else reads it
+    // afresh.
+    let conditional = recheck && source.status == Status::Success && marks.page_hash.is_some();
+    if conditional {
+        if let Some(etag) = &marks.etag {
+            headers.push(("If-None-Match".into(), etag.clone()));
+        }
+        if let Some(modified) = &marks.last_modified {
+            headers.push(("If-Modified-Since".into(), modified.clone()));
+        }
+    }
+    let fetched = outbound::fetch_classified(
+        Outgoing {
+            method: Method::Get,
+            url: &url,
+            headers,
+            body: None,
+        },
+        &ctx.config.private_access,
+        PAGE_LIMITS,
+    )
+    .await;
+    ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
+    let page = match fetched {
+        Err(e) if e.transient => return Ok(Outcome::Retry(e.reason)),
+        Err(e) => return fail(ctx, source, e.reason).await,
+        Ok(page) => page,
+    };
+    match page.status {
+        304 if conditional => return Ok(Outcome::Done),
+        404 | 410 if marks.crawl_uuid.is_some() => {
+            let crawl_uuid = marks.crawl_uuid.as_deref().unwrap_or_default();
+            ctx.store.remove_crawl_page(crawl_uuid, &source.uuid).await?;
+            return Ok(Outcome::Done);
+        }
+        429 | 500..=599 => {
+            return Ok(Outcome::Retry(format!("The page answered HTTP {}.", page.status)))
+        }
+        200..=299 => {}
+        other => return fail(ctx, source, format!("The page answered HTTP {other}.")).await,
+    }
+    let path = url::Url::parse(&page.url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_default();
+    let Some(kind) = detect_page(page.content_type.as_deref(), &path, &page.body) else {
+        let reason = format!(
+            "The page's content type ({}) is not one this service reads.",
+            page.content_type.as_deref().unwrap_or("unknown")
+        );
+        return fail(ctx, source, reason).await;
+    };
+    if kind == DocKind::Html {
+        if let Some(crawl_uuid) = &marks.crawl_uuid {
+            crawl::follow_links(ctx, crawl_uuid, &marks, &page.url, &page.body).await?;
+        }
+    }
+    let extraction = match extract(kind, &page.body) {
+        Ok(e) => e,
+        Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
+    };
+    let page_hash = sha256_hex(extraction.text.as_bytes());
+    if recheck && marks.page_hash.as_deref() == Some(page_hash.as_str()) {
+        // The text is what is indexed already: nothing to write.
+        return Ok(Outcome::Done);
+    }
+    let validators = NewMarks {
+        etag: page.etag,
+        last_modified: page.last_modified,
+        page_hash: Some(page_hash),
+    };
+    drop(page.body);
+    finish(ctx, source, &marks, prepare(extraction), validators).await
+}
+
+pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
+    let now = time::now();
+    let Some((source, marks)) = ctx.store.source_for_step(uuid, &now, true).await? else {
+        return Ok(Outcome::Done);
+    };
+    let Some(key) = source.object_key.clone() else {
+        return fail(ctx, source, "This source has no stored file to read.".into()).await;
+    };
+    ctx.sent.add(1);
+    let Some(bytes) = files::get(ctx.env, &key).await? else {
+        return fail(ctx, source, "The stored file is missing.".into()).await;
+    };
+    let declared = source
+        .meta
+        .get("content_type")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let Some(kind) = detect_upload(&source.file_name, declared.as_deref(), &bytes) else {
+        return fail(ctx, source, "This file type is not supported.".into()).await;
+    };
+    let extraction = match extract(kind, &bytes) {
+        Ok(e) => e,
+        Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
+    };
+    drop(bytes);
+    finish(ctx, source, &marks, prepare(extraction), NewMarks::default()).await
+}
+
+/// Indexes a reading: in this step when it is small, else staged in slices for steps of
+/// their own.
+async fn finish(
+    ctx: &StepEnv<'_>,
+    mut source: DataSource,
+    marks: &PageMarks,
+    prepared: Prepared,
+    validators: NewMarks,
+) -> ApiResult<Outcome> {
+    let now = time::now();
+    let title = prepared.title.filter(|_| source.title_from_document());
+    if prepared.chunks.len() > INLINE_CHUNKS {
+        stage(ctx, &source, prepared.chunks, prepared.tokens as i64, title, validators.page_hash)
+            .await?;
+        return Ok(Outcome::Done);
+    }
+    if let Some(title) = title {
+        source.title = title;
+    }
+    source.tokens = prepared.tokens as i64;
+    source.meta.remove("error");
+    source.meta.remove("resumed");
+    if source.source_type == SourceType::Link {
+        source.meta.insert("last_checked_at".into(), json!(now));
+        source.meta.insert("last_changed_at".into(), json!(now));
+        source.meta.insert("refresh".into(), json!(marks.refresh().as_str()));
+    }
+    source.status = Status::Success;
+    source.modified_at = now;
+    ctx.store
+        .finish_reading(&source, &prepared.chunks, &validators)
+        .await?;
+    super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+    Ok(Outcome::Done)
+}
+
+/// Writes a large reading's chunks to R2 in slices and queues a step for each. The run is
+/// named first, so slices of an earlier attempt at this reading can no longer be swapped in.
+async fn stage(
+    ctx: &StepEnv<'_>,
+    source: &DataSource,
+    chunks: Vec<edgechat_core::knowledge::chunk::Chunk>,
+    tokens: i64,
+    title: Option<String>,
+    page_hash: Option<String>,
+) -> ApiResult<()> {
+    let run = new_uuid();
+    ctx.store.begin_run(&source.uuid, &run).await?;
+    // Moved, not copied: at the largest size the chunks' text is a good part of the memory.
+    let staged: Vec<StagedChunk> = chunks.into_iter().map(StagedChunk::from).collect();
+    let slices = split_by_size(&staged, SLICE_BYTES, MAX_SLICES);
+    let count = slices.len() as u32;
+    let mut steps = Vec::with_capacity(slices.len());
+    for (i, slice) in slices.iter().enumerate() {
+        let key = files::staging_key(&source.chatbot_uuid, &source.uuid, &run, i as u32);
+        let body = serde_json::to_vec(slice)?;
+        ctx.sent.add(1);
+        files::put(ctx.env, &key, body, "application/json", "slice.json").await?;
+        steps.push(Step::IndexSlice(SliceStep {
+            source: source.uuid.clone(),
+            chatbot: source.chatbot_uuid.clone(),
+            run: run.clone(),
+            slice: i as u32,
+            slices: count,
+            chunks: staged.len() as u32,
+            tokens,
+            title: title.clone(),
+            page_hash: page_hash.clone(),
+        }));
+    }
+    enqueue(ctx.env, steps, ctx.sent).await
+}
+
+pub async fn index_slice(ctx: &StepEnv<'_>, step: &SliceStep) -> ApiResult<Outcome> {
+    let key = files::staging_key(&step.chatbot, &step.source, &step.run, step.slice);
+    ctx.sent.add(1);
+    // Gone: the run was swapped in already (this is a repeat) or the source was deleted.
+    let Some(bytes) = files::get(ctx.env, &key).await? else {
+        return Ok(Outcome::Done);
+    };
+    let chunks: Vec<StagedChunk> = serde_json::from_slice(&bytes)?;
+    drop(bytes);
+    let parts = split_by_size(&chunks, DRAFT_STATEMENT_BYTES, usize::MAX)
+        .into_iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()?;
+    let written = ctx.store.write_slice(step, &parts).await?;
+    if written == i64::from(step.chunks) {
+        ctx.store.swap_run(step, &time::now()).await?;
+        let keys = (0..step.slices)
+            .map(|i| files::staging_key(&step.chatbot, &step.source, &step.run, i))
+            .collect();
+        ctx.sent.add(1);
+        files::delete(ctx.env, keys).await?;
+        if let Some((source, _)) = ctx.store.source_for_step(&step.source, &time::now(), false).await? {
+            super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+        }
+    }
+    Ok(Outcome::Done)
+}

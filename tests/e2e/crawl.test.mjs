@@ -1,0 +1,219 @@
+// Site crawls against a local site of about thirty pages: robots.txt, a sitemap index with a
+// gzipped sitemap, pages reachable only by links, a redirect loop, links to another host and to
+// a private address, duplicate URLs in other spellings; then re-sync and a restart mid-crawl.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { startAccount, startServer, newChatbot, expectError, sleep } from "./suite.mjs";
+
+/** Runs `check` until it stops throwing; past the deadline its last failure is the test's. */
+async function eventually(check, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+let site, worker, api;
+/** Page bodies by path; a test changes them. */
+const pages = new Map();
+let sitemapDocs = [];
+const served = []; // [path, status]
+let delayMs = 0;
+
+function page(title, body, links = []) {
+  return `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p>` +
+    links.map((l) => `<a href="${l}">${l}</a>`).join(" ") + "</body></html>";
+}
+
+function buildSite(base) {
+  pages.set("/", page("Home", "Welcome to the walrus workshop.", [
+    "/about", "/about/", "/about?utm_campaign=spring", "/about#team", "/docs/1", "/hidden/a",
+    "/private/x", "http://example.org/elsewhere", "http://10.0.0.7/admin", "/loop", "/to-metadata",
+  ]));
+  pages.set("/about", page("About", "The walrus workshop repairs kayaks.", ["/", "HTTP://127.0.0.1:" + new URL(base).port + "/docs/2/"]));
+  for (let i = 1; i <= 12; i++) pages.set(`/docs/${i}`, page(`Doc ${i}`, `Manual chapter ${i} about paddle number ${i}.`, [`/docs/${(i % 12) + 1}`]));
+  for (let i = 1; i <= 10; i++) pages.set(`/blog/${i}`, page(`Post ${i}`, `Blog post ${i} on river trips.`));
+  pages.set("/hidden/a", page("Hidden A", "Only a link leads here.", ["/hidden/b"]));
+  pages.set("/hidden/b", page("Hidden B", "Two links deep.", ["/hidden/c"]));
+  pages.set("/hidden/c", page("Hidden C", "Three links deep, the last level read.", ["/hidden/d"]));
+  pages.set("/hidden/d", page("Hidden D", "Four links deep: too deep."));
+  pages.set("/private/x", page("Private", "Robots may not read this."));
+  pages.set("/private/secret", page("Secret", "Robots may not read this either."));
+  sitemapDocs = [...Array(12).keys()].map((i) => `/docs/${i + 1}`).concat(["/docs/1/?utm_source=feed", "/docs/2#top"]);
+}
+
+const urlset = (paths, base) => `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
+  paths.map((p) => `<url><loc>${base}${p}</loc></url>`).join("") + "</urlset>";
+
+before(async () => {
+  site = await startServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    const p = url.pathname;
+    const send = (status, type, body, headers = {}) => {
+      served.push([p, status]);
+      res.writeHead(status, { "Content-Type": type, ...headers });
+      res.end(body);
+    };
+    if (delayMs) await sleep(delayMs);
+    if (p === "/robots.txt") return send(200, "text/plain", `User-agent: *\nDisallow: /private/\n\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
+    if (p === "/sitemap_index.xml") {
+      return send(200, "application/xml", `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
+        `<sitemap><loc>${site.base}/sitemap-docs.xml</loc></sitemap><sitemap><loc>${site.base}/sitemap-blog.xml.gz</loc></sitemap></sitemapindex>`);
+    }
+    if (p === "/sitemap-docs.xml") return send(200, "application/xml", urlset(sitemapDocs, site.base));
+    if (p === "/sitemap-blog.xml.gz") {
+      const blog = [...pages.keys()].filter((k) => k.startsWith("/blog/")).concat(["/private/secret"]);
+      return send(200, "application/gzip", gzipSync(urlset(blog, site.base)));
+    }
+    if (p === "/loop") return send(302, "text/plain", "", { Location: "/loop2" });
+    if (p === "/loop2") return send(302, "text/plain", "", { Location: "/loop" });
+    if (p === "/to-metadata") return send(302, "text/plain", "", { Location: "http://169.254.169.254/latest/meta-data/" });
+    const body = pages.get(p);
+    if (body === undefined) return send(404, "text/html", "<h1>Not found</h1>");
+    const etag = `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"`;
+    if (req.headers["if-none-match"] === etag) return send(304, "text/html", "", { ETag: etag });
+    return send(200, "text/html; charset=utf-8", body, { ETag: etag });
+  });
+  buildSite(site.base);
+  const host = new URL(site.base).host;
+  ({ worker, api } = await startAccount({
+    vars: { ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_HOSTS: host },
+    testScheduled: true,
+  }));
+});
+
+async function finished(crawlUuid, timeoutMs = 120_000) {
+  let last;
+  await eventually(async () => {
+    const r = await api.get(`/crawl/${crawlUuid}`);
+    assert.equal(r.status, 200, r.text);
+    last = r.json;
+    assert.equal(r.json.status, "done", JSON.stringify(r.json));
+  }, timeoutMs);
+  return last;
+}
+
+async function pagesOf(bot, crawlUuid) {
+  const r = await api.get(`/chatbot/${bot.uuid}/data-sources`);
+  return r.json.filter((s) => JSON.parse(s.meta_json).crawl_uuid === crawlUuid);
+}
+
+const pathOf = (s) => new URL(JSON.parse(s.meta_json).url).pathname;
+
+test("a crawl reads exactly the pages it should, each once", async () => {
+  const bot = await newChatbot(api, { name: "Walrus" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_depth: 3, refresh: "weekly" } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.status, "running");
+  assert.equal(r.json.max_pages, 100);
+  const crawl = await finished(r.json.uuid);
+  const sources = await pagesOf(bot, r.json.uuid);
+  const read = sources.filter((s) => s.status === "success").map(pathOf).sort();
+  const expected = ["/", "/about", ...[...Array(12).keys()].map((i) => `/docs/${i + 1}`),
+    ...[...Array(10).keys()].map((i) => `/blog/${i + 1}`), "/hidden/a", "/hidden/b", "/hidden/c"].sort();
+  assert.deepEqual(read, expected);
+  const failed = sources.filter((s) => s.status === "error").map(pathOf).sort();
+  assert.deepEqual(failed, ["/loop", "/to-metadata"]);
+  assert.match(JSON.parse(sources.find((s) => pathOf(s) === "/to-metadata").meta_json).error, /private|link-local/);
+  assert.deepEqual(crawl.pages, { found: 29, read: 27, failed: 2, pending: 0, skipped_by_robots: 2 });
+  // Nothing forbidden, too deep or elsewhere was asked for; no page twice.
+  const asked = served.map(([p]) => p);
+  for (const p of ["/private/x", "/private/secret", "/hidden/d", "/elsewhere", "/admin"]) assert.ok(!asked.includes(p), p);
+  for (const p of expected) assert.equal(asked.filter((a) => a === p).length, 1, p);
+  // Searchable, and listed.
+  const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "paddle number 7" } })).json.results;
+  assert.equal(hits[0].title, "Doc 7");
+  const list = (await api.get(`/chatbot/${bot.uuid}/crawls`)).json;
+  assert.deepEqual(list.map((c) => c.uuid), [r.json.uuid]);
+  assert.equal(list[0].refresh, "weekly");
+  assert.match(list[0].next_sync_at, /^\d{4}-/);
+});
+
+test("a sync re-reads: a changed page is re-indexed, a deleted one leaves, a new one is added", async () => {
+  const bot = await newChatbot(api, { name: "Resync" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/docs/1`, max_depth: 0 } });
+  await finished(r.json.uuid);
+  const before = new Map((await pagesOf(bot, r.json.uuid)).map((s) => [pathOf(s), s]));
+  assert.equal(before.size, 22, [...before.keys()].join(" ")); // 12 docs (sitemap) + 10 blog posts
+  pages.set("/docs/3", page("Doc 3", "Chapter three now covers the narwhal rudder."));
+  pages.delete("/blog/2");
+  pages.set("/docs/13", page("Doc 13", "A new chapter about sea anchors."));
+  sitemapDocs.push("/docs/13");
+  await sleep(1100); // timestamps have whole seconds
+  const mark = served.length;
+  const s = await api.post(`/crawl/${r.json.uuid}/sync`);
+  assert.equal(s.status, 200, s.text);
+  // Every page is asked for again.
+  await eventually(() => {
+    const asked = new Set(served.slice(mark).map(([p]) => p));
+    for (const p of before.keys()) assert.ok(asked.has(p), p);
+  }, 60_000);
+  await eventually(async () => {
+    const now = new Map((await pagesOf(bot, r.json.uuid)).map((x) => [pathOf(x), x]));
+    assert.ok(!now.has("/blog/2"));
+    assert.equal(now.get("/docs/13")?.status, "success");
+    assert.notEqual(JSON.parse(now.get("/docs/3").meta_json).last_changed_at, JSON.parse(before.get("/docs/3").meta_json).last_changed_at);
+  }, 60_000);
+  await finished(r.json.uuid);
+  const after = new Map((await pagesOf(bot, r.json.uuid)).map((x) => [pathOf(x), x]));
+  for (const [p, old] of before) {
+    if (p === "/docs/3" || p === "/blog/2") continue;
+    const meta = JSON.parse(after.get(p).meta_json);
+    assert.equal(meta.last_changed_at, JSON.parse(old.meta_json).last_changed_at, p);
+    assert.ok(meta.last_checked_at > JSON.parse(old.meta_json).last_checked_at, p);
+    assert.equal(after.get(p).modified_at, old.modified_at, p);
+  }
+  // An unchanged page cost one request, answered 304.
+  const again = served.slice(mark).filter(([p]) => p === "/docs/5");
+  assert.deepEqual(again, [["/docs/5", 304]]);
+  const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "narwhal rudder" } })).json.results;
+  assert.equal(hits[0].title, "Doc 3");
+  const stale = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "Blog post 2 river trips" } })).json.results;
+  assert.ok(!stale.some((h) => h.title === "Post 2"));
+  const [{ n }] = await worker.sql(`SELECT COUNT(*) AS n FROM chunks c JOIN data_sources s ON s.uuid = c.data_source_uuid WHERE s.crawl_uuid = '${r.json.uuid}'`);
+  assert.equal(n, 22, "one chunk per page, none twice");
+  // Restore the site for the other tests.
+  buildSite(site.base);
+});
+
+test("crawl input is checked; delete removes the crawl and its pages", async () => {
+  const bot = await newChatbot(api, { name: "Checks" });
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_pages: 1001 } }), 400, "invalid_request", "max_pages");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: "http://10.1.2.3/" } }), 400, "invalid_request", "url");
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, refresh: "hourly" } }), 400, "invalid_request", "refresh");
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/blog/1`, max_pages: 3, max_depth: 0, include: ["/blog/*"] } });
+  const crawl = await finished(r.json.uuid);
+  assert.equal(crawl.pages.found, 3);
+  const d = await api.del(`/crawl/${r.json.uuid}/delete`);
+  assert.equal(d.status, 200, d.text);
+  expectError(assert, await api.get(`/crawl/${r.json.uuid}`), 404, "not_found");
+  assert.deepEqual(await pagesOf(bot, r.json.uuid), []);
+  const [{ n }] = await worker.sql(`SELECT COUNT(*) AS n FROM chunks WHERE chatbot_uuid = '${bot.uuid}'`);
+  assert.equal(n, 0);
+});
+
+test("a Worker restarted in the middle of a crawl finishes it", async () => {
+  const bot = await newChatbot(api, { name: "Restart" });
+  delayMs = 400;
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_depth: 3 } });
+  await eventually(async () => {
+    const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+    assert.ok(c.pages.read >= 3, JSON.stringify(c.pages));
+  }, 60_000);
+  await worker.restart();
+  delayMs = 0;
+  // Local queues live in memory: what was queued is gone. The scheduled handler resumes
+  // readings no step has touched for a while; pretend that while has passed.
+  await worker.sql(`UPDATE data_sources SET modified_at = '2020-01-01T00:00:00Z' WHERE crawl_uuid = '${r.json.uuid}' AND status IN ('await', 'running')`);
+  await worker.sql(`UPDATE crawls SET modified_at = '2020-01-01T00:00:00Z' WHERE uuid = '${r.json.uuid}'`);
+  await worker.runScheduled();
+  const crawl = await finished(r.json.uuid);
+  assert.deepEqual(crawl.pages, { found: 29, read: 27, failed: 2, pending: 0, skipped_by_robots: 2 });
+});
