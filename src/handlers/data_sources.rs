@@ -89,6 +89,13 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     source.status = Status::Success;
     call.store.insert_source(&source, None, &chunks).await?;
     call.log.record(&source.uuid);
+    // Ready as it is stored: webhooks hear of it now, as they do when a reading ends.
+    call.ctx.wait_until(crate::webhooks::notify(
+        call.env.clone(),
+        chatbot_uuid.clone(),
+        edgechat_core::domain::webhook::Event::SourceReady,
+        source.to_json(&[]),
+    ));
     vectors::sync_later(&call.ctx, &call.env, &call.config);
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))

@@ -103,8 +103,17 @@ pub async fn fetch_classified(
                 .send_with_signal(&signal)
                 .await
                 .map_err(|e| {
+                    // The runtime words a failed connection (no such host, refused) as its
+                    // own "internal error; reference = ..."; it is the network's failure, not
+                    // ours, and the reference says nothing to the owner reading the reason.
+                    let detail = e.to_string();
+                    let detail = if detail.contains("internal error") {
+                        "the connection failed".to_string()
+                    } else {
+                        detail
+                    };
                     passing(format!(
-                        "Could not reach {}: {e}",
+                        "Could not reach {}: {detail}",
                         url.host_str().unwrap_or("the server")
                     ))
                 })?;

@@ -238,9 +238,12 @@ test("live chat, tags, sources and feedback are told to the webhooks that asked"
   await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down", comment: "no price" } });
   await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${receiver.base}/page` } });
   await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${receiver.base}/missing` } });
+  // A Q&A pair is ready as it is stored.
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Do you ship abroad?", answer: "Yes." } });
   const types = () => arrived("/events").map((d) => d.json.type).sort();
-  await eventually(() => types().length >= 6, 20_000).catch((err) => assert.fail(`${err.message}: ${types()}`));
-  assert.deepEqual(types(), ["feedback.created", "live_chat.ended", "live_chat.started", "session.tagged", "source.failed", "source.ready"]);
+  await eventually(() => types().length >= 7, 20_000).catch((err) => assert.fail(`${err.message}: ${types()}`));
+  assert.deepEqual(types(), ["feedback.created", "live_chat.ended", "live_chat.started", "session.tagged", "source.failed", "source.ready", "source.ready"]);
+  assert.ok(arrived("/events").some((d) => d.json.type === "source.ready" && d.json.data.type === "qa"));
   const byType = Object.fromEntries(arrived("/events").map((d) => [d.json.type, d.json.data]));
   assert.equal(byType["session.tagged"].tag.name, "Pricing");
   assert.equal(byType["feedback.created"].rating, "down");

@@ -127,7 +127,50 @@ fn largest_step(kind: DocKind, bytes: &[u8]) -> (f64, usize) {
     (started.elapsed().as_secs_f64() * 1000.0, slices.len())
 }
 
+/// The vector index's exact scan: p50 of a top-40 query over `n` vectors of 1,024 dimensions
+/// (bge-m3's width), and the memory the vectors take. Vectors are pseudo-random: a scan's cost
+/// does not depend on what they hold.
+fn vector_scan(n: usize) -> (f64, usize) {
+    use edgechat_core::knowledge::semantic::vector::{Quantised, VectorSet};
+    const DIMENSIONS: usize = 1024;
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    let mut set = VectorSet::new(DIMENSIONS);
+    for id in 0..n {
+        let v: Vec<f32> = (0..DIMENSIONS).map(|_| next()).collect();
+        set.push(id as i64, &Quantised::from_f32(&v).expect("a non-zero vector"));
+    }
+    let mut times: Vec<f64> = (0..21)
+        .map(|_| {
+            let q: Vec<f32> = (0..DIMENSIONS).map(|_| next()).collect();
+            let q = Quantised::from_f32(&q).expect("a non-zero vector");
+            let started = Instant::now();
+            let found = set.nearest(&q, 40, |_| true);
+            assert_eq!(found.len(), 40.min(n));
+            started.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], set.memory_bytes())
+}
+
 fn main() {
+    let scans: Vec<(usize, f64, usize)> = [1_000, 10_000, 100_000]
+        .into_iter()
+        .map(|n| {
+            let (p50, memory) = vector_scan(n);
+            println!(
+                "vector index scan, {n} chunks x 1024 dimensions: p50 {p50:.2} ms, {:.1} MiB",
+                memory as f64 / 1048576.0
+            );
+            (n, p50, memory)
+        })
+        .collect();
     const MAX_UPLOAD: usize = 20 * 1024 * 1024;
     let text = corpus_text(MAX_UPLOAD);
     let text = &text[..text.floor_char_boundary(MAX_UPLOAD)];
@@ -141,8 +184,13 @@ fn main() {
     println!("chunking 10 MB of the text corpus: {chunk_mbs:.1} MB/s ({chunks} chunks)");
     println!("PDF extraction (long_lo.pdf): {pdf_mbs:.1} MB/s, {pdf_ms:.1} ms per file");
     if let Some(path) = std::env::args().skip_while(|a| a != "--json").nth(1) {
+        let vector_scans = scans
+            .iter()
+            .map(|(n, p50, memory)| format!("{{\"chunks\": {n}, \"p50_ms\": {p50:.3}, \"memory_bytes\": {memory}}}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let json = format!(
-            "{{\"chunking_mb_per_s\": {chunk_mbs:.2}, \"chunks\": {chunks}, \"pdf_mb_per_s\": {pdf_mbs:.2}, \"pdf_ms_per_file\": {pdf_ms:.2}, \"largest_step_text_ms\": {text_step_ms:.1}, \"largest_step_text_slices\": {text_slices}, \"largest_step_pdf_ms\": {pdf_step_ms:.1}, \"largest_step_pdf_slices\": {pdf_slices}, \"largest_step_pdf_bytes\": {}}}\n",
+            "{{\"vector_scan\": [{vector_scans}], \"chunking_mb_per_s\": {chunk_mbs:.2}, \"chunks\": {chunks}, \"pdf_mb_per_s\": {pdf_mbs:.2}, \"pdf_ms_per_file\": {pdf_ms:.2}, \"largest_step_text_ms\": {text_step_ms:.1}, \"largest_step_text_slices\": {text_slices}, \"largest_step_pdf_ms\": {pdf_step_ms:.1}, \"largest_step_pdf_slices\": {pdf_slices}, \"largest_step_pdf_bytes\": {}}}\n",
             pdf_bytes.len()
         );
         std::fs::write(&path, json).expect("the JSON output is writable");
