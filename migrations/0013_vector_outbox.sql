@@ -17,15 +17,20 @@ CREATE TABLE vector_outbox (
 );
 CREATE INDEX vector_outbox_by_chatbot ON vector_outbox(chatbot_uuid, seq);
 
-CREATE TRIGGER chunks_vector_ai AFTER INSERT ON chunks BEGIN
+-- Only chatbots with an index are followed: without search by meaning nothing is written here,
+-- and an index being built queues all its chunks itself (`queue_all_vectors`).
+CREATE TRIGGER chunks_vector_ai AFTER INSERT ON chunks
+WHEN EXISTS (SELECT 1 FROM vector_indexes WHERE chatbot_uuid = new.chatbot_uuid) BEGIN
   INSERT OR REPLACE INTO vector_outbox(chunk_id, chatbot_uuid, op)
     VALUES (new.id, new.chatbot_uuid, 'upsert');
 END;
-CREATE TRIGGER chunks_vector_ad AFTER DELETE ON chunks BEGIN
+CREATE TRIGGER chunks_vector_ad AFTER DELETE ON chunks
+WHEN EXISTS (SELECT 1 FROM vector_indexes WHERE chatbot_uuid = old.chatbot_uuid) BEGIN
   INSERT OR REPLACE INTO vector_outbox(chunk_id, chatbot_uuid, op)
     VALUES (old.id, old.chatbot_uuid, 'remove');
 END;
-CREATE TRIGGER chunks_vector_au AFTER UPDATE OF heading, text ON chunks BEGIN
+CREATE TRIGGER chunks_vector_au AFTER UPDATE OF heading, text ON chunks
+WHEN EXISTS (SELECT 1 FROM vector_indexes WHERE chatbot_uuid = new.chatbot_uuid) BEGIN
   INSERT OR REPLACE INTO vector_outbox(chunk_id, chatbot_uuid, op)
     VALUES (new.id, new.chatbot_uuid, 'upsert');
 END;

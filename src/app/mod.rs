@@ -100,15 +100,21 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
     let log = Rc::new(RequestLog::start(&method));
     let response = match serve(req, env, ctx, &log, &method, &path).await {
         Ok(response) => response,
-        // OpenAI's clients read errors in OpenAI's shape.
-        Err(err) if is_openai_path(&path) => {
-            let body = err.openai_body();
-            log.fail_with_body(err, body)
-        }
-        Err(err) => log.fail(err),
+        Err(err) => failure(&log, err, &path),
     };
     log.finish(response.status_code(), &path);
     response
+}
+
+/// The error's response, logged: in OpenAI's shape on the OpenAI-compatible paths, whose
+/// clients read errors that way, else in the API's own.
+fn failure(log: &RequestLog, err: ApiError, path: &str) -> Response {
+    if is_openai_path(path) {
+        let body = err.openai_body();
+        log.fail_with_body(err, body)
+    } else {
+        log.fail(err)
+    }
 }
 
 async fn serve(
@@ -208,14 +214,14 @@ async fn serve(
     .await;
     let result = match key_window.get() {
         Some(window) => Ok(with_rate_limit_headers(
-            result.unwrap_or_else(|err| log.fail(err)),
+            result.unwrap_or_else(|err| failure(log, err, path)),
             window,
         )),
         None => result,
     };
     match cors {
         Some(origin) => Ok(widget::allow_origin(
-            result.unwrap_or_else(|err| log.fail(err)),
+            result.unwrap_or_else(|err| failure(log, err, path)),
             &origin,
         )),
         None => result,

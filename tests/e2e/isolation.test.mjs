@@ -52,6 +52,11 @@ const CASES = {
   "GET /api/v1/session/{uuid}/messages/plain-text": { uuid: "session" },
   "POST /api/v1/chatbot/{uuid}/webhook/create": { uuid: "chatbot", body: { url: "http://127.0.0.1:9/implant", events: ["message.created"] } },
   "GET /api/v1/chatbot/{uuid}/webhooks": { uuid: "chatbot" },
+  "POST /api/v1/chatbot/{uuid}/data-source/crawl": { uuid: "chatbot", body: { url: "http://127.0.0.1:9/implant" } },
+  "GET /api/v1/chatbot/{uuid}/crawls": { uuid: "chatbot" },
+  "GET /api/v1/crawl/{uuid}": { uuid: "crawl" },
+  "POST /api/v1/crawl/{uuid}/sync": { uuid: "crawl" },
+  "DELETE /api/v1/crawl/{uuid}/delete": { uuid: "crawl" },
   "POST /api/v1/webhook/{uuid}/update": { uuid: "webhook", body: { url: "http://127.0.0.1:9/hijacked", enabled: true } },
   "POST /api/v1/webhook/{uuid}/rotate-secret": { uuid: "webhook" },
   "DELETE /api/v1/webhook/{uuid}/delete": { uuid: "webhook" },
@@ -116,7 +121,9 @@ before(async () => {
   await a.post(`/message/${message.uuid}/feedback`, { body: { rating: "up" } });
   // Disabled, so the fixture's own events send nothing anywhere.
   const webhook = (await a.post(`/chatbot/${bot.uuid}/webhook/create`, { body: { url: "http://127.0.0.1:9/owner", events: ["message.created"], enabled: false } })).json;
-  fixture = { webhook: webhook.uuid, tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
+  // A site nobody answers for: the crawl exists, and finds nothing that could change the snapshot.
+  const crawl = (await a.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: "http://127.0.0.1:9/site", max_pages: 1 } })).json;
+  fixture = { crawl: crawl.uuid, webhook: webhook.uuid, tool: tool.uuid, key: owner.uuid, chatbot: bot.uuid, agent: agent.uuid, source: source.uuid, link: link.uuid, tag: tag.uuid, session: session.uuid, message: message.uuid };
 });
 
 test("the isolation table covers every route that takes a uuid", async () => {
