@@ -65,7 +65,9 @@ mod entry {
                 crate::platform::log::background_failure(
                     "consuming a queue",
                     other,
-                    &edgechat_core::api::error::ApiError::internal(format!("no consumer for queue {other}")),
+                    &edgechat_core::api::error::ApiError::internal(format!(
+                        "no consumer for queue {other}"
+                    )),
                 );
                 batch.retry_all();
                 Ok(())

@@ -52,7 +52,16 @@ pub async fn retrieve(
     limit: usize,
     frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
-    let found = search(searcher, chatbot_uuid, agent, query, context, limit, frequencies).await?;
+    let found = search(
+        searcher,
+        chatbot_uuid,
+        agent,
+        query,
+        context,
+        limit,
+        frequencies,
+    )
+    .await?;
     Ok(found.into_iter().map(|f| f.ranked).collect())
 }
 
@@ -77,7 +86,14 @@ pub async fn search(
         format!("{query} {}", context.terms.join(" "))
     };
     let (hits, neighbours) = futures::join!(
-        lexical_hits(searcher.store, chatbot_uuid, allowed.as_deref(), query, context, frequencies),
+        lexical_hits(
+            searcher.store,
+            chatbot_uuid,
+            allowed.as_deref(),
+            query,
+            context,
+            frequencies
+        ),
         neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
     let hits = hits?;
@@ -102,14 +118,10 @@ pub async fn search(
     };
     let mut vector: Vec<(ChunkHit, f32)> = Vec::with_capacity(neighbours.len());
     for n in &neighbours {
-        let hit = hits
-            .iter()
-            .find(|h| h.id == n.id)
-            .cloned()
-            .or_else(|| {
-                let at = extra.iter().position(|h| h.id == n.id)?;
-                Some(extra.swap_remove(at))
-            });
+        let hit = hits.iter().find(|h| h.id == n.id).cloned().or_else(|| {
+            let at = extra.iter().position(|h| h.id == n.id)?;
+            Some(extra.swap_remove(at))
+        });
         if let Some(hit) = hit {
             vector.push((hit, n.similarity));
         }
@@ -165,16 +177,17 @@ async fn neighbours(
     if query.trim().is_empty() {
         return Vec::new();
     }
-    let vectors = match semantic::embed(searcher.env, service, &[query], semantic_config.timeout).await {
-        Ok(v) => {
-            semantic::recovered("embedding questions");
-            v
-        }
-        Err(failure) => {
-            semantic::failed("embedding questions", &failure);
-            return Vec::new();
-        }
-    };
+    let vectors =
+        match semantic::embed(searcher.env, service, &[query], semantic_config.timeout).await {
+            Ok(v) => {
+                semantic::recovered("embedding questions");
+                v
+            }
+            Err(failure) => {
+                semantic::failed("embedding questions", &failure);
+                return Vec::new();
+            }
+        };
     let Some(vector) = vectors.first().and_then(|v| Quantised::from_f32(v)) else {
         return Vec::new();
     };
@@ -215,7 +228,15 @@ async fn rerank(searcher: &Searcher<'_>, query: &str, fused: Vec<Found>) -> Vec<
         return fused;
     }
     let documents: Vec<&str> = texts.iter().map(String::as_str).collect();
-    match semantic::rerank(searcher.env, service, query, &documents, semantic_config.timeout).await {
+    match semantic::rerank(
+        searcher.env,
+        service,
+        query,
+        &documents,
+        semantic_config.timeout,
+    )
+    .await
+    {
         Ok(scores) => {
             semantic::recovered("reranking");
             apply_rerank(fused, &scores)

@@ -32,8 +32,9 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
     let request = crawl_from_body(&body)?;
     let url = check_url(&request.url, &call.config.private_access)
         .map_err(|reason| ApiError::invalid("url", reason))?;
-    let url = normalize(&url)
-        .ok_or_else(|| ApiError::invalid("url", "The crawl must start at an http or https page."))?;
+    let url = normalize(&url).ok_or_else(|| {
+        ApiError::invalid("url", "The crawl must start at an http or https page.")
+    })?;
     let now = time::now();
     let crawl = Crawl {
         uuid: new_uuid(),

@@ -9,8 +9,8 @@ use edgechat_core::domain::crawl::{refresh_from_body, source_update_from_body};
 use edgechat_core::domain::data_source::{
     qa_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType, Status,
 };
-use edgechat_core::knowledge::steps::{Refresh, Step};
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
+use edgechat_core::knowledge::steps::{Refresh, Step};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::knowledge::url_guard::check_url;
 use edgechat_core::time;
@@ -204,14 +204,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     let key = files::object_key(&chatbot_uuid, &source.uuid);
     source.object_key = Some(key.clone());
     // The original is stored first: a source record never points at a missing file.
-    files::put(
-        &call.env,
-        &key,
-        bytes,
-        kind.media_type(),
-        &file_name,
-    )
-    .await?;
+    files::put(&call.env, &key, bytes, kind.media_type(), &file_name).await?;
     if let Err(err) = call
         .store
         .insert_source(&source, Some(&content_hash), &[])
@@ -264,10 +257,18 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
                 "Only a single web-page source has its own `refresh`; a crawl's pages follow the crawl.",
             ));
         }
-        source.meta.insert("refresh".into(), json!(refresh.as_str()));
+        source
+            .meta
+            .insert("refresh".into(), json!(refresh.as_str()));
         let next_check = refresh.next_after(&now);
         call.store
-            .set_refresh(&source.uuid, refresh, next_check.as_deref(), &source.meta, &now)
+            .set_refresh(
+                &source.uuid,
+                refresh,
+                next_check.as_deref(),
+                &source.meta,
+                &now,
+            )
             .await?;
     }
     if let Some(title) = update.title {

@@ -33,8 +33,9 @@ fn found_json(found: &Found) -> Value {
     let mut out = ranked_json(&found.ranked);
     out["lexical_rank"] = json!(found.lexical_rank);
     out["vector_rank"] = json!(found.vector_rank);
-    out["vector_similarity"] =
-        json!(found.vector_similarity.map(|s| (f64::from(s) * 1000.0).round() / 1000.0));
+    out["vector_similarity"] = json!(found
+        .vector_similarity
+        .map(|s| (f64::from(s) * 1000.0).round() / 1000.0));
     out["rerank_score"] = json!(found.rerank_score);
     out
 }

@@ -55,7 +55,11 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
         sent: &sent,
     };
     let started = time::now_ms();
-    let record = step.source().or(step.crawl()).unwrap_or_default().to_string();
+    let record = step
+        .source()
+        .or(step.crawl())
+        .unwrap_or_default()
+        .to_string();
     let (done, outcome, reason) = match run(&ctx, step).await {
         Ok(Outcome::Done) => (true, "done", None),
         Ok(Outcome::Retry(reason)) => (false, "retry", Some(reason)),
@@ -75,7 +79,9 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
         log::background_failure(
             step.kind(),
             &record,
-            &ApiError::internal(format!("the step made {calls} D1 calls and subrequests, over {CALL_BUDGET}")),
+            &ApiError::internal(format!(
+                "the step made {calls} D1 calls and subrequests, over {CALL_BUDGET}"
+            )),
         );
     }
     log::report(
@@ -151,7 +157,11 @@ pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Resul
         let result = match &step {
             Step::CrawlStart { crawl, .. } => {
                 store
-                    .fail_crawl(crawl, "Reading the site's robots.txt failed again and again.", &now)
+                    .fail_crawl(
+                        crawl,
+                        "Reading the site's robots.txt failed again and again.",
+                        &now,
+                    )
                     .await
             }
             Step::CrawlSitemap { crawl, url, .. } => store.sitemap_read(crawl, url, &now).await,

@@ -70,7 +70,13 @@ fn path_and_query(url: &Url) -> String {
 
 /// Splits found URLs into pages to add (on the site, through the filters, new in this list)
 /// and pages robots.txt forbids.
-fn sort_found(crawl: &Crawl, site: &Url, robots: &Robots, urls: Vec<Url>, depth: i64) -> (Vec<FoundPage>, Vec<String>) {
+fn sort_found(
+    crawl: &Crawl,
+    site: &Url,
+    robots: &Robots,
+    urls: Vec<Url>,
+    depth: i64,
+) -> (Vec<FoundPage>, Vec<String>) {
     let mut pages: Vec<FoundPage> = Vec::new();
     let mut blocked = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -123,7 +129,11 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
     };
     let Ok(site) = Url::parse(&crawl.url) else {
         ctx.store
-            .fail_crawl(crawl_uuid, "The crawl's address is not a valid URL.", &time::now())
+            .fail_crawl(
+                crawl_uuid,
+                "The crawl's address is not a valid URL.",
+                &time::now(),
+            )
             .await?;
         return Ok(Outcome::Done);
     };
@@ -225,7 +235,9 @@ pub async fn read_sitemap(
         }
         _ => {}
     }
-    ctx.store.sitemap_read(crawl_uuid, url, &time::now()).await?;
+    ctx.store
+        .sitemap_read(crawl_uuid, url, &time::now())
+        .await?;
     Ok(Outcome::Done)
 }
 

@@ -13,7 +13,9 @@ use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::crawl::USER_AGENT;
 use edgechat_core::knowledge::extract::ExtractError;
-use edgechat_core::knowledge::ingest::{detect_page, detect_upload, extract, prepare, DocKind, Prepared};
+use edgechat_core::knowledge::ingest::{
+    detect_page, detect_upload, extract, prepare, DocKind, Prepared,
+};
 use edgechat_core::knowledge::steps::{
     split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, INLINE_CHUNKS, MAX_SLICES,
     SLICE_BYTES,
@@ -41,7 +43,9 @@ async fn fail(ctx: &StepEnv<'_>, mut source: DataSource, reason: String) -> ApiR
     source.meta.insert("error".into(), Value::String(reason));
     source.meta.remove("resumed");
     let now = time::now();
-    ctx.store.fail_source(&source.uuid, &source.meta, &now).await?;
+    ctx.store
+        .fail_source(&source.uuid, &source.meta, &now)
+        .await?;
     source.status = Status::Error;
     source.modified_at = now;
     super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
@@ -96,11 +100,16 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         304 if conditional => return Ok(Outcome::Done),
         404 | 410 if marks.crawl_uuid.is_some() => {
             let crawl_uuid = marks.crawl_uuid.as_deref().unwrap_or_default();
-            ctx.store.remove_crawl_page(crawl_uuid, &source.uuid).await?;
+            ctx.store
+                .remove_crawl_page(crawl_uuid, &source.uuid)
+                .await?;
             return Ok(Outcome::Done);
         }
         429 | 500..=599 => {
-            return Ok(Outcome::Retry(format!("The page answered HTTP {}.", page.status)))
+            return Ok(Outcome::Retry(format!(
+                "The page answered HTTP {}.",
+                page.status
+            )))
         }
         200..=299 => {}
         other => return fail(ctx, source, format!("The page answered HTTP {other}.")).await,
@@ -144,7 +153,12 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
         return Ok(Outcome::Done);
     };
     let Some(key) = source.object_key.clone() else {
-        return fail(ctx, source, "This source has no stored file to read.".into()).await;
+        return fail(
+            ctx,
+            source,
+            "This source has no stored file to read.".into(),
+        )
+        .await;
     };
     ctx.sent.add(1);
     let Some(bytes) = files::get(ctx.env, &key).await? else {
@@ -163,7 +177,14 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
         Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
     };
     drop(bytes);
-    finish(ctx, source, &marks, prepare(extraction), NewMarks::default()).await
+    finish(
+        ctx,
+        source,
+        &marks,
+        prepare(extraction),
+        NewMarks::default(),
+    )
+    .await
 }
 
 /// Indexes a reading: in this step when it is small, else staged in slices for steps of
@@ -178,8 +199,15 @@ async fn finish(
     let now = time::now();
     let title = prepared.title.filter(|_| source.title_from_document());
     if prepared.chunks.len() > INLINE_CHUNKS {
-        stage(ctx, &source, prepared.chunks, prepared.tokens as i64, title, validators.page_hash)
-            .await?;
+        stage(
+            ctx,
+            &source,
+            prepared.chunks,
+            prepared.tokens as i64,
+            title,
+            validators.page_hash,
+        )
+        .await?;
         return Ok(Outcome::Done);
     }
     if let Some(title) = title {
@@ -191,7 +219,9 @@ async fn finish(
     if source.source_type == SourceType::Link {
         source.meta.insert("last_checked_at".into(), json!(now));
         source.meta.insert("last_changed_at".into(), json!(now));
-        source.meta.insert("refresh".into(), json!(marks.refresh().as_str()));
+        source
+            .meta
+            .insert("refresh".into(), json!(marks.refresh().as_str()));
     }
     source.status = Status::Success;
     source.modified_at = now;
@@ -260,7 +290,11 @@ pub async fn index_slice(ctx: &StepEnv<'_>, step: &SliceStep) -> ApiResult<Outco
             .collect();
         ctx.sent.add(1);
         files::delete(ctx.env, keys).await?;
-        if let Some((source, _)) = ctx.store.source_for_step(&step.source, &time::now(), false).await? {
+        if let Some((source, _)) = ctx
+            .store
+            .source_for_step(&step.source, &time::now(), false)
+            .await?
+        {
             super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
         }
     }

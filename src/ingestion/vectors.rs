@@ -80,7 +80,10 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                 // Claim, reset, then queue: whatever a concurrent run writes between the reset
                 // and the queueing is queued again, so the index always ends complete.
                 report.calls += 1;
-                if !store.claim_vector_index(&chatbot, key, &time::now()).await? {
+                if !store
+                    .claim_vector_index(&chatbot, key, &time::now())
+                    .await?
+                {
                     continue;
                 }
                 vector_index::apply(env, &chatbot, &IndexCommand::Reset { model: key.into() })

@@ -17,7 +17,10 @@ pub fn object_key(chatbot_uuid: &str, source_uuid: &str) -> String {
 /// Where slice `slice` of a large reading waits between the step that read the source and
 /// the step that indexes it.
 pub fn staging_key(chatbot_uuid: &str, source_uuid: &str, run: &str, slice: u32) -> String {
-    format!("{}staging/{source_uuid}/{run}/{slice}", chatbot_prefix(chatbot_uuid))
+    format!(
+        "{}staging/{source_uuid}/{run}/{slice}",
+        chatbot_prefix(chatbot_uuid)
+    )
 }
 
 fn bucket(env: &Env) -> ApiResult<Bucket> {

@@ -88,9 +88,9 @@ pub async fn fetch_classified(
         for hop in 0..=limits.max_redirects {
             let headers = Headers::new();
             for (name, value) in &out.headers {
-                headers
-                    .set(name, value)
-                    .map_err(|_| lasting(format!("The header {name:?} is not a valid HTTP header.")))?;
+                headers.set(name, value).map_err(|_| {
+                    lasting(format!("The header {name:?} is not a valid HTTP header."))
+                })?;
             }
             let mut init = RequestInit::new();
             init.with_method(method.clone())
@@ -125,10 +125,14 @@ pub async fn fetch_classified(
                     .ok()
                     .flatten()
                     .ok_or_else(|| {
-                        lasting(format!("The server answered {status} without a Location to follow."))
+                        lasting(format!(
+                            "The server answered {status} without a Location to follow."
+                        ))
                     })?;
                 let next = url.join(&location).map_err(|_| {
-                    lasting(format!("The server redirected to an invalid URL: {location:?}."))
+                    lasting(format!(
+                        "The server redirected to an invalid URL: {location:?}."
+                    ))
                 })?;
                 url = check_url(next.as_str(), access).map_err(lasting)?;
                 if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
@@ -153,7 +157,9 @@ pub async fn fetch_classified(
             if let Ok(mut stream) = response.stream() {
                 while let Some(chunk) = stream.next().await {
                     let chunk = chunk.map_err(|e| {
-                        passing(format!("The connection failed while reading the answer: {e}"))
+                        passing(format!(
+                            "The connection failed while reading the answer: {e}"
+                        ))
                     })?;
                     if bytes.len() + chunk.len() > limits.max_bytes {
                         return Err(lasting(too_big(limits.max_bytes)));
@@ -171,7 +177,10 @@ pub async fn fetch_classified(
                 requests: hop as u32 + 1,
             });
         }
-        Err(lasting(format!("Gave up after {} redirects.", limits.max_redirects)))
+        Err(lasting(format!(
+            "Gave up after {} redirects.",
+            limits.max_redirects
+        )))
     };
     let timer = Delay::from(limits.timeout);
     futures::pin_mut!(work);

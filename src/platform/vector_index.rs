@@ -89,16 +89,18 @@ impl VectorKeeper {
         let command: IndexCommand = match req.json().await {
             Ok(c) => c,
             Err(e) => {
-                return Ok(
-                    Response::from_json(&json!({"error": format!("unreadable command ({e})")}))?
-                        .with_status(400),
-                )
+                return Ok(Response::from_json(
+                    &json!({"error": format!("unreadable command ({e})")}),
+                )?
+                .with_status(400))
             }
         };
         self.load()?;
         let mut guard = self.memory.borrow_mut();
         let Some(state) = guard.as_mut() else {
-            return Err(worker::Error::RustError("the vector index did not load".into()));
+            return Err(worker::Error::RustError(
+                "the vector index did not load".into(),
+            ));
         };
         match command {
             IndexCommand::Reset { model } => {
@@ -111,10 +113,8 @@ impl VectorKeeper {
             }
             IndexCommand::Upsert { model, chunks } => {
                 if let Err(refusal) = state.check_upsert(&model, &chunks) {
-                    return Ok(
-                        Response::from_json(&json!({"error": refusal.to_string()}))?
-                            .with_status(409),
-                    );
+                    return Ok(Response::from_json(&json!({"error": refusal.to_string()}))?
+                        .with_status(409));
                 }
                 for chunk in &chunks {
                     let Some(q) = chunk.vector.quantised() else {
@@ -186,7 +186,11 @@ pub async fn apply(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> Api
 }
 
 /// The nearest chunks to a question's vector.
-pub async fn nearest(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> ApiResult<Vec<Neighbour>> {
+pub async fn nearest(
+    env: &Env,
+    chatbot_uuid: &str,
+    command: &IndexCommand,
+) -> ApiResult<Vec<Neighbour>> {
     #[derive(serde::Deserialize)]
     struct Answer {
         neighbours: Vec<NeighbourJson>,

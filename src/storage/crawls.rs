@@ -182,7 +182,10 @@ impl Store {
     pub async fn crawl_for_step(&self, uuid: &str) -> ApiResult<Option<Crawl>> {
         let row: Option<CrawlRow> = self
             .row(
-                &format!("SELECT {} FROM crawls k WHERE k.uuid = ?1", CRAWLS.select("k")),
+                &format!(
+                    "SELECT {} FROM crawls k WHERE k.uuid = ?1",
+                    CRAWLS.select("k")
+                ),
                 &[Arg::Text(uuid)],
             )
             .await?;
@@ -199,7 +202,10 @@ impl Store {
                 &[Arg::Text(chatbot_uuid)],
             )
             .await?;
-        let crawls: Vec<Crawl> = rows.into_iter().map(Crawl::try_from).collect::<ApiResult<_>>()?;
+        let crawls: Vec<Crawl> = rows
+            .into_iter()
+            .map(Crawl::try_from)
+            .collect::<ApiResult<_>>()?;
         if crawls.is_empty() {
             return Ok(Vec::new());
         }
@@ -212,7 +218,10 @@ impl Store {
             .into_iter()
             .enumerate()
             .map(|(i, c)| {
-                let progress = batch_rows::<Progress>(&results, i)?.into_iter().next().unwrap_or_default();
+                let progress = batch_rows::<Progress>(&results, i)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default();
                 Ok((c, progress))
             })
             .collect()
@@ -249,7 +258,10 @@ impl Store {
               WHERE value IN (SELECT uuid FROM data_sources WHERE crawl_uuid = ?1))",
             &[Arg::Text(uuid)],
         )?;
-        let sources = self.statement("DELETE FROM data_sources WHERE crawl_uuid = ?1", &[Arg::Text(uuid)])?;
+        let sources = self.statement(
+            "DELETE FROM data_sources WHERE crawl_uuid = ?1",
+            &[Arg::Text(uuid)],
+        )?;
         let crawl = self.statement("DELETE FROM crawls WHERE uuid = ?1", &[Arg::Text(uuid)])?;
         self.batch(vec![prune_agents, sources, crawl], || {
             ApiError::internal("unexpected conflict deleting a crawl")
@@ -279,7 +291,11 @@ impl Store {
 
     /// Sitemaps a crawl should read, each once per sync: those not yet known (or read in an
     /// earlier sync) are marked pending and returned.
-    pub async fn claim_sitemaps(&self, crawl_uuid: &str, urls: &[String]) -> ApiResult<Vec<String>> {
+    pub async fn claim_sitemaps(
+        &self,
+        crawl_uuid: &str,
+        urls: &[String],
+    ) -> ApiResult<Vec<String>> {
         #[derive(Deserialize)]
         struct Claimed {
             url: String,
@@ -311,9 +327,11 @@ impl Store {
                 &[Arg::Text(crawl_uuid), Arg::Text(now)],
             )?,
         ];
-        self.batch(statements, || ApiError::internal("unexpected conflict marking a sitemap"))
-            .await
-            .map(|_| ())
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict marking a sitemap")
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Adds pages to a crawl, up to its page limit, and makes each new one a `link` source in
@@ -351,9 +369,7 @@ impl Store {
              RETURNING data_source_uuid",
             &[Arg::Text(&crawl.uuid), Arg::Text(&list), Arg::Int(crawl.max_pages)],
         )?);
-        let meta_of = |url: &str| {
-            json!({ "url": url, "crawl_uuid": crawl.uuid }).to_string()
-        };
+        let meta_of = |url: &str| json!({ "url": url, "crawl_uuid": crawl.uuid }).to_string();
         let metas: Vec<String> = pages.iter().map(|p| meta_of(&p.url)).collect();
         let rows: Vec<SourceRow> = pages
             .iter()
@@ -381,14 +397,18 @@ impl Store {
             let refresh = insert.bind(Arg::Text(crawl.refresh.as_str()));
             let source = insert.param("uuid");
             // The crawl's uuid and refresh are columns beside the record.
-            let text = insert.text().replacen(") SELECT ", ", crawl_uuid, refresh) SELECT ", 1);
+            let text = insert
+                .text()
+                .replacen(") SELECT ", ", crawl_uuid, refresh) SELECT ", 1);
             let full = format!(
                 "{text}, {crawl_uuid}, {refresh} WHERE EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_uuid = {crawl_uuid} AND data_source_uuid = {source})"
             );
             statements.push(self.statement(&full, insert.args())?);
         }
         let results = self
-            .batch(statements, || ApiError::internal("unexpected conflict adding crawl pages"))
+            .batch(statements, || {
+                ApiError::internal("unexpected conflict adding crawl pages")
+            })
             .await?;
         Ok(batch_rows::<Added>(&results, added_at)?
             .into_iter()
@@ -412,9 +432,11 @@ impl Store {
             )?,
             self.statement("DELETE FROM data_sources WHERE uuid = ?1", &[Arg::Text(source_uuid)])?,
         ];
-        self.batch(statements, || ApiError::internal("unexpected conflict removing a page"))
-            .await
-            .map(|_| ())
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict removing a page")
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Crawls whose re-sync is due, moved to their next time in the same statement.
@@ -448,7 +470,11 @@ impl Store {
 
     /// Crawls whose own steps stalled (never started, or sitemaps left pending) since before
     /// `cutoff`: what to queue again, as (crawl, sitemap URLs pending).
-    pub async fn stalled_crawls(&self, cutoff: &str, now: &str) -> ApiResult<Vec<(String, Option<String>)>> {
+    pub async fn stalled_crawls(
+        &self,
+        cutoff: &str,
+        now: &str,
+    ) -> ApiResult<Vec<(String, Option<String>)>> {
         #[derive(Deserialize)]
         struct Stalled {
             uuid: String,

@@ -21,9 +21,9 @@ mod widget;
 #[cfg(test)]
 mod schema_tests;
 
+pub use crawls::{Crawl, FoundPage, Progress};
 pub use data_sources::SearchIndex;
 pub use insights::{EARLIEST, LATEST};
-pub use crawls::{Crawl, FoundPage, Progress};
 pub use readings::{NewMarks, PageMarks};
 pub use tool_functions::ToolsByAgent;
 pub use turns::TurnContext;

@@ -45,7 +45,8 @@ const MARKS_SQL: &str = "SELECT s.etag, s.last_modified, s.page_hash, s.refresh,
      FROM data_sources s WHERE s.uuid = ?1";
 
 /// The statement that stores a finished reading's marks and clears its run and failure.
-const MARKS_UPDATE_SQL: &str = "UPDATE data_sources SET etag = ?2, last_modified = ?3, page_hash = ?4, \
+const MARKS_UPDATE_SQL: &str =
+    "UPDATE data_sources SET etag = ?2, last_modified = ?3, page_hash = ?4, \
      ingest_run = NULL, step_failure = NULL WHERE uuid = ?1";
 
 impl Store {
@@ -79,7 +80,9 @@ impl Store {
             &[Arg::Text(uuid)],
         )?);
         statements.push(self.statement(MARKS_SQL, &[Arg::Text(uuid)])?);
-        let results = self.batch(statements, || ApiError::internal("a read conflicted")).await?;
+        let results = self
+            .batch(statements, || ApiError::internal("a read conflicted"))
+            .await?;
         let Some(row) = batch_rows::<SourceRow>(&results, first)?.into_iter().next() else {
             return Ok(None);
         };
@@ -159,9 +162,11 @@ impl Store {
                 &[Arg::Text(uuid), Arg::Text(run)],
             )?,
         ];
-        self.batch(statements, || ApiError::internal("unexpected conflict starting a run"))
-            .await
-            .map(|_| ())
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict starting a run")
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Writes one slice's chunks as drafts (each part a JSON array of staged chunks), unless
@@ -188,7 +193,9 @@ impl Store {
         )?);
         let last = statements.len() - 1;
         let results = self
-            .batch(statements, || ApiError::internal("unexpected conflict writing drafts"))
+            .batch(statements, || {
+                ApiError::internal("unexpected conflict writing drafts")
+            })
             .await?;
         Ok(batch_rows::<Count>(&results, last)?
             .first()
@@ -236,9 +243,11 @@ impl Store {
                 ],
             )?,
         ];
-        self.batch(statements, || ApiError::internal("unexpected conflict swapping a reading"))
-            .await
-            .map(|_| ())
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict swapping a reading")
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Why the step reading a source last failed; the dead-letter consumer reports it.
@@ -345,7 +354,11 @@ impl Store {
     /// Web pages and files whose reading stalled (its queue message was lost, say, when a
     /// local Worker restarted) and that were not resumed before: marked resumed and returned,
     /// to be queued again. Q&A pairs have nothing to resume.
-    pub async fn take_stalled_sources(&self, cutoff: &str, now: &str) -> ApiResult<Vec<(String, SourceType)>> {
+    pub async fn take_stalled_sources(
+        &self,
+        cutoff: &str,
+        now: &str,
+    ) -> ApiResult<Vec<(String, SourceType)>> {
         #[derive(Deserialize)]
         struct Stalled {
             uuid: String,

@@ -89,7 +89,12 @@ impl Store {
 
     /// Claims the (re)build of `chatbot_uuid`'s index for `model`: true for the one caller that
     /// changed the record, so concurrent runs never reset an index twice.
-    pub async fn claim_vector_index(&self, chatbot_uuid: &str, model: &str, now: &str) -> ApiResult<bool> {
+    pub async fn claim_vector_index(
+        &self,
+        chatbot_uuid: &str,
+        model: &str,
+        now: &str,
+    ) -> ApiResult<bool> {
         let changed = self
             .execute(
                 "INSERT INTO vector_indexes (chatbot_uuid, model, modified_at) VALUES (?1, ?2, ?3) \
@@ -116,7 +121,10 @@ impl Store {
     /// embed; removals stay queued, so a deleted chunk never lingers in an index.
     pub async fn suspend_vector_indexes(&self) -> ApiResult<()> {
         let statements = vec![
-            self.statement("UPDATE vector_indexes SET model = '' WHERE model != ''", &[])?,
+            self.statement(
+                "UPDATE vector_indexes SET model = '' WHERE model != ''",
+                &[],
+            )?,
             self.statement("DELETE FROM vector_outbox WHERE op = 'upsert'", &[])?,
         ];
         self.batch(statements, || {
@@ -161,10 +169,11 @@ impl Store {
                 &[Arg::Text(lease)],
             )?,
         ];
-        let results = self.batch(statements, || {
-            edgechat_core::api::error::ApiError::internal("taking vector work conflicted")
-        })
-        .await?;
+        let results = self
+            .batch(statements, || {
+                edgechat_core::api::error::ApiError::internal("taking vector work conflicted")
+            })
+            .await?;
         batch_rows(&results, 2)
     }
 
@@ -209,8 +218,14 @@ impl Store {
     /// Forgets an emptied index and anything still queued for it.
     pub async fn forget_vector_index(&self, chatbot_uuid: &str) -> ApiResult<()> {
         let statements = vec![
-            self.statement("DELETE FROM vector_indexes WHERE chatbot_uuid = ?1", &[Arg::Text(chatbot_uuid)])?,
-            self.statement("DELETE FROM vector_outbox WHERE chatbot_uuid = ?1", &[Arg::Text(chatbot_uuid)])?,
+            self.statement(
+                "DELETE FROM vector_indexes WHERE chatbot_uuid = ?1",
+                &[Arg::Text(chatbot_uuid)],
+            )?,
+            self.statement(
+                "DELETE FROM vector_outbox WHERE chatbot_uuid = ?1",
+                &[Arg::Text(chatbot_uuid)],
+            )?,
         ];
         self.batch(statements, || {
             edgechat_core::api::error::ApiError::internal("forgetting a vector index conflicted")

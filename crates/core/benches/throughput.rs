@@ -67,7 +67,11 @@ fn pdf() -> (f64, f64) {
 
 /// A PDF of about `target` bytes: pages of Helvetica text in Flate-compressed streams.
 fn typeset_pdf(text: &str, target: usize) -> Vec<u8> {
-    let mut objects: Vec<Vec<u8>> = vec![Vec::new(), Vec::new(), b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec()];
+    let mut objects: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        Vec::new(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
     let mut kids = Vec::new();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut size = 0;
@@ -77,12 +81,20 @@ fn typeset_pdf(text: &str, target: usize) -> Vec<u8> {
         for _ in 0..56 {
             let line = lines[at % lines.len()];
             at += 1;
-            let line: String = line.chars().take(110).filter(|c| c.is_ascii() && !matches!(c, '(' | ')' | '\\')).collect();
+            let line: String = line
+                .chars()
+                .take(110)
+                .filter(|c| c.is_ascii() && !matches!(c, '(' | ')' | '\\'))
+                .collect();
             content.push_str(&format!("({line}) Tj T* "));
         }
         content.push_str("ET");
         let data = miniz_oxide::deflate::compress_to_vec_zlib(content.as_bytes(), 6);
-        let mut stream = format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes();
+        let mut stream = format!(
+            "<< /Length {} /Filter /FlateDecode >>\nstream\n",
+            data.len()
+        )
+        .into_bytes();
         stream.extend_from_slice(&data);
         stream.extend_from_slice(b"\nendstream");
         size += stream.len() + 200;
@@ -93,7 +105,12 @@ fn typeset_pdf(text: &str, target: usize) -> Vec<u8> {
     }
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>".to_vec();
     let kids_list: Vec<String> = kids.iter().map(|k| format!("{k} 0 R")).collect();
-    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids_list.join(" "), kids.len()).into_bytes();
+    objects[1] = format!(
+        "<< /Type /Pages /Kids [{}] /Count {} >>",
+        kids_list.join(" "),
+        kids.len()
+    )
+    .into_bytes();
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {
@@ -103,11 +120,19 @@ fn typeset_pdf(text: &str, target: usize) -> Vec<u8> {
         out.extend_from_slice(b"\nendobj\n");
     }
     let xref_at = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
     for o in offsets {
         out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
     }
-    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
     out
 }
 
@@ -143,7 +168,10 @@ fn vector_scan(n: usize) -> (f64, usize) {
     let mut set = VectorSet::new(DIMENSIONS);
     for id in 0..n {
         let v: Vec<f32> = (0..DIMENSIONS).map(|_| next()).collect();
-        set.push(id as i64, &Quantised::from_f32(&v).expect("a non-zero vector"));
+        set.push(
+            id as i64,
+            &Quantised::from_f32(&v).expect("a non-zero vector"),
+        );
     }
     let mut times: Vec<f64> = (0..21)
         .map(|_| {
@@ -178,7 +206,10 @@ fn main() {
     let pdf_bytes = typeset_pdf(text, MAX_UPLOAD - 64 * 1024);
     let (pdf_step_ms, pdf_slices) = largest_step(DocKind::Pdf, &pdf_bytes);
     println!("largest step, 20 MiB text: {text_step_ms:.0} ms CPU ({text_slices} slices)");
-    println!("largest step, {:.1} MiB PDF: {pdf_step_ms:.0} ms CPU ({pdf_slices} slices)", pdf_bytes.len() as f64 / 1048576.0);
+    println!(
+        "largest step, {:.1} MiB PDF: {pdf_step_ms:.0} ms CPU ({pdf_slices} slices)",
+        pdf_bytes.len() as f64 / 1048576.0
+    );
     let (chunk_mbs, chunks) = chunking();
     let (pdf_mbs, pdf_ms) = pdf();
     println!("chunking 10 MB of the text corpus: {chunk_mbs:.1} MB/s ({chunks} chunks)");
@@ -186,7 +217,9 @@ fn main() {
     if let Some(path) = std::env::args().skip_while(|a| a != "--json").nth(1) {
         let vector_scans = scans
             .iter()
-            .map(|(n, p50, memory)| format!("{{\"chunks\": {n}, \"p50_ms\": {p50:.3}, \"memory_bytes\": {memory}}}"))
+            .map(|(n, p50, memory)| {
+                format!("{{\"chunks\": {n}, \"p50_ms\": {p50:.3}, \"memory_bytes\": {memory}}}")
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let json = format!(

@@ -128,8 +128,13 @@ pub struct OpenAiEndpoint {
 /// Who serves a model for search by meaning (embeddings or reranking).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SemanticService {
-    OpenAi { endpoint: OpenAiEndpoint, model: String },
-    WorkersAi { model: String },
+    OpenAi {
+        endpoint: OpenAiEndpoint,
+        model: String,
+    },
+    WorkersAi {
+        model: String,
+    },
 }
 
 impl SemanticService {
@@ -292,8 +297,10 @@ impl Config {
         };
         let model_timeout = seconds(names::MODEL_TIMEOUT_SECONDS, DEFAULT_MODEL_TIMEOUT_SECS);
         let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
-        let semantic_timeout =
-            seconds(names::SEMANTIC_TIMEOUT_SECONDS, DEFAULT_SEMANTIC_TIMEOUT_SECS);
+        let semantic_timeout = seconds(
+            names::SEMANTIC_TIMEOUT_SECONDS,
+            DEFAULT_SEMANTIC_TIMEOUT_SECS,
+        );
         let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
 
         let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
@@ -328,8 +335,8 @@ impl Config {
             },
         };
 
-        let service = |model: Option<String>, workers_ai_default: Option<&str>| {
-            match (&openai, model) {
+        let service =
+            |model: Option<String>, workers_ai_default: Option<&str>| match (&openai, model) {
                 (Some(endpoint), Some(model)) => Some(SemanticService::OpenAi {
                     endpoint: endpoint.clone(),
                     model,
@@ -338,8 +345,7 @@ impl Config {
                     .or(workers_ai_default.map(str::to_string))
                     .map(|model| SemanticService::WorkersAi { model }),
                 _ => None,
-            }
-        };
+            };
         let embeddings_model = get(names::EMBEDDINGS_MODEL).map(|m| m.trim().to_string());
         let rerank_model = get(names::RERANK_MODEL).map(|m| m.trim().to_string());
         for (name, model) in [

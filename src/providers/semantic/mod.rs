@@ -91,6 +91,9 @@ pub fn recovered(what: &'static str) {
         failing.len() != before
     });
     if was_failing {
-        crate::platform::log::report("search by meaning recovered", serde_json::json!({"what": what}));
+        crate::platform::log::report(
+            "search by meaning recovered",
+            serde_json::json!({"what": what}),
+        );
     }
 }

@@ -38,7 +38,9 @@ fn opt_count(body: &Body, field: &str, default: u32, max: u32, min: u32) -> ApiR
 }
 
 fn patterns(body: &Body, field: &str) -> ApiResult<Vec<String>> {
-    let list = body.opt_string_array(field, MAX_PATTERNS)?.unwrap_or_default();
+    let list = body
+        .opt_string_array(field, MAX_PATTERNS)?
+        .unwrap_or_default();
     for p in &list {
         if p.trim().is_empty() || p.chars().count() > MAX_PATTERN_CHARS {
             return Err(ApiError::invalid(
@@ -97,10 +99,19 @@ mod tests {
     fn defaults_and_limits() {
         let r = crawl_from_body(&obj(json!({"url": " https://e.com/ "}))).unwrap();
         assert_eq!(r.url, "https://e.com/");
-        assert_eq!((r.max_pages, r.max_depth, r.refresh), (100, 3, Refresh::Never));
-        let r = crawl_from_body(&obj(json!({"url": "https://e.com", "max_pages": 1000, "max_depth": 0,
-            "include": ["/docs/*"], "exclude": ["/docs/old"], "refresh": "weekly"}))).unwrap();
-        assert_eq!((r.max_pages, r.max_depth, r.refresh), (1000, 0, Refresh::Weekly));
+        assert_eq!(
+            (r.max_pages, r.max_depth, r.refresh),
+            (100, 3, Refresh::Never)
+        );
+        let r = crawl_from_body(&obj(
+            json!({"url": "https://e.com", "max_pages": 1000, "max_depth": 0,
+            "include": ["/docs/*"], "exclude": ["/docs/old"], "refresh": "weekly"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            (r.max_pages, r.max_depth, r.refresh),
+            (1000, 0, Refresh::Weekly)
+        );
         assert_eq!(r.include, ["/docs/*"]);
         for bad in [
             json!({"url": "https://e.com", "max_pages": 1001}),
@@ -121,7 +132,13 @@ mod tests {
         assert!(source_update_from_body(&obj(json!({}))).is_err());
         assert!(source_update_from_body(&obj(json!({"title": " "}))).is_err());
         let u = source_update_from_body(&obj(json!({"refresh": "daily"}))).unwrap();
-        assert_eq!(u, SourceUpdate { title: None, refresh: Some(Refresh::Daily) });
+        assert_eq!(
+            u,
+            SourceUpdate {
+                title: None,
+                refresh: Some(Refresh::Daily)
+            }
+        );
         let u = source_update_from_body(&obj(json!({"title": " New "}))).unwrap();
         assert_eq!(u.title.as_deref(), Some("New"));
     }

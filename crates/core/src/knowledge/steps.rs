@@ -134,7 +134,11 @@ fn staged_size(c: &StagedChunk) -> usize {
 
 /// Groups chunks into consecutive parts of about `target` bytes each, at most `max_parts`
 /// (the target grows when the text is too large for that many).
-pub fn split_by_size(chunks: &[StagedChunk], target: usize, max_parts: usize) -> Vec<&[StagedChunk]> {
+pub fn split_by_size(
+    chunks: &[StagedChunk],
+    target: usize,
+    max_parts: usize,
+) -> Vec<&[StagedChunk]> {
     let total: usize = chunks.iter().map(staged_size).sum();
     let target = target.max(total.div_ceil(max_parts.max(1)));
     let mut parts = Vec::new();
@@ -206,9 +210,18 @@ mod tests {
             recheck: false,
         };
         let json = serde_json::to_string(&step).unwrap();
-        assert_eq!(json, r#"{"step":"fetch_page","source":"s","recheck":false}"#);
+        assert_eq!(
+            json,
+            r#"{"step":"fetch_page","source":"s","recheck":false}"#
+        );
         let back: Step = serde_json::from_str(r#"{"step":"fetch_page","source":"s"}"#).unwrap();
-        assert_eq!(back, Step::FetchPage { source: "s".into(), recheck: false });
+        assert_eq!(
+            back,
+            Step::FetchPage {
+                source: "s".into(),
+                recheck: false
+            }
+        );
         let slice = Step::IndexSlice(SliceStep {
             source: "s".into(),
             chatbot: "c".into(),
@@ -224,7 +237,10 @@ mod tests {
         assert_eq!(again, slice);
         assert_eq!(again.source(), Some("s"));
         assert_eq!(again.kind(), "index_slice");
-        let crawl = Step::CrawlStart { crawl: "c".into(), resync: false };
+        let crawl = Step::CrawlStart {
+            crawl: "c".into(),
+            resync: false,
+        };
         assert_eq!(crawl.crawl(), Some("c"));
         assert_eq!(crawl.source(), None);
     }
@@ -234,7 +250,10 @@ mod tests {
         let chunks: Vec<StagedChunk> = (0..100).map(|i| chunk(i, 1000)).collect();
         let parts = split_by_size(&chunks, 10_000, 30);
         assert_eq!(parts.len(), 12, "nine chunks of 1064 bytes fit 10 000");
-        let flat: Vec<u32> = parts.iter().flat_map(|p| p.iter().map(|c| c.position)).collect();
+        let flat: Vec<u32> = parts
+            .iter()
+            .flat_map(|p| p.iter().map(|c| c.position))
+            .collect();
         assert_eq!(flat, (0..100).collect::<Vec<_>>());
         // Too many parts at the target size: the target grows instead.
         let parts = split_by_size(&chunks, 1000, 7);
@@ -254,7 +273,9 @@ mod tests {
             Some("2026-01-02T00:00:00Z")
         );
         assert_eq!(
-            Refresh::Weekly.next_after("2026-01-01T00:00:00Z").as_deref(),
+            Refresh::Weekly
+                .next_after("2026-01-01T00:00:00Z")
+                .as_deref(),
             Some("2026-01-08T00:00:00Z")
         );
         assert_eq!(Refresh::parse("monthly"), Some(Refresh::Monthly));

@@ -16,7 +16,10 @@ pub fn hrefs(html: &str) -> Vec<String> {
             None => break,
         };
         let tag = &lower[start..end];
-        let name: String = tag.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+        let name: String = tag
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
         if name == "a" || name == "area" {
             if let Some(value) = attribute(&html[start..end], &lower[start..end], "href") {
                 out.push(decode_entities(&value));
@@ -32,7 +35,10 @@ fn nofollow(lower: &str) -> bool {
     while let Some(i) = rest.find("<meta") {
         let tag_end = rest[i..].find('>').map_or(rest.len(), |e| i + e);
         let tag = &rest[i..tag_end];
-        if tag.contains("name=\"robots\"") || tag.contains("name='robots'") || tag.contains("name=robots") {
+        if tag.contains("name=\"robots\"")
+            || tag.contains("name='robots'")
+            || tag.contains("name=robots")
+        {
             if tag.contains("nofollow") || tag.contains("none") {
                 return true;
             }
@@ -63,7 +69,9 @@ fn attribute(original: &str, lower: &str, name: &str) -> Option<String> {
         }
         return match bytes.get(j) {
             Some(q @ (b'"' | b'\'')) => {
-                let end = lower[j + 1..].find(*q as char).map_or(lower.len(), |e| j + 1 + e);
+                let end = lower[j + 1..]
+                    .find(*q as char)
+                    .map_or(lower.len(), |e| j + 1 + e);
                 Some(original[j + 1..end].to_string())
             }
             Some(_) => {
@@ -79,7 +87,9 @@ fn attribute(original: &str, lower: &str, name: &str) -> Option<String> {
 }
 
 fn decode_entities(s: &str) -> String {
-    s.replace("&amp;", "&").replace("&#38;", "&").replace("&quot;", "\"")
+    s.replace("&amp;", "&")
+        .replace("&#38;", "&")
+        .replace("&quot;", "\"")
 }
 
 #[cfg(test)]
@@ -96,6 +106,9 @@ mod tests {
 
     #[test]
     fn nofollow_pages_give_none() {
-        assert!(hrefs(r#"<meta name="robots" content="noindex, nofollow"><a href="/x">x</a>"#).is_empty());
+        assert!(
+            hrefs(r#"<meta name="robots" content="noindex, nofollow"><a href="/x">x</a>"#)
+                .is_empty()
+        );
     }
 }

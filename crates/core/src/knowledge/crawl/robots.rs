@@ -55,14 +55,19 @@ pub fn parse(text: &str, agent: &str) -> Robots {
     }
     let ours = groups
         .iter()
-        .filter(|(agents, _)| agents.iter().any(|a| a != "*" && agent.contains(a.as_str())))
+        .filter(|(agents, _)| {
+            agents
+                .iter()
+                .any(|a| a != "*" && agent.contains(a.as_str()))
+        })
         .flat_map(|(_, rules)| rules.iter().cloned())
         .collect::<Vec<_>>();
     let rules = if ours.is_empty()
-        && !groups
-            .iter()
-            .any(|(agents, _)| agents.iter().any(|a| a != "*" && agent.contains(a.as_str())))
-    {
+        && !groups.iter().any(|(agents, _)| {
+            agents
+                .iter()
+                .any(|a| a != "*" && agent.contains(a.as_str()))
+        }) {
         groups
             .iter()
             .filter(|(agents, _)| agents.iter().any(|a| a == "*"))
@@ -130,7 +135,13 @@ sitemap: https://example.com/extra.xml.gz
         assert!(r.allows("/private/open/page"));
         assert!(!r.allows("/files/a.pdf"));
         assert!(r.allows("/files/a.pdf?x"));
-        assert_eq!(r.sitemaps, ["https://example.com/sitemap_index.xml", "https://example.com/extra.xml.gz"]);
+        assert_eq!(
+            r.sitemaps,
+            [
+                "https://example.com/sitemap_index.xml",
+                "https://example.com/extra.xml.gz"
+            ]
+        );
         let other = parse(TXT, "otherbot");
         assert!(!other.allows("/docs"));
     }

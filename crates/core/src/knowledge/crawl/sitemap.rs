@@ -27,14 +27,21 @@ pub fn gunzip_if_gzipped(bytes: &[u8], max_out: usize) -> Result<Vec<u8>, String
     }
     for flag in [0x08, 0x10] {
         if flags & flag != 0 {
-            let end = bytes.get(at..).ok_or_else(bad)?.iter().position(|b| *b == 0).ok_or_else(bad)?;
+            let end = bytes
+                .get(at..)
+                .ok_or_else(bad)?
+                .iter()
+                .position(|b| *b == 0)
+                .ok_or_else(bad)?;
             at += end + 1;
         }
     }
     if flags & 0x02 != 0 {
         at += 2;
     }
-    let body = bytes.get(at..bytes.len().saturating_sub(8)).ok_or_else(bad)?;
+    let body = bytes
+        .get(at..bytes.len().saturating_sub(8))
+        .ok_or_else(bad)?;
     miniz_oxide::inflate::decompress_to_vec_with_limit(body, max_out).map_err(|_| bad())
 }
 
@@ -52,9 +59,14 @@ fn locs(xml: &str) -> Vec<String> {
     let mut rest = xml;
     while let Some(start) = rest.find("<loc>") {
         rest = &rest[start + 5..];
-        let Some(end) = rest.find("</loc>") else { break };
+        let Some(end) = rest.find("</loc>") else {
+            break;
+        };
         let mut value = rest[..end].trim();
-        if let Some(inner) = value.strip_prefix("<![CDATA[").and_then(|v| v.strip_suffix("]]>")) {
+        if let Some(inner) = value
+            .strip_prefix("<![CDATA[")
+            .and_then(|v| v.strip_suffix("]]>"))
+        {
             value = inner.trim();
         }
         if !value.is_empty() {
@@ -83,9 +95,19 @@ mod tests {
     #[test]
     fn pages_and_indexes() {
         let set = r#"<?xml version="1.0"?><urlset xmlns="x"><url><loc> https://e.com/a?x=1&amp;y=2 </loc></url><url><loc><![CDATA[https://e.com/b]]></loc></url></urlset>"#;
-        assert_eq!(parse(set), Some(Sitemap::Pages(vec!["https://e.com/a?x=1&y=2".into(), "https://e.com/b".into()])));
-        let index = "<sitemapindex><sitemap><loc>https://e.com/s1.xml</loc></sitemap></sitemapindex>";
-        assert_eq!(parse(index), Some(Sitemap::Index(vec!["https://e.com/s1.xml".into()])));
+        assert_eq!(
+            parse(set),
+            Some(Sitemap::Pages(vec![
+                "https://e.com/a?x=1&y=2".into(),
+                "https://e.com/b".into()
+            ]))
+        );
+        let index =
+            "<sitemapindex><sitemap><loc>https://e.com/s1.xml</loc></sitemap></sitemapindex>";
+        assert_eq!(
+            parse(index),
+            Some(Sitemap::Index(vec!["https://e.com/s1.xml".into()]))
+        );
         assert_eq!(parse("<html></html>"), None);
     }
 

@@ -9,7 +9,16 @@ fn is_tracking(name: &str) -> bool {
     name.starts_with("utm_")
         || matches!(
             name.as_str(),
-            "gclid" | "fbclid" | "dclid" | "msclkid" | "mc_cid" | "mc_eid" | "yclid" | "_ga" | "_gl" | "ref_src"
+            "gclid"
+                | "fbclid"
+                | "dclid"
+                | "msclkid"
+                | "mc_cid"
+                | "mc_eid"
+                | "yclid"
+                | "_ga"
+                | "_gl"
+                | "ref_src"
         )
 }
 
@@ -58,7 +67,9 @@ pub fn same_site(site: &Url, url: &Url) -> bool {
         let host = u.host_str()?.to_ascii_lowercase();
         Some(host.strip_prefix("www.").unwrap_or(&host).to_string())
     }
-    bare(site) == bare(url) && site.port_or_known_default().map(normal_port) == url.port_or_known_default().map(normal_port)
+    bare(site) == bare(url)
+        && site.port_or_known_default().map(normal_port)
+            == url.port_or_known_default().map(normal_port)
 }
 
 /// http and https on their default ports count as one site.
@@ -95,20 +106,38 @@ mod tests {
 
     #[test]
     fn one_spelling_per_page() {
-        assert_eq!(n("HTTP://Example.COM:80/a/b/#top"), "http://example.com/a/b");
+        assert_eq!(
+            n("HTTP://Example.COM:80/a/b/#top"),
+            "http://example.com/a/b"
+        );
         assert_eq!(n("https://example.com:443/"), "https://example.com/");
         assert_eq!(n("https://example.com"), "https://example.com/");
-        assert_eq!(n("https://example.com/x?utm_source=n&b=2&a=1&fbclid=z"), "https://example.com/x?a=1&b=2");
-        assert_eq!(n("https://example.com/x?utm_medium=y"), "https://example.com/x");
-        assert_eq!(n("http://127.0.0.1:8080/docs/"), "http://127.0.0.1:8080/docs");
+        assert_eq!(
+            n("https://example.com/x?utm_source=n&b=2&a=1&fbclid=z"),
+            "https://example.com/x?a=1&b=2"
+        );
+        assert_eq!(
+            n("https://example.com/x?utm_medium=y"),
+            "https://example.com/x"
+        );
+        assert_eq!(
+            n("http://127.0.0.1:8080/docs/"),
+            "http://127.0.0.1:8080/docs"
+        );
         assert!(normalize(&Url::parse("mailto:a@b.c").unwrap()).is_none());
     }
 
     #[test]
     fn links_resolve_against_their_page() {
         let base = Url::parse("https://example.com/docs/intro").unwrap();
-        assert_eq!(resolve(&base, "setup#linux").unwrap().as_str(), "https://example.com/docs/setup");
-        assert_eq!(resolve(&base, "/about/").unwrap().as_str(), "https://example.com/about");
+        assert_eq!(
+            resolve(&base, "setup#linux").unwrap().as_str(),
+            "https://example.com/docs/setup"
+        );
+        assert_eq!(
+            resolve(&base, "/about/").unwrap().as_str(),
+            "https://example.com/about"
+        );
         assert_eq!(resolve(&base, "#top"), None);
         assert_eq!(resolve(&base, "javascript:void(0)"), None);
         assert_eq!(resolve(&base, "mailto:x@example.com"), None);
@@ -117,12 +146,27 @@ mod tests {
     #[test]
     fn the_site_is_one_host_and_port() {
         let site = Url::parse("https://example.com/").unwrap();
-        assert!(same_site(&site, &Url::parse("https://www.example.com/a").unwrap()));
-        assert!(same_site(&site, &Url::parse("http://example.com/a").unwrap()));
-        assert!(!same_site(&site, &Url::parse("https://other.com/a").unwrap()));
-        assert!(!same_site(&site, &Url::parse("https://sub.example.com/a").unwrap()));
+        assert!(same_site(
+            &site,
+            &Url::parse("https://www.example.com/a").unwrap()
+        ));
+        assert!(same_site(
+            &site,
+            &Url::parse("http://example.com/a").unwrap()
+        ));
+        assert!(!same_site(
+            &site,
+            &Url::parse("https://other.com/a").unwrap()
+        ));
+        assert!(!same_site(
+            &site,
+            &Url::parse("https://sub.example.com/a").unwrap()
+        ));
         let local = Url::parse("http://127.0.0.1:4000/").unwrap();
-        assert!(!same_site(&local, &Url::parse("http://127.0.0.1:4001/").unwrap()));
+        assert!(!same_site(
+            &local,
+            &Url::parse("http://127.0.0.1:4001/").unwrap()
+        ));
     }
 
     #[test]

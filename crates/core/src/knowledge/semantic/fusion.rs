@@ -56,7 +56,10 @@ pub fn fuse(lexical: &[i64], vector: &[i64], vector_weight: f64) -> Vec<Fused> {
             }
         }
     }
-    let mut fused: Vec<Fused> = order.iter().filter_map(|id| by_id.get(id).copied()).collect();
+    let mut fused: Vec<Fused> = order
+        .iter()
+        .filter_map(|id| by_id.get(id).copied())
+        .collect();
     // A stable sort keeps first-seen order among equal scores.
     fused.sort_by(|a, b| b.score.total_cmp(&a.score));
     fused

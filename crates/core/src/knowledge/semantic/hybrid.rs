@@ -60,7 +60,10 @@ pub fn fuse_candidates(lexical: Vec<Ranked>, vector: Vec<(ChunkHit, f32)>) -> Ve
     let lexical_ids: Vec<i64> = lexical.iter().map(|r| r.hit.id).collect();
     let vector_ids: Vec<i64> = vector.iter().map(|(h, _)| h.id).collect();
     let fused = fuse(&lexical_ids, &vector_ids, VECTOR_WEIGHT);
-    let best = fused.first().map_or(1.0, |f| f.score).max(f64::MIN_POSITIVE);
+    let best = fused
+        .first()
+        .map_or(1.0, |f| f.score)
+        .max(f64::MIN_POSITIVE);
     let mut by_id: HashMap<i64, Ranked> = lexical.into_iter().map(|r| (r.hit.id, r)).collect();
     let mut similarity: HashMap<i64, f32> = HashMap::new();
     for (hit, s) in vector {
@@ -108,7 +111,12 @@ pub fn apply_rerank(found: Vec<Found>, scores: &[RerankScore]) -> Vec<Found> {
 
 /// The best `limit`, spread over sources.
 pub fn finish(found: Vec<Found>, limit: usize) -> Vec<Found> {
-    pick_diverse(found, limit, |f| &f.ranked.hit.data_source_uuid, |f| f.ranked.score)
+    pick_diverse(
+        found,
+        limit,
+        |f| &f.ranked.hit.data_source_uuid,
+        |f| f.ranked.score,
+    )
 }
 
 #[cfg(test)]
@@ -138,7 +146,10 @@ mod tests {
 
     #[test]
     fn a_chunk_found_by_meaning_alone_joins_with_its_rank() {
-        let found = fuse_candidates(lexical(&[(1, "a"), (2, "b")]), vec![(hit(3, "c"), 0.9), (hit(1, "a"), 0.5)]);
+        let found = fuse_candidates(
+            lexical(&[(1, "a"), (2, "b")]),
+            vec![(hit(3, "c"), 0.9), (hit(1, "a"), 0.5)],
+        );
         assert_eq!(found[0].ranked.hit.id, 1);
         assert_eq!(found[0].lexical_rank, Some(1));
         assert_eq!(found[0].vector_rank, Some(2));
@@ -154,8 +165,14 @@ mod tests {
     fn the_reranker_decides_the_order_of_what_it_saw() {
         let found = Found::lexical(lexical(&[(1, "a"), (2, "b"), (3, "c")]));
         let scores = vec![
-            RerankScore { index: 2, score: 0.9 },
-            RerankScore { index: 0, score: 0.1 },
+            RerankScore {
+                index: 2,
+                score: 0.9,
+            },
+            RerankScore {
+                index: 0,
+                score: 0.1,
+            },
         ];
         let out = apply_rerank(found, &scores);
         let ids: Vec<i64> = out.iter().map(|f| f.ranked.hit.id).collect();

@@ -45,10 +45,17 @@ pub struct IndexedChunk {
 #[serde(rename_all = "snake_case")]
 pub enum IndexCommand {
     /// Forgets every vector and starts over for `model` (a new or changed embedding model).
-    Reset { model: String },
+    Reset {
+        model: String,
+    },
     /// Writes vectors made by `model`; refused if the index holds another model's.
-    Upsert { model: String, chunks: Vec<IndexedChunk> },
-    Remove { ids: Vec<i64> },
+    Upsert {
+        model: String,
+        chunks: Vec<IndexedChunk>,
+    },
+    Remove {
+        ids: Vec<i64>,
+    },
     /// Forgets everything (the chatbot is gone).
     Wipe,
     /// The `k` nearest chunks, only from `sources` when given. Answers nothing when the index
@@ -100,7 +107,9 @@ impl std::fmt::Display for IndexRefusal {
             IndexRefusal::Dimensions { held, given } => {
                 write!(f, "the index holds {held}-dimensional vectors, not {given}")
             }
-            IndexRefusal::BadVector => f.write_str("a vector is empty or its scale is not positive"),
+            IndexRefusal::BadVector => {
+                f.write_str("a vector is empty or its scale is not positive")
+            }
         }
     }
 }
@@ -218,10 +227,7 @@ impl IndexState {
         });
         set.nearest(&query, k, |id| match &allowed {
             None => true,
-            Some(allowed) => self
-                .source_of
-                .get(&id)
-                .is_some_and(|s| allowed.contains(s)),
+            Some(allowed) => self.source_of.get(&id).is_some_and(|s| allowed.contains(s)),
         })
     }
 }
@@ -274,7 +280,9 @@ mod tests {
             state.check_upsert("m", &[chunk(2, "a", &[1.0, 0.0, 0.0])]),
             Err(IndexRefusal::Dimensions { held: 2, given: 3 })
         ));
-        assert!(state.query("other", &query(&[1.0, 0.0]), 3, None).is_empty());
+        assert!(state
+            .query("other", &query(&[1.0, 0.0]), 3, None)
+            .is_empty());
         state.reset(Some("other".into()));
         assert_eq!(state.stats().vectors, 0);
         assert_eq!(state.model.as_deref(), Some("other"));

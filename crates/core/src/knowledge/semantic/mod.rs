@@ -95,7 +95,9 @@ pub fn check_rerank(
             )));
         }
         if !s.score.is_finite() {
-            return Err(wire_error("the reranker answered a score that is not finite"));
+            return Err(wire_error(
+                "the reranker answered a score that is not finite",
+            ));
         }
     }
     scores.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));

@@ -161,7 +161,13 @@ impl VectorSet {
             let at = best.partition_point(|n| {
                 n.similarity > similarity || (n.similarity == similarity && n.id < *id)
             });
-            best.insert(at, Neighbour { id: *id, similarity });
+            best.insert(
+                at,
+                Neighbour {
+                    id: *id,
+                    similarity,
+                },
+            );
             best.truncate(k);
         }
         best
@@ -181,10 +187,14 @@ mod tests {
 
     /// A deterministic pseudo-random vector, so the test needs no random crate.
     fn vector(seed: u64, d: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (0..d)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((s >> 33) as f32 / (1u64 << 31) as f32) - 0.5
             })
             .collect()
