@@ -329,29 +329,6 @@ impl Store {
         Ok(changed > 0)
     }
 
-    /// Replaces a source's chunks and marks it read, all in one batch: a search never sees half
-    /// the old text and half the new.
-    pub async fn finish_source(&self, source: &DataSource, chunks: &[Chunk]) -> ApiResult<()> {
-        let meta = object_text(&source.meta);
-        let mut statements = vec![self.statement(
-            "DELETE FROM chunks WHERE data_source_uuid = ?1",
-            &[Arg::Text(&source.uuid)],
-        )?];
-        statements.extend(self.insert_chunk_statements(source, chunks)?);
-        let finished = update_source(
-            &source.uuid,
-            vec![
-                ("status", Arg::Text(Status::Success.as_str())),
-                ("title", Arg::Text(&source.title)),
-                ("tokens", Arg::Int(source.tokens)),
-                ("meta_json", Arg::Text(&meta)),
-                ("modified_at", Arg::Text(&source.modified_at)),
-            ],
-        );
-        statements.push(self.prepare(&finished)?);
-        self.batch(statements, duplicate_upload).await.map(|_| ())
-    }
-
     /// Marks a source failed, keeping its earlier chunks (a failed re-scrape keeps the old text).
     pub async fn fail_source(
         &self,
