@@ -7,10 +7,9 @@
 
 use crate::platform::vector_index;
 use crate::providers::semantic;
-use crate::providers::{ChatProvider, ChatTurn, Grounding};
+use crate::providers::ChatProvider;
 use crate::storage::{SearchIndex, Store};
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{CompletionEvent, CompletionRequest};
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::followup::{
     parse_rewrite, previous_exchange, refers_back, rewrite_messages,
@@ -271,30 +270,10 @@ pub async fn standalone_question(
         return None;
     }
     let messages = rewrite_messages(previous, query);
-    let turn = ChatTurn {
-        request: CompletionRequest {
-            model: model.upstream,
-            messages: &messages,
-            tools: &[],
-            temperature: 0.0,
-            max_tokens: REWRITE_MAX_TOKENS,
-        },
-        grounding: Grounding {
-            query: "",
-            ranked: &[],
-            show_citations: false,
-        },
-    };
     let ask = async {
-        let mut answer = provider.open(env, config, &turn).await.ok()?;
-        let mut text = String::new();
-        while let Some(Ok(event)) = answer.next().await {
-            match event {
-                CompletionEvent::Text(t) => text.push_str(&t),
-                CompletionEvent::Done => break,
-                _ => {}
-            }
-        }
+        let text = provider
+            .reply_text(env, config, model, &messages, REWRITE_MAX_TOKENS)
+            .await?;
         parse_rewrite(&text)
     };
     futures::pin_mut!(ask);

@@ -3,10 +3,9 @@
 //! With a model the judgement is one call per agent (`edgechat_core::chat::tagging`); without
 //! one, or when its reply cannot be read, text similarity decides.
 
-use crate::providers::{ChatProvider, ChatTurn, Grounding};
+use crate::providers::ChatProvider;
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{CompletionEvent, CompletionRequest};
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::routing::{agent_model, matches_criteria};
 use edgechat_core::chat::tagging::{judged, judging_messages, parse_judged_tags};
@@ -29,29 +28,9 @@ async fn judge_with_model(
     message: &Message,
 ) -> Option<Vec<String>> {
     let messages = judging_messages(tags, &message.query, &message.response);
-    let turn = ChatTurn {
-        request: CompletionRequest {
-            model: model.upstream,
-            messages: &messages,
-            tools: &[],
-            temperature: 0.0,
-            max_tokens: JUDGE_MAX_TOKENS,
-        },
-        grounding: Grounding {
-            query: "",
-            ranked: &[],
-            show_citations: false,
-        },
-    };
-    let mut answer = provider.open(env, config, &turn).await.ok()?;
-    let mut text = String::new();
-    while let Some(Ok(event)) = answer.next().await {
-        match event {
-            CompletionEvent::Text(t) => text.push_str(&t),
-            CompletionEvent::Done => break,
-            _ => {}
-        }
-    }
+    let text = provider
+        .reply_text(env, config, model, &messages, JUDGE_MAX_TOKENS)
+        .await?;
     parse_judged_tags(&text)
 }
 

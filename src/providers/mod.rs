@@ -113,6 +113,44 @@ impl ChatProvider {
     }
 }
 
+impl ChatProvider {
+    /// One short, ungrounded model call whose whole reply is wanted as text (judging tags,
+    /// rewriting a follow-up); `None` when the provider fails before or while answering.
+    pub async fn reply_text(
+        &self,
+        env: &Env,
+        config: &Config,
+        model: &ModelInfo,
+        messages: &[edgechat_core::chat::completion::ChatMessage],
+        max_tokens: usize,
+    ) -> Option<String> {
+        let turn = ChatTurn {
+            request: CompletionRequest {
+                model: model.upstream,
+                messages,
+                tools: &[],
+                temperature: 0.0,
+                max_tokens,
+            },
+            grounding: Grounding {
+                query: "",
+                ranked: &[],
+                show_citations: false,
+            },
+        };
+        let mut answer = self.open(env, config, &turn).await.ok()?;
+        let mut text = String::new();
+        while let Some(Ok(event)) = answer.next().await {
+            match event {
+                edgechat_core::chat::completion::CompletionEvent::Text(t) => text.push_str(&t),
+                edgechat_core::chat::completion::CompletionEvent::Done => break,
+                _ => {}
+            }
+        }
+        Some(text)
+    }
+}
+
 pub(crate) fn upstream_error(detail: impl Into<String>) -> ApiError {
     ApiError::Upstream(format!(
         "The model provider failed before answering: {}",
