@@ -119,6 +119,40 @@ mod entry {
         }
     }
 
+    /// Runs one chat session's answers and keeps their events (see `platform::chat_session`).
+    #[durable_object]
+    pub struct ChatSession {
+        state: State,
+        env: Env,
+        room: std::rc::Rc<crate::platform::chat_session::Room>,
+    }
+
+    impl DurableObject for ChatSession {
+        fn new(state: State, env: Env) -> Self {
+            let room = crate::platform::chat_session::Room::new(state.storage(), env.clone());
+            ChatSession {
+                state,
+                env,
+                room: std::rc::Rc::new(room),
+            }
+        }
+
+        async fn fetch(&self, req: Request) -> Result<Response> {
+            use wasm_bindgen::JsCast;
+            // An answer a previous instance left running is closed before anything else.
+            self.room.recover().await;
+            // The object's state offers `waitUntil` as a request's context does.
+            let raw: &wasm_bindgen::JsValue = self.state.as_raw().as_ref();
+            let ctx = Context::new(raw.clone().unchecked_into());
+            Ok(crate::app::handle_in_session(req, self.env.clone(), ctx, self.room.clone()).await)
+        }
+
+        async fn alarm(&self) -> Result<Response> {
+            self.room.alarm().await;
+            Response::empty()
+        }
+    }
+
     /// Holds one chatbot's chunk vectors (see `platform::vector_index`).
     #[durable_object]
     pub struct VectorIndex {

@@ -5,6 +5,7 @@ pub mod widget;
 
 use self::widget::Visitor;
 use crate::handlers;
+use crate::platform::chat_session::{self, Room};
 use crate::platform::config;
 use crate::platform::log::RequestLog;
 use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, WindowDecision};
@@ -56,6 +57,8 @@ pub struct Call {
     pub params: Vec<String>,
     /// This request's log line; a create call names the record it made.
     pub log: Rc<RequestLog>,
+    /// Set when the request runs in its session's object (`platform::chat_session`).
+    pub room: Option<Rc<Room>>,
 }
 
 impl Call {
@@ -95,10 +98,25 @@ impl Call {
 }
 
 pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
+    handle_in(req, env, ctx, None).await
+}
+
+/// A request reaching a session's object: one of its own (`/follow`, `/stop`, from the
+/// Worker) or a message request the Worker handed over, served here as it would be there.
+pub async fn handle_in_session(req: Request, env: Env, ctx: Context, room: Rc<Room>) -> Response {
+    match req.path().as_str() {
+        "/follow" | "/stop" => handlers::messages::in_session(req, &room)
+            .await
+            .unwrap_or_else(|err| http::error_response(&err)),
+        _ => handle_in(req, env, ctx, Some(room)).await,
+    }
+}
+
+async fn handle_in(req: Request, env: Env, ctx: Context, room: Option<Rc<Room>>) -> Response {
     let method = req.method().to_string();
     let path = req.path();
     let log = Rc::new(RequestLog::start(&method));
-    let response = match serve(req, env, ctx, &log, &method, &path).await {
+    let response = match serve(req, env, ctx, &log, &method, &path, room).await {
         Ok(response) => response,
         Err(err) => failure(&log, err, &path),
     };
@@ -124,6 +142,7 @@ async fn serve(
     log: &Rc<RequestLog>,
     method: &str,
     path: &str,
+    room: Option<Rc<Room>>,
 ) -> ApiResult<Response> {
     let config = config::read(&env);
     if method == "OPTIONS" {
@@ -150,6 +169,16 @@ async fn serve(
     }
     if let Some(uuid) = params.first().and_then(|p| canonical_uuid(p)) {
         log.record(&uuid);
+        // A message is answered by its session's object, which runs the turn from here on
+        // (authentication included) and produces the answer whether or not the caller stays.
+        if room.is_none()
+            && matches!(
+                endpoint,
+                Endpoint::MessageStream | Endpoint::MessageNonStream
+            )
+        {
+            return chat_session::forward(&env, &uuid, req).await;
+        }
     }
     // A site visitor's page on another origin may read what a visitor route answers, errors
     // included, when its token was minted for that site.
@@ -208,6 +237,7 @@ async fn serve(
             caller,
             params,
             log: Rc::clone(log),
+            room,
         };
         dispatch(endpoint, call).await
     }
@@ -395,6 +425,8 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::LiveChatEnd => live_chat::end(call).await,
         Endpoint::WidgetToken => handlers::widget::token(call).await,
         Endpoint::MessageGet => messages::get(call).await,
+        Endpoint::MessageFollow => messages::follow(call).await,
+        Endpoint::MessageStop => messages::stop(call).await,
         Endpoint::FeedbackCreate => feedback::create(call).await,
         Endpoint::FeedbackList => feedback::list(call).await,
         Endpoint::SessionTranscript => insights::transcript_text(call).await,

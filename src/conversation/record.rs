@@ -9,7 +9,7 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::answered::{decide, Answerer};
 use edgechat_core::chat::completion::Usage;
 use edgechat_core::chat::wire::cite_data;
-use edgechat_core::domain::session::{Message, MessageKind};
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use edgechat_core::time;
 use serde_json::json;
@@ -68,9 +68,33 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
     }
 }
 
-/// Stores the message, and on an escalation the session's request for a person.
-pub async fn store(store: &Store, ex: &Exchange, message: Message) -> ApiResult<Message> {
-    store.insert_message(&message).await?;
+/// The record of an answer that has just started: no text yet, `finish_reason: streaming`.
+pub fn started(ex: &Exchange) -> Message {
+    let outcome = Outcome {
+        text: String::new(),
+        finish: FinishReason::Streaming,
+        usage: None,
+        error: None,
+        cited: Vec::new(),
+        functions_called: Vec::new(),
+        answered: None,
+    };
+    message(ex, &outcome)
+}
+
+/// Stores the message (over its `started` record when `replace`), and on an escalation the
+/// session's request for a person.
+pub async fn store(
+    store: &Store,
+    ex: &Exchange,
+    message: Message,
+    replace: bool,
+) -> ApiResult<Message> {
+    if replace {
+        store.complete_message(&message).await?;
+    } else {
+        store.insert_message(&message).await?;
+    }
     if ex.escalation_reply.is_some() {
         let request = json!({
             "requested": true,

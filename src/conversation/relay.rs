@@ -3,6 +3,7 @@
 //! `record` to be stored once, however it ended.
 
 use super::{record, tools, Exchange};
+use crate::platform::chat_session::LiveAnswer;
 use crate::platform::log;
 use crate::platform::stream::StreamSink;
 use crate::providers::AnswerStream;
@@ -13,20 +14,25 @@ use edgechat_core::chat::tools::ToolCallCollector;
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
 use edgechat_core::domain::session::{FinishReason, Message};
+use futures::future::{select, Either};
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 use worker::Env;
 
 /// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
 pub const MAX_TOOL_ROUNDS: usize = 3;
 
-/// Where the answer goes: a client's stream, encoded in the format it chose, or nowhere but
-/// the stored message.
+/// Where the answer goes: a client's stream, encoded in the format it chose (the answer ends
+/// when that client leaves); the session's object, which keeps the answer's events for any
+/// number of readers and produces it to the end whoever reads; or nowhere but the stored
+/// message.
 pub enum Output {
     Stream {
         sink: StreamSink,
         encoder: RefCell<Encoder>,
     },
+    Live(Rc<LiveAnswer>),
     Collect,
 }
 
@@ -45,14 +51,36 @@ impl Output {
                 let bytes = encoder.borrow_mut().encode(&event);
                 sink.write_str(&bytes).await.is_ok()
             }
+            Output::Live(live) => {
+                live.push(event);
+                true
+            }
             Output::Collect => true,
         }
     }
 
     async fn close(&self) {
-        if let Output::Stream { sink, .. } = self {
-            sink.close().await;
+        match self {
+            Output::Stream { sink, .. } => sink.close().await,
+            Output::Live(live) => live.end(),
+            Output::Collect => {}
         }
+    }
+
+    /// The answer the session's object keeps, when this output is one.
+    pub fn kept(&self) -> Option<Rc<LiveAnswer>> {
+        self.live().cloned()
+    }
+
+    fn live(&self) -> Option<&Rc<LiveAnswer>> {
+        match self {
+            Output::Live(live) => Some(live),
+            _ => None,
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.live().is_some_and(|l| l.stop_requested())
     }
 }
 
@@ -108,7 +136,20 @@ async fn relay(
     for round in 0..=MAX_TOOL_ROUNDS {
         let mut calls = ToolCallCollector::default();
         let mut round_text = String::new();
-        while let Some(event) = answer.next().await {
+        loop {
+            // Someone may stop the answer while the model is silent: waiting ends at once.
+            let next = match out.live() {
+                Some(live) => match select(Box::pin(answer.next()), live.stopped()).await {
+                    Either::Left((next, _)) => next,
+                    Either::Right(_) => None,
+                },
+                None => answer.next().await,
+            };
+            if out.stop_requested() {
+                finish = Some(FinishReason::Stopped);
+                break;
+            }
+            let Some(event) = next else { break };
             match event {
                 Ok(CompletionEvent::Text(piece)) => {
                     text.push_str(&piece);
@@ -140,7 +181,12 @@ async fn relay(
         }
         // Dropping the stream aborts the upstream call when it is still open.
         drop(answer);
-        if calls.is_empty() || matches!(finish, Some(FinishReason::Aborted | FinishReason::Error)) {
+        if calls.is_empty()
+            || matches!(
+                finish,
+                Some(FinishReason::Aborted | FinishReason::Error | FinishReason::Stopped)
+            )
+        {
             break;
         }
         let calls = calls.take();
@@ -201,7 +247,22 @@ pub async fn deliver(
         agent_uuid: Some(ex.agent.uuid.clone()),
     })
     .await;
-    let outcome = relay(env, config, &ex, answer, &out).await;
+    let kept = out.live().is_some();
+    let outcome = if kept {
+        // A kept answer is stored as it starts (`streaming`), so a reader can find it and a
+        // restart leaves a record of it; the write runs beside the first tokens.
+        let started = record::started(&ex);
+        let (written, outcome) = futures::join!(
+            store.insert_message(&started),
+            relay(env, config, &ex, answer, &out)
+        );
+        if let Err(err) = written {
+            log::background_failure("storing a started answer", &ex.message_uuid, &err);
+        }
+        outcome
+    } else {
+        relay(env, config, &ex, answer, &out).await
+    };
     let message = record::message(&ex, &outcome);
     if outcome.finish != FinishReason::Aborted {
         if let Some(error) = &outcome.error {
@@ -225,5 +286,5 @@ pub async fn deliver(
         .await;
     }
     out.close().await;
-    record::store(store, &ex, message).await
+    record::store(store, &ex, message, kept).await
 }

@@ -2,6 +2,7 @@ use crate::app::http::{json_response, success_response};
 use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
+use crate::platform::chat_session::{self, Claim, Room};
 use crate::platform::log;
 use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
@@ -15,7 +16,7 @@ use edgechat_core::config::Config;
 use edgechat_core::domain::agent::{Agent, AgentType};
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::data_source::uuid_list;
-use edgechat_core::domain::session::{query_from_body, Message};
+use edgechat_core::domain::session::{query_from_body, FinishReason, Message};
 use edgechat_core::domain::webhook::Event;
 use edgechat_core::domain::widget::visitor_message_json;
 use edgechat_core::knowledge::query::phrases;
@@ -244,6 +245,10 @@ pub async fn readable_message(call: &Call) -> ApiResult<Message> {
 /// `GET /message/{uuid}`: one stored message (a visitor's view for a site visitor).
 pub async fn get(call: Call) -> ApiResult<Response> {
     let message = readable_message(&call).await?;
+    message_response(&call, &message)
+}
+
+fn message_response(call: &Call, message: &Message) -> ApiResult<Response> {
     match &call.caller {
         Caller::Visitor(visitor) => json_response(&visitor_message_json(
             &message,
@@ -309,7 +314,7 @@ fn rate_limited(format: WireFormat, message: &str, retry_after_secs: u64) -> Api
         .fixed(body.into_bytes()))
 }
 
-fn stream_headers(format: WireFormat) -> ApiResult<Headers> {
+pub(crate) fn stream_headers(format: WireFormat) -> ApiResult<Headers> {
     let headers = Headers::new();
     headers.set("Content-Type", format.content_type())?;
     headers.set("Cache-Control", "no-cache")?;
@@ -338,12 +343,21 @@ fn requested_format(call: &Call) -> ApiResult<WireFormat> {
     })
 }
 
+/// The session held for this turn, when the call runs in the session's object: a second
+/// message meanwhile is a 409.
+fn claim(call: &Call) -> ApiResult<Option<Claim>> {
+    call.room.as_ref().map(|room| room.claim()).transpose()
+}
+
 /// Opens the answer and returns the response its pieces stream into as they are produced.
+/// With the session's `claim` the answer is kept by the session's object: produced to its
+/// end whoever reads, and readable again (`follow`).
 pub(crate) async fn stream_answer(
     call: Call,
     exchange: Exchange,
     agents: Vec<Agent>,
     encoder: Encoder,
+    claim: Option<Claim>,
 ) -> ApiResult<Response> {
     call.log.record(&exchange.message_uuid);
     let answer = relay::open(&call.env, &call.config, &exchange).await?;
@@ -357,20 +371,29 @@ pub(crate) async fn stream_answer(
     let store = Store::new(&call.env)?;
     let env = call.env.clone();
     let config = call.config.clone();
+    let output = match &claim {
+        Some(claim) => {
+            let live = claim.start(&exchange.message_uuid)?;
+            live.read(sink, encoder);
+            Output::Live(live)
+        }
+        None => Output::stream(sink, encoder),
+    };
     // The producer runs past the response: it must finish (and store the message) even when
     // the client leaves midway; background agents judge only after the stream has closed.
     call.ctx.wait_until(async move {
         let message_uuid = exchange.message_uuid.clone();
-        match relay::deliver(
-            &store,
-            &env,
-            &config,
-            exchange,
-            answer,
-            Output::stream(sink, encoder),
-        )
-        .await
-        {
+        let live = output.kept();
+        let delivered = relay::deliver(&store, &env, &config, exchange, answer, output);
+        let delivered = match &claim {
+            Some(claim) => futures::join!(claim.watch(), delivered).1,
+            None => delivered.await,
+        };
+        if let Some(live) = live {
+            live.settle(delivered.is_ok());
+        }
+        drop(claim);
+        match delivered {
             Ok(message) => after_answer(env, config, agents, message).await,
             Err(err) => log::background_failure("storing a streamed message", &message_uuid, &err),
         }
@@ -381,23 +404,38 @@ pub(crate) async fn stream_answer(
         .stream(readable))
 }
 
-/// A complete answer, stored: what the non-stream endpoints return.
+/// A complete answer, stored: what the non-stream endpoints return. With the session's
+/// `claim` it is kept like a streamed one (readable while it is produced, and stoppable).
 pub(crate) async fn collect_answer(
     call: &Call,
     exchange: Exchange,
     agents: Vec<Agent>,
+    claim: Option<Claim>,
 ) -> ApiResult<Message> {
     call.log.record(&exchange.message_uuid);
     let answer = relay::open(&call.env, &call.config, &exchange).await?;
-    let message = relay::deliver(
+    let output = match &claim {
+        Some(claim) => Output::Live(claim.start(&exchange.message_uuid)?),
+        None => Output::Collect,
+    };
+    let live = output.kept();
+    let delivered = relay::deliver(
         &call.store,
         &call.env,
         &call.config,
         exchange,
         answer,
-        Output::Collect,
-    )
-    .await?;
+        output,
+    );
+    let delivered = match &claim {
+        Some(claim) => futures::join!(claim.watch(), delivered).1,
+        None => delivered.await,
+    };
+    if let Some(live) = live {
+        live.settle(delivered.is_ok());
+    }
+    drop(claim);
+    let message = delivered?;
     call.ctx.wait_until(after_answer(
         call.env.clone(),
         call.config.clone(),
@@ -410,6 +448,7 @@ pub(crate) async fn collect_answer(
 /// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
 pub async fn stream(mut call: Call) -> ApiResult<Response> {
     let format = requested_format(&call)?;
+    let claim = claim(&call)?;
     let (exchange, agents) = match begin(&mut call).await {
         Ok(Plan::Answer(ex, agents)) => (*ex, agents),
         Ok(Plan::LiveChat(message)) => {
@@ -422,12 +461,13 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         }) => return rate_limited(format, &message, retry_after_secs),
         Err(err) => return Err(err),
     };
-    stream_answer(call, exchange, agents, Encoder::new(format, "", 0)).await
+    stream_answer(call, exchange, agents, Encoder::new(format, "", 0), claim).await
 }
 
 /// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete
 /// (during live chat, the stored user message, with status 202).
 pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
+    let claim = claim(&call)?;
     let (exchange, agents) = match begin(&mut call).await? {
         Plan::Answer(ex, agents) => (*ex, agents),
         Plan::LiveChat(message) => {
@@ -435,8 +475,160 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
             return Ok(json_response(&message.to_json())?.with_status(202));
         }
     };
-    let message = collect_answer(&call, exchange, agents).await?;
+    let message = collect_answer(&call, exchange, agents, claim).await?;
     json_response(&message.to_json())
+}
+
+/// A number in the query or a header: absent is `None`, anything but a count is a 400.
+fn count(value: Option<String>, field: &str) -> ApiResult<Option<usize>> {
+    value
+        .map(|v| {
+            v.trim().parse::<usize>().map_err(|_| {
+                ApiError::invalid(
+                    field,
+                    &format!("`{field}` must be a whole number of 0 or more."),
+                )
+            })
+        })
+        .transpose()
+}
+
+/// `GET /message/{uuid}/stream`: the answer from the start (or from where the reader left
+/// it: after the event `Last-Event-ID` names in event-stream mode, after `offset` characters
+/// of text in plain mode), then live until it ends. Any number of readers may follow one
+/// answer. An answer the session's object no longer keeps is sent from its stored message.
+pub async fn follow(call: Call) -> ApiResult<Response> {
+    let format = requested_format(&call)?;
+    let message = readable_message(&call).await?;
+    let url = call.req.url()?;
+    let query = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let offset = count(query("offset"), "offset")?.unwrap_or(0);
+    let after = match call.req.headers().get("Last-Event-ID")? {
+        Some(id) if !id.trim().is_empty() => count(Some(id), "Last-Event-ID")?,
+        _ => count(query("last_event_id"), "last_event_id")?,
+    };
+    let headers = stream_headers(format)?;
+    headers.set("Content-Encoding", "identity")?;
+    headers.set("X-Accel-Buffering", "no")?;
+    headers.set("X-Message-Uuid", &message.uuid)?;
+    let path = format!(
+        "/follow?message={}&format={}&after={}&offset={offset}",
+        message.uuid,
+        format.name(),
+        after.map(|a| a.to_string()).unwrap_or_default(),
+    );
+    let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
+    if answer.status_code() == 200 {
+        let (_, body) = answer.into_parts();
+        return Ok(Response::builder()
+            .with_status(200)
+            .with_headers(headers)
+            .body(body));
+    }
+    let mut encoder = Encoder::new(format, "", 0);
+    let events = stored_answer_events(&call, &message);
+    let mut skip = if format == WireFormat::Plain {
+        offset
+    } else {
+        0
+    };
+    let first = after.map_or(0, |a| a + 1);
+    let mut body = String::new();
+    for (seq, event) in events.iter().enumerate().skip(first) {
+        let text = encoder.encode_at(seq, event);
+        let n = text.chars().count();
+        if skip > 0 && matches!(event, AnswerEvent::Delta(_)) {
+            body.extend(text.chars().skip(skip));
+            skip = skip.saturating_sub(n);
+        } else {
+            body += &text;
+        }
+    }
+    Ok(Response::builder()
+        .with_status(200)
+        .with_headers(headers)
+        .fixed(body.into_bytes()))
+}
+
+/// A stored message as the events its answer was sent as.
+fn stored_answer_events(call: &Call, message: &Message) -> Vec<AnswerEvent> {
+    let agent_uuid = message.meta["agent"]["uuid"].as_str().map(str::to_string);
+    let show_citations = match &call.caller {
+        Caller::Visitor(visitor) => visitor.chatbot.settings.show_citations,
+        _ => true,
+    };
+    let mut events = vec![AnswerEvent::Start {
+        message_uuid: message.uuid.clone(),
+        session_uuid: message.session_uuid.clone(),
+        agent_uuid,
+    }];
+    if !message.response.is_empty() {
+        events.push(AnswerEvent::Delta(message.response.clone()));
+    }
+    if show_citations && message.cite_data.as_object().is_some_and(|c| !c.is_empty()) {
+        events.push(AnswerEvent::Citations(message.cite_data.clone()));
+    }
+    events.push(AnswerEvent::End {
+        message_uuid: message.uuid.clone(),
+        finish_reason: message.finish_reason.as_str().to_string(),
+        usage: message.meta["usage"].clone(),
+        answered: message.answered,
+    });
+    events
+}
+
+/// `POST /message/{uuid}/stop`: ends an answer being produced, on purpose. It is stored with
+/// what was said so far and `finish_reason: stopped`; the stored message is returned. 409 when
+/// the answer is not being produced (it ended already).
+pub async fn stop(call: Call) -> ApiResult<Response> {
+    let message = readable_message(&call).await?;
+    let refused = |m: &Message| {
+        ApiError::Conflict(format!(
+            "This answer is not being produced; it ended with finish_reason `{}`.",
+            m.finish_reason.as_str()
+        ))
+    };
+    if message.finish_reason != FinishReason::Streaming {
+        return Err(refused(&message));
+    }
+    let path = format!("/stop?message={}", message.uuid);
+    let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
+    let message = readable_message(&call).await?;
+    if answer.status_code() != 200 {
+        return Err(refused(&message));
+    }
+    message_response(&call, &message)
+}
+
+/// The session object's own requests from the Worker: `/follow` and `/stop` (see `follow`
+/// and `stop`).
+pub async fn in_session(req: worker::Request, room: &Room) -> ApiResult<Response> {
+    let url = req.url()?;
+    let query = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let message = query("message");
+    if req.path() == "/stop" {
+        return Ok(if room.stop(&message).await {
+            Response::builder().with_status(200).empty()
+        } else {
+            Response::builder().with_status(409).empty()
+        });
+    }
+    let format = WireFormat::requested(Some(&query("format")), None).unwrap_or(WireFormat::Plain);
+    let after = query("after").parse().ok();
+    let offset = query("offset").parse().unwrap_or(0);
+    match room.follow(&message, Encoder::new(format, "", 0), after, offset)? {
+        Some(readable) => Ok(Response::builder().with_status(200).stream(readable)),
+        None => Ok(Response::builder().with_status(404).empty()),
+    }
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

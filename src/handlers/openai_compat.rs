@@ -138,9 +138,9 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     };
     if req.stream {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
-        return stream_answer(call, exchange, agents, encoder).await;
+        return stream_answer(call, exchange, agents, encoder, None).await;
     }
-    let message = collect_answer(&call, exchange, agents).await?;
+    let message = collect_answer(&call, exchange, agents, None).await?;
     json_response(&completion(&message, &req.chatbot_uuid, created))
 }
 

@@ -37,6 +37,18 @@ impl StreamSink {
             .map_err(|_| Closed)
     }
 
+    /// Queues `text` at once without waiting for the reader to take it: writes queued this
+    /// way keep their order. The returned future says whether it was delivered.
+    pub fn queue(&self, text: &str) -> JsFuture {
+        let chunk = Uint8Array::from(text.as_bytes());
+        JsFuture::from(self.writer.write_with_chunk(chunk.unchecked_ref()))
+    }
+
+    /// Ends the body after what is queued, without waiting.
+    pub fn close_later(&self) -> JsFuture {
+        JsFuture::from(self.writer.close())
+    }
+
     pub async fn write_str(&self, text: &str) -> Result<(), Closed> {
         self.write(text.as_bytes()).await
     }

@@ -108,6 +108,28 @@ fn parse(sql: &str) -> Schema {
             creating = Some(table.to_string());
             last_table = table.to_string();
             schema.columns.entry(table.to_string()).or_default();
+        } else if let Some(table) = word_after(trimmed, "DROP TABLE ") {
+            schema.columns.remove(table);
+            schema.checks.retain(|(t, _), _| t != table);
+        } else if let Some((from, to)) = trimmed
+            .strip_prefix("ALTER TABLE ")
+            .and_then(|rest| rest.trim_end_matches(';').split_once(" RENAME TO "))
+        {
+            let (from, to) = (from.trim().to_string(), to.trim().to_string());
+            if let Some(columns) = schema.columns.remove(&from) {
+                schema.columns.insert(to.clone(), columns);
+            }
+            let moved: Vec<_> = schema
+                .checks
+                .keys()
+                .filter(|(t, _)| *t == from)
+                .cloned()
+                .collect();
+            for key in moved {
+                if let Some(values) = schema.checks.remove(&key) {
+                    schema.checks.insert((to.clone(), key.1), values);
+                }
+            }
         } else if let Some(table) = word_after(trimmed, "ALTER TABLE ") {
             last_table = table.to_string();
             let column = trimmed

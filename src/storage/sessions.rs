@@ -173,8 +173,34 @@ impl Store {
 
     /// Stores a finished message and touches its session, together.
     pub async fn insert_message(&self, m: &Message) -> ApiResult<()> {
+        self.write_message(m, false).await
+    }
+
+    /// Stores the ended answer over the `streaming` record it started as (or anew when that
+    /// record never landed), touching its session.
+    pub async fn complete_message(&self, m: &Message) -> ApiResult<()> {
+        self.write_message(m, true).await
+    }
+
+    /// Closes an answer left `streaming` by a runtime that went away: what was said is kept,
+    /// with `finish_reason: interrupted`. Nothing happens to an answer that ended meanwhile.
+    pub async fn interrupt_message(&self, uuid: &str, response: &str, now: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE messages SET response = ?2, finish_reason = 'interrupted', modified_at = ?3 \
+             WHERE uuid = ?1 AND finish_reason = 'streaming'",
+            &[Arg::Text(uuid), Arg::Text(response), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn write_message(&self, m: &Message, replace: bool) -> ApiResult<()> {
         let row = MessageRow::from(m);
-        let insert = self.prepare(&Sql::insert(&row, Vec::new()))?;
+        let mut insert = Sql::insert(&row, Vec::new());
+        if replace {
+            insert.replace_on_conflict();
+        }
+        let insert = self.prepare(&insert)?;
         let mut touch =
             Sql::update_columns(&SESSIONS, vec![("modified_at", Arg::Text(&m.modified_at))]);
         let session = touch.bind(Arg::Text(&m.session_uuid));

@@ -181,6 +181,13 @@ impl<'a> Sql<'a> {
         sql
     }
 
+    /// Turns an `insert` into `INSERT OR REPLACE`: the row replaces one with the same key.
+    pub fn replace_on_conflict(&mut self) {
+        self.text = self
+            .text
+            .replacen("INSERT INTO", "INSERT OR REPLACE INTO", 1);
+    }
+
     /// `INSERT INTO t (every written column) SELECT ?1, ...`, for an insert that a condition
     /// may turn into nothing; the caller appends its `FROM` or `WHERE`. `replaced` gives
     /// another expression for some columns' values (their arguments stay bound, for the

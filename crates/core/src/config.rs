@@ -16,6 +16,8 @@ pub mod bindings {
     pub const RATE_LIMITER: &str = "RATE_LIMITER";
     /// One object per chatbot holds its chunks' vectors (search by meaning).
     pub const VECTOR_INDEX: &str = "VECTOR_INDEX";
+    /// One object per session runs its answers and keeps their events (`ChatSession`).
+    pub const CHAT_SESSION: &str = "CHAT_SESSION";
     pub const AI: &str = "AI";
     /// The queue webhook deliveries wait in between attempts (`edgechat-webhooks`).
     pub const WEBHOOK_QUEUE: &str = "WEBHOOK_QUEUE";
@@ -28,6 +30,7 @@ pub mod bindings {
         FILES,
         RATE_LIMITER,
         VECTOR_INDEX,
+        CHAT_SESSION,
         AI,
         WEBHOOK_QUEUE,
         INGEST_QUEUE,

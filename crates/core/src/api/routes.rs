@@ -69,6 +69,8 @@ pub enum Endpoint {
     LiveChatEnd,
     WidgetToken,
     MessageGet,
+    MessageFollow,
+    MessageStop,
     FeedbackCreate,
     FeedbackList,
     SessionTranscript,
@@ -185,6 +187,8 @@ pub const ROUTES: &[Route] = &[
     route("POST",   "/api/v1/session/{uuid}/live-chat/end",      LiveChatEnd,      Key(Chat)),
 
     route("GET",    "/api/v1/message/{uuid}",                    MessageGet,       Key(Chat)),
+    route("GET",    "/api/v1/message/{uuid}/stream",             MessageFollow,    Key(Chat)),
+    route("POST",   "/api/v1/message/{uuid}/stop",               MessageStop,      Key(Chat)),
     route("POST",   "/api/v1/message/{uuid}/feedback",           FeedbackCreate,   Key(Chat)),
     route("GET",    "/api/v1/chatbot/{uuid}/feedback",           FeedbackList,     Key(Manage)),
     route("GET",    "/api/v1/session/{uuid}/messages/plain-text", SessionTranscript, Key(Chat)),
@@ -305,6 +309,8 @@ pub const VISITOR_ENDPOINTS: &[Endpoint] = &[
     SessionMessages,
     MessageStream,
     MessageGet,
+    MessageFollow,
+    MessageStop,
     FeedbackCreate,
 ];
 
@@ -461,6 +467,8 @@ mod tests {
                 "/api/v1/session/{uuid}/messages",
                 "/api/v1/session/{uuid}/message/stream",
                 "/api/v1/message/{uuid}",
+                "/api/v1/message/{uuid}/stream",
+                "/api/v1/message/{uuid}/stop",
                 "/api/v1/message/{uuid}/feedback"
             ]
         );

@@ -82,6 +82,16 @@ impl WireFormat {
         }
     }
 
+    /// The name `requested` reads back (`openai` for the chunks, which no request names).
+    pub fn name(self) -> &'static str {
+        match self {
+            WireFormat::Plain => "plain",
+            WireFormat::EventStream => "event-stream",
+            WireFormat::UiMessageStream => "ui-message-stream",
+            WireFormat::OpenAiChunks => "openai",
+        }
+    }
+
     pub fn content_type(self) -> &'static str {
         match self {
             WireFormat::Plain => "text/plain; charset=utf-8",
@@ -209,6 +219,17 @@ impl Encoder {
         }
     }
 
+    /// `encode` for the event numbered `seq` in its answer: in event-stream mode the frame
+    /// carries `id: seq`, which a reader sends back as `Last-Event-ID` to resume after it.
+    pub fn encode_at(&mut self, seq: usize, event: &AnswerEvent) -> String {
+        let body = self.encode(event);
+        if self.format == WireFormat::EventStream {
+            format!("id: {seq}\n{body}")
+        } else {
+            body
+        }
+    }
+
     fn ui(&mut self, event: &AnswerEvent) -> String {
         let data = |v: Value| format!("data: {v}\n\n");
         match event {
@@ -318,31 +339,64 @@ impl Encoder {
 }
 
 fn event_stream(event: &AnswerEvent) -> String {
-    let (name, data) = match event {
-        AnswerEvent::Start {
-            message_uuid,
-            session_uuid,
-            agent_uuid,
-        } => (
-            "start",
-            json!({"message_uuid": message_uuid, "session_uuid": session_uuid, "agent_uuid": agent_uuid}),
-        ),
-        AnswerEvent::Delta(text) => ("delta", json!({ "text": text })),
-        AnswerEvent::Citations(cite_data) => ("citations", cite_data.clone()),
-        AnswerEvent::Error { code, message } => {
-            ("error", json!({"code": code, "message": message}))
-        }
-        AnswerEvent::End {
-            message_uuid,
-            finish_reason,
-            usage,
-            answered,
-        } => (
-            "end",
-            json!({"message_uuid": message_uuid, "finish_reason": finish_reason, "usage": usage, "answered": answered}),
-        ),
-    };
+    let (name, data) = event.parts();
     format!("event: {name}\ndata: {data}\n\n")
+}
+
+impl AnswerEvent {
+    /// The event-stream name and `data` of the event: also how an answer's events are kept
+    /// while it is produced (`from_parts` reads them back).
+    pub fn parts(&self) -> (&'static str, Value) {
+        match self {
+            AnswerEvent::Start {
+                message_uuid,
+                session_uuid,
+                agent_uuid,
+            } => (
+                "start",
+                json!({"message_uuid": message_uuid, "session_uuid": session_uuid, "agent_uuid": agent_uuid}),
+            ),
+            AnswerEvent::Delta(text) => ("delta", json!({ "text": text })),
+            AnswerEvent::Citations(cite_data) => ("citations", cite_data.clone()),
+            AnswerEvent::Error { code, message } => {
+                ("error", json!({"code": code, "message": message}))
+            }
+            AnswerEvent::End {
+                message_uuid,
+                finish_reason,
+                usage,
+                answered,
+            } => (
+                "end",
+                json!({"message_uuid": message_uuid, "finish_reason": finish_reason, "usage": usage, "answered": answered}),
+            ),
+        }
+    }
+
+    /// The event `parts` gave `name` and `data` for; `None` for anything else.
+    pub fn from_parts(name: &str, data: &Value) -> Option<Self> {
+        let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_string);
+        Some(match name {
+            "start" => AnswerEvent::Start {
+                message_uuid: text("message_uuid")?,
+                session_uuid: text("session_uuid")?,
+                agent_uuid: text("agent_uuid"),
+            },
+            "delta" => AnswerEvent::Delta(text("text")?),
+            "citations" => AnswerEvent::Citations(data.clone()),
+            "error" => AnswerEvent::Error {
+                code: text("code")?,
+                message: text("message")?,
+            },
+            "end" => AnswerEvent::End {
+                message_uuid: text("message_uuid")?,
+                finish_reason: text("finish_reason")?,
+                usage: data.get("usage").cloned().unwrap_or(Value::Null),
+                answered: data.get("answered").and_then(Value::as_bool),
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// `cite_data_json`'s object: `{"1": {data_source_uuid, title, text, file_name, type}, ...}`,
@@ -446,6 +500,34 @@ mod tests {
                 .and_then(|e| e.field().map(str::to_string)),
             Some("messages".to_string())
         );
+    }
+
+    #[test]
+    fn events_read_back_from_their_parts() {
+        for event in answer() {
+            let (name, data) = event.parts();
+            assert_eq!(AnswerEvent::from_parts(name, &data), Some(event));
+        }
+        let none = AnswerEvent::Start {
+            message_uuid: "m".into(),
+            session_uuid: "s".into(),
+            agent_uuid: None,
+        };
+        let (name, data) = none.parts();
+        assert_eq!(AnswerEvent::from_parts(name, &data), Some(none));
+        assert_eq!(AnswerEvent::from_parts("nope", &json!({})), None);
+        assert_eq!(AnswerEvent::from_parts("delta", &json!({})), None);
+    }
+
+    #[test]
+    fn event_stream_frames_carry_their_number() {
+        let mut enc = Encoder::new(WireFormat::EventStream, "", 0);
+        assert_eq!(
+            enc.encode_at(4, &AnswerEvent::Delta("x".into())),
+            "id: 4\nevent: delta\ndata: {\"text\":\"x\"}\n\n"
+        );
+        let mut plain = Encoder::new(WireFormat::Plain, "", 0);
+        assert_eq!(plain.encode_at(4, &AnswerEvent::Delta("x".into())), "x");
     }
 
     #[test]

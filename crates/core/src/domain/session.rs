@@ -80,12 +80,18 @@ pub fn query_from_body(body: &Map<String, Value>) -> ApiResult<String> {
 
 string_enum! {
     /// How an answer ended: `error` when the model failed midway (what it said so far is
-    /// kept), `aborted` when the client left.
+    /// kept), `aborted` when the client left a call that is not kept going (the
+    /// OpenAI-compatible stream), `stopped` when a caller stopped it on purpose,
+    /// `interrupted` when the runtime went away mid-answer; `streaming` while it is still
+    /// being produced.
     pub enum FinishReason {
         Stop = "stop",
         Length = "length",
         Error = "error",
         Aborted = "aborted",
+        Stopped = "stopped",
+        Interrupted = "interrupted",
+        Streaming = "streaming",
     }
 }
 

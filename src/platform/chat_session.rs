@@ -1,0 +1,557 @@
+//! One chat session's answers, held by a Durable Object of its own (`CHAT_SESSION`, named by
+//! the session's uuid). The object runs each turn (the Worker hands it the message request as
+//! it came), so an answer is produced to its end whether or not anyone is reading, one at a
+//! time per session. Its events go to every reader following it, and to the object's SQLite in
+//! batches, so a reader can come back (`follow`) and a restart mid-answer is noticed when the
+//! object wakes: the answer is closed as `interrupted` with what was said.
+
+use crate::platform::log;
+use crate::platform::stream::StreamSink;
+use crate::storage::Store;
+use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::chat::wire::{AnswerEvent, Encoder, WireFormat};
+use edgechat_core::config::bindings;
+use edgechat_core::time;
+use serde_json::{json, Value};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::ReadableStream;
+use worker::{Env, Request, SqlStorage, SqlStorageValue, Storage};
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS answers (message_uuid TEXT PRIMARY KEY, \
+    running INTEGER NOT NULL, started_ms INTEGER NOT NULL); \
+    CREATE TABLE IF NOT EXISTS events (message_uuid TEXT NOT NULL, first INTEGER NOT NULL, \
+    batch TEXT NOT NULL, PRIMARY KEY (message_uuid, first));";
+
+/// Events are written to storage in one statement per batch: when this many wait, or when the
+/// oldest waiting is this old (checked as each event comes), and when the answer ends.
+const FLUSH_EVENTS: usize = 32;
+const FLUSH_MS: i64 = 250;
+/// Answers whose events are kept for readers coming back; an older one is replayed from its
+/// stored message.
+const KEPT_ANSWERS: i64 = 16;
+/// While an answer runs the object keeps an alarm this far ahead: if the object went away
+/// meanwhile, the alarm wakes a new one, which closes the answer as `interrupted`.
+const WATCH_MS: i64 = 30_000;
+
+/// The object's side: its storage, and the answer it is producing, if any.
+pub struct Room {
+    storage: Storage,
+    sql: SqlStorage,
+    env: Env,
+    /// A turn holds the session from its start to its stored message (`Claim`).
+    busy: Cell<bool>,
+    live: RefCell<Option<Rc<LiveAnswer>>>,
+    ready: Cell<bool>,
+}
+
+/// The session held by one turn; dropping it frees the session for the next message.
+pub struct Claim(Rc<Room>);
+
+impl Claim {
+    /// The answer `message_uuid` starts in the held session.
+    pub fn start(&self, message_uuid: &str) -> ApiResult<Rc<LiveAnswer>> {
+        self.0.start(message_uuid)
+    }
+
+    /// Keeps the object's alarm ahead while the answer runs.
+    pub async fn watch(&self) {
+        self.0.watch().await
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.0.busy.set(false);
+        self.0.live.borrow_mut().take();
+    }
+}
+
+impl Room {
+    pub fn new(storage: Storage, env: Env) -> Self {
+        Room {
+            sql: storage.sql(),
+            storage,
+            env,
+            busy: Cell::new(false),
+            live: RefCell::new(None),
+            ready: Cell::new(false),
+        }
+    }
+
+    fn prepare(&self) -> worker::Result<()> {
+        if !self.ready.get() {
+            self.sql.exec(SCHEMA, None)?;
+            self.ready.set(true);
+        }
+        Ok(())
+    }
+
+    /// Holds the session for one turn; a 409 while another answer is being produced.
+    pub fn claim(self: &Rc<Self>) -> ApiResult<Claim> {
+        if self.busy.get() {
+            let streaming = self
+                .live
+                .borrow()
+                .as_ref()
+                .map(|l| format!(" (message {})", l.message_uuid))
+                .unwrap_or_default();
+            return Err(ApiError::Conflict(format!(
+                "This session is still answering a message{streaming}; send the next one when \
+                 it ends, or stop it with POST /api/v1/message/{{uuid}}/stop."
+            )));
+        }
+        self.busy.set(true);
+        Ok(Claim(Rc::clone(self)))
+    }
+
+    /// The answer `message_uuid` starts: its events are kept from here on.
+    pub fn start(&self, message_uuid: &str) -> ApiResult<Rc<LiveAnswer>> {
+        self.prepare()?;
+        self.sql.exec(
+            "INSERT OR REPLACE INTO answers (message_uuid, running, started_ms) VALUES (?, 1, ?)",
+            vec![message_uuid.into(), time::now_ms().into()],
+        )?;
+        self.sql.exec(
+            "DELETE FROM answers WHERE message_uuid NOT IN \
+             (SELECT message_uuid FROM answers ORDER BY started_ms DESC LIMIT ?)",
+            vec![KEPT_ANSWERS.into()],
+        )?;
+        self.sql.exec(
+            "DELETE FROM events WHERE message_uuid NOT IN (SELECT message_uuid FROM answers)",
+            None,
+        )?;
+        let live = Rc::new(LiveAnswer {
+            message_uuid: message_uuid.to_string(),
+            sql: self.sql.clone(),
+            events: RefCell::new(Vec::new()),
+            stored: Cell::new(0),
+            flushed_ms: Cell::new(time::now_ms()),
+            readers: RefCell::new(Vec::new()),
+            stop: Cell::new(false),
+            stop_waker: RefCell::new(None),
+            ended: Cell::new(false),
+            settled: Cell::new(false),
+        });
+        *self.live.borrow_mut() = Some(Rc::clone(&live));
+        Ok(live)
+    }
+
+    /// Keeps the alarm ahead while an answer runs.
+    pub async fn watch(&self) {
+        if let Err(err) = self.storage.set_alarm(WATCH_MS).await {
+            log::background_failure(
+                "setting a session's alarm",
+                "",
+                &ApiError::internal(err.to_string()),
+            );
+        }
+    }
+
+    /// The alarm: a running answer is watched on; a stale one is closed.
+    pub async fn alarm(&self) {
+        if self.live.borrow().is_some() {
+            self.watch().await;
+        } else {
+            self.recover().await;
+        }
+    }
+
+    /// Closes answers a previous instance of this object left running (it went away with
+    /// them): their events end with `end {finish_reason: interrupted}` and their stored
+    /// message keeps what was said.
+    pub async fn recover(&self) {
+        if self.busy.get() || self.live.borrow().is_some() {
+            return;
+        }
+        let found = self.prepare().and_then(|_| {
+            let mut uuids = Vec::new();
+            for row in self
+                .sql
+                .exec("SELECT message_uuid FROM answers WHERE running = 1", None)?
+                .raw()
+            {
+                if let Some(SqlStorageValue::String(uuid)) = row?.into_iter().next() {
+                    uuids.push(uuid);
+                }
+            }
+            let mut closed = Vec::new();
+            for uuid in uuids {
+                let events = self.stored_events(&uuid)?.unwrap_or_default();
+                let text: String = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        AnswerEvent::Delta(t) => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if !events.iter().any(|e| matches!(e, AnswerEvent::End { .. })) {
+                    let end = AnswerEvent::End {
+                        message_uuid: uuid.clone(),
+                        finish_reason: "interrupted".into(),
+                        usage: Value::Null,
+                        answered: None,
+                    };
+                    write_batch(&self.sql, &uuid, events.len(), std::slice::from_ref(&end))?;
+                }
+                self.sql.exec(
+                    "UPDATE answers SET running = 0 WHERE message_uuid = ?",
+                    vec![uuid.as_str().into()],
+                )?;
+                closed.push((uuid, text));
+            }
+            Ok(closed)
+        });
+        let closed = match found {
+            Ok(closed) => closed,
+            Err(err) => {
+                let err = ApiError::internal(err.to_string());
+                return log::background_failure("closing an interrupted answer", "", &err);
+            }
+        };
+        for (uuid, text) in closed {
+            let result = async {
+                Store::new(&self.env)?
+                    .interrupt_message(&uuid, &text, &time::now())
+                    .await
+            }
+            .await;
+            if let Err(err) = result {
+                log::background_failure("closing an interrupted answer", &uuid, &err);
+            }
+        }
+    }
+
+    /// Every kept event of `message_uuid`, in order; `None` when the object keeps none.
+    fn stored_events(&self, message_uuid: &str) -> worker::Result<Option<Vec<AnswerEvent>>> {
+        self.prepare()?;
+        let mut events = Vec::new();
+        let mut any = false;
+        for row in self
+            .sql
+            .exec(
+                "SELECT batch FROM events WHERE message_uuid = ? ORDER BY first",
+                vec![message_uuid.into()],
+            )?
+            .raw()
+        {
+            any = true;
+            if let Some(SqlStorageValue::String(batch)) = row?.into_iter().next() {
+                let parsed: Vec<Value> = serde_json::from_str(&batch).unwrap_or_default();
+                events.extend(parsed.iter().filter_map(|pair| {
+                    AnswerEvent::from_parts(pair.get(0)?.as_str()?, pair.get(1)?)
+                }));
+            }
+        }
+        Ok(any.then_some(events))
+    }
+
+    /// A reader of `message_uuid`: what was produced after event `after` (or, in plain mode,
+    /// after `offset` characters of text), then what follows live until the end. `None` when
+    /// the object keeps nothing of that answer.
+    pub fn follow(
+        &self,
+        message_uuid: &str,
+        encoder: Encoder,
+        after: Option<usize>,
+        offset: usize,
+    ) -> ApiResult<Option<ReadableStream>> {
+        let live = self
+            .live
+            .borrow()
+            .clone()
+            .filter(|l| l.message_uuid == message_uuid);
+        let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
+        let reader = Reader::new(sink, encoder, offset);
+        if let Some(live) = live {
+            live.attach(reader, after);
+            return Ok(Some(readable));
+        }
+        let Some(events) = self.stored_events(message_uuid)? else {
+            return Ok(None);
+        };
+        reader.replay(&events, after);
+        reader.close();
+        Ok(Some(readable))
+    }
+
+    /// Asks the answer `message_uuid` to stop; `false` when it is not being produced here.
+    /// Returns once its message is stored.
+    pub async fn stop(&self, message_uuid: &str) -> bool {
+        let live = self
+            .live
+            .borrow()
+            .clone()
+            .filter(|l| l.message_uuid == message_uuid && !l.ended.get());
+        let Some(live) = live else {
+            return false;
+        };
+        live.request_stop();
+        // The producer ends within one event of the request; storing takes a D1 write.
+        for _ in 0..400 {
+            if live.settled.get() {
+                break;
+            }
+            worker::Delay::from(std::time::Duration::from_millis(25)).await;
+        }
+        true
+    }
+}
+
+/// One answer being produced: its events so far, who reads them, whether it was asked to stop.
+pub struct LiveAnswer {
+    pub message_uuid: String,
+    sql: SqlStorage,
+    events: RefCell<Vec<AnswerEvent>>,
+    /// How many of `events` are in storage.
+    stored: Cell<usize>,
+    flushed_ms: Cell<i64>,
+    readers: RefCell<Vec<Reader>>,
+    stop: Cell<bool>,
+    stop_waker: RefCell<Option<Waker>>,
+    /// The last event was sent and the readers' streams closed.
+    ended: Cell<bool>,
+    /// The message is stored: the answer is over.
+    settled: Cell<bool>,
+}
+
+impl LiveAnswer {
+    /// The next event: to every reader at once (none of them can hold the answer back), and
+    /// to storage with the next batch.
+    pub fn push(&self, event: AnswerEvent) {
+        let seq = {
+            let mut events = self.events.borrow_mut();
+            events.push(event);
+            events.len() - 1
+        };
+        {
+            let events = self.events.borrow();
+            let mut readers = self.readers.borrow_mut();
+            readers.retain(|r| !r.gone.get());
+            for reader in readers.iter() {
+                reader.write(reader.render(seq, &events[seq]));
+            }
+        }
+        let waiting = seq + 1 - self.stored.get();
+        if waiting >= FLUSH_EVENTS || time::now_ms() - self.flushed_ms.get() >= FLUSH_MS {
+            self.flush();
+        }
+    }
+
+    fn flush(&self) {
+        let events = self.events.borrow();
+        let from = self.stored.get();
+        if from >= events.len() {
+            return;
+        }
+        match write_batch(&self.sql, &self.message_uuid, from, &events[from..]) {
+            Ok(()) => {
+                self.stored.set(events.len());
+                self.flushed_ms.set(time::now_ms());
+            }
+            // Kept in memory and tried again with the next batch.
+            Err(err) => log::background_failure(
+                "keeping an answer's events",
+                &self.message_uuid,
+                &ApiError::internal(err.to_string()),
+            ),
+        }
+    }
+
+    fn attach(&self, reader: Reader, after: Option<usize>) {
+        reader.replay(&self.events.borrow(), after);
+        if self.ended.get() {
+            reader.close();
+        } else {
+            self.readers.borrow_mut().push(reader);
+        }
+    }
+
+    /// The last event was sent: everything goes to storage and the readers' streams end.
+    pub fn end(&self) {
+        self.flush();
+        self.ended.set(true);
+        for reader in self.readers.borrow_mut().drain(..) {
+            reader.close();
+        }
+    }
+
+    /// The caller's own reader, from the first event.
+    pub fn read(&self, sink: StreamSink, encoder: Encoder) {
+        self.attach(Reader::new(sink, encoder, 0), None);
+    }
+
+    /// The message is stored (when `stored`; else the record stays running, to be closed as
+    /// interrupted): the answer is over.
+    pub fn settle(&self, stored: bool) {
+        if !stored {
+            self.settled.set(true);
+            return;
+        }
+        if let Err(err) = self.sql.exec(
+            "UPDATE answers SET running = 0 WHERE message_uuid = ?",
+            vec![self.message_uuid.as_str().into()],
+        ) {
+            log::background_failure(
+                "closing an answer's record",
+                &self.message_uuid,
+                &ApiError::internal(err.to_string()),
+            );
+        }
+        self.settled.set(true);
+    }
+
+    fn request_stop(&self) {
+        self.stop.set(true);
+        if let Some(waker) = self.stop_waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.get()
+    }
+
+    /// Resolves when someone asks the answer to stop.
+    pub fn stopped(self: &Rc<Self>) -> StopSignal {
+        StopSignal(Rc::clone(self))
+    }
+}
+
+pub struct StopSignal(Rc<LiveAnswer>);
+
+impl Future for StopSignal {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.stop.get() {
+            Poll::Ready(())
+        } else {
+            *self.0.stop_waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+fn write_batch(
+    sql: &SqlStorage,
+    message_uuid: &str,
+    first: usize,
+    events: &[AnswerEvent],
+) -> worker::Result<()> {
+    let batch: Vec<Value> = events
+        .iter()
+        .map(|e| {
+            let (name, data) = e.parts();
+            json!([name, data])
+        })
+        .collect();
+    sql.exec(
+        "INSERT OR REPLACE INTO events (message_uuid, first, batch) VALUES (?, ?, ?)",
+        vec![
+            message_uuid.into(),
+            (first as i64).into(),
+            Value::Array(batch).to_string().into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// One reader's stream, in the format it asked for.
+struct Reader {
+    sink: StreamSink,
+    encoder: RefCell<Encoder>,
+    /// Characters of text still to skip (plain mode's `offset`).
+    skip: Cell<usize>,
+    gone: Rc<Cell<bool>>,
+}
+
+impl Reader {
+    fn new(sink: StreamSink, encoder: Encoder, offset: usize) -> Self {
+        let skip = if encoder.format() == WireFormat::Plain {
+            offset
+        } else {
+            0
+        };
+        Reader {
+            sink,
+            encoder: RefCell::new(encoder),
+            skip: Cell::new(skip),
+            gone: Rc::new(Cell::new(false)),
+        }
+    }
+
+    fn render(&self, seq: usize, event: &AnswerEvent) -> String {
+        let text = self.encoder.borrow_mut().encode_at(seq, event);
+        let skip = self.skip.get();
+        if skip == 0 || !matches!(event, AnswerEvent::Delta(_)) {
+            return text;
+        }
+        let count = text.chars().count();
+        if count <= skip {
+            self.skip.set(skip - count);
+            return String::new();
+        }
+        self.skip.set(0);
+        text.chars().skip(skip).collect()
+    }
+
+    /// The events after `after` (all without it), in one write.
+    fn replay(&self, events: &[AnswerEvent], after: Option<usize>) {
+        let first = after.map_or(0, |a| a + 1);
+        let text: String = events
+            .iter()
+            .enumerate()
+            .skip(first)
+            .map(|(seq, e)| self.render(seq, e))
+            .collect();
+        self.write(text);
+    }
+
+    fn write(&self, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        let written = self.sink.queue(&text);
+        let gone = Rc::clone(&self.gone);
+        spawn_local(async move {
+            if written.await.is_err() {
+                gone.set(true);
+            }
+        });
+    }
+
+    fn close(&self) {
+        let closed = self.sink.close_later();
+        spawn_local(async move {
+            let _ = closed.await;
+        });
+    }
+}
+
+/// The session's object.
+fn stub(env: &Env, session_uuid: &str) -> ApiResult<worker::Stub> {
+    Ok(env
+        .durable_object(bindings::CHAT_SESSION)?
+        .id_from_name(session_uuid)?
+        .get_stub()?)
+}
+
+/// Hands a message request to its session's object, which runs the turn.
+pub async fn forward(env: &Env, session_uuid: &str, req: Request) -> ApiResult<worker::Response> {
+    Ok(stub(env, session_uuid)?.fetch_with_request(req).await?)
+}
+
+/// Asks the session's object for something of its own (`/follow`, `/stop`), by internal path.
+pub async fn ask(
+    env: &Env,
+    session_uuid: &str,
+    path_and_query: &str,
+) -> ApiResult<worker::Response> {
+    let url = format!("https://chat-session{path_and_query}");
+    Ok(stub(env, session_uuid)?.fetch_with_str(&url).await?)
+}

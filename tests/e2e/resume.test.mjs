@@ -1,0 +1,222 @@
+// Answers outlive their readers: each session's Durable Object produces the answer to its end
+// and keeps its events, so a reader that left comes back (event stream: Last-Event-ID; plain
+// text: offset) and gets the rest exactly once, several readers follow one answer, an answer
+// can be stopped on purpose, a restart mid-answer leaves a message that says so, and a session
+// answers one message at a time. The answers come from the local model server ("[long]":
+// 200 words, 25 ms apart).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { startModelAccount, chatbotWithSession, eventually, expectError, sleep } from "./suite.mjs";
+
+const { worker, key, api } = await startModelAccount();
+
+async function newSession() {
+  const { session } = await chatbotWithSession(api, { name: "Resumable" });
+  return session;
+}
+
+/** Frames of an event-stream body that arrived whole: [{id, event, data}]. */
+function frames(text) {
+  const whole = text.slice(0, text.lastIndexOf("\n\n") + 2);
+  return whole.split("\n\n").filter((b) => b.trim()).map((block) => {
+    const frame = { id: undefined, event: "", data: "" };
+    for (const line of block.split("\n")) {
+      if (line.startsWith("id: ")) frame.id = Number(line.slice(4));
+      else if (line.startsWith("event: ")) frame.event = line.slice(7);
+      else if (line.startsWith("data: ")) frame.data += line.slice(6);
+    }
+    frame.data = JSON.parse(frame.data);
+    return frame;
+  });
+}
+
+const textOf = (fs) => fs.filter((f) => f.event === "delta").map((f) => f.data.text).join("");
+
+/**
+ * Opens `url` (POST with `body`, else GET) and reads it; `until(text)` true closes the
+ * connection there. Returns the status, headers and what was read.
+ */
+async function read(url, { body, headers = {}, until } = {}) {
+  const controller = new AbortController();
+  const h = { Authorization: `Bearer ${key}`, ...headers };
+  if (body) h["Content-Type"] = "application/json";
+  const res = await fetch(`${worker.base}/api/v1${url}`, {
+    method: body ? "POST" : "GET", headers: h, body: body && JSON.stringify(body), signal: controller.signal,
+  });
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for await (const piece of res.body) {
+      text += decoder.decode(piece, { stream: true });
+      if (until?.(text)) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (err) {
+    if (err.name !== "AbortError") throw err;
+  }
+  return { status: res.status, headers: res.headers, text };
+}
+
+const ask = (session, query, options = {}) =>
+  read(`/session/${session.uuid}/message/stream`, { body: { query }, ...options });
+
+/** The stored message once its answer has ended. */
+function ended(uuid, timeoutMs = 20_000) {
+  return eventually(async () => {
+    const r = await api.get(`/message/${uuid}`);
+    return r.status === 200 && r.json.finish_reason !== "streaming" ? r.json : null;
+  }, timeoutMs);
+}
+
+test("an event-stream reader that leaves after the first piece comes back with Last-Event-ID and gets the rest exactly once", async () => {
+  const session = await newSession();
+  const first = await ask(session, "tell me everything [long]", {
+    headers: { Accept: "text/event-stream" },
+    until: (t) => frames(t).some((f) => f.event === "delta"),
+  });
+  assert.equal(first.status, 200);
+  const uuid = first.headers.get("x-message-uuid");
+  const seen = frames(first.text);
+  assert.equal(seen[0].event, "start");
+  assert.deepEqual(seen.map((f) => f.id), seen.map((_, i) => i), "events are numbered from 0");
+  const last = seen.at(-1).id;
+
+  // The answer goes on without its reader; the reader comes back after a while.
+  await sleep(700);
+  const rest = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(last) } });
+  assert.equal(rest.status, 200);
+  assert.match(rest.headers.get("content-type"), /text\/event-stream/);
+  const more = frames(rest.text);
+  assert.equal(more[0].id, last + 1, "no gap and no repeat");
+  assert.deepEqual(more.map((f) => f.id), more.map((_, i) => last + 1 + i));
+  assert.equal(more.at(-1).event, "end");
+  assert.equal(more.at(-1).data.finish_reason, "stop");
+
+  const stored = await ended(uuid);
+  assert.equal(stored.finish_reason, "stop");
+  assert.ok(stored.response.endsWith("word199 "), "produced to the end with no reader");
+  assert.equal(textOf(seen) + textOf(more), stored.response);
+  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored once");
+});
+
+test("a plain-text reader comes back with an offset in characters and gets the rest exactly once", async () => {
+  const session = await newSession();
+  const first = await ask(session, "tell me everything [long]", { until: (t) => t.length >= 20 });
+  assert.equal(first.status, 200);
+  const uuid = first.headers.get("x-message-uuid");
+  const rest = await read(`/message/${uuid}/stream?offset=${first.text.length}`);
+  assert.equal(rest.status, 200);
+  assert.match(rest.headers.get("content-type"), /text\/plain/);
+  const stored = await ended(uuid);
+  assert.equal(first.text + rest.text, stored.response);
+  assert.ok(stored.response.endsWith("word199 "));
+
+  // Once it is over the whole answer is still there to read, and a bad offset is a 400.
+  assert.equal((await read(`/message/${uuid}/stream`)).text, stored.response);
+  assert.equal((await read(`/message/${uuid}/stream?offset=10`)).text, stored.response.slice(10));
+  expectError(assert, await api.get(`/message/${uuid}/stream?offset=ten`), 400, "invalid_request", "offset");
+});
+
+test("any number of readers follow one answer, in the format each asks for", async () => {
+  const session = await newSession();
+  const [author, sse, plain, ui] = await Promise.all([
+    ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } }),
+    (async () => {
+      await sleep(400);
+      const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+      return read(`/message/${m.uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+    })(),
+    (async () => {
+      await sleep(600);
+      const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+      return read(`/message/${m.uuid}/stream`);
+    })(),
+    (async () => {
+      await sleep(800);
+      const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+      return read(`/message/${m.uuid}/stream?format=ui-message-stream`);
+    })(),
+  ]);
+  const stored = await ended(author.headers.get("x-message-uuid"));
+  assert.equal(textOf(frames(author.text)), stored.response);
+  assert.equal(textOf(frames(sse.text)), stored.response, "a second reader gets it all");
+  assert.deepEqual(frames(sse.text).map((f) => f.id), frames(author.text).map((f) => f.id));
+  assert.equal(plain.text, stored.response);
+  assert.equal(ui.headers.get("x-vercel-ai-ui-message-stream"), "v1");
+  const parts = ui.text.split("\n\n").filter(Boolean).map((l) => l.slice(6));
+  assert.equal(parts.at(-1), "[DONE]");
+  const deltas = parts.slice(0, -1).map((p) => JSON.parse(p)).filter((p) => p.type === "text-delta");
+  assert.equal(deltas.map((p) => p.delta).join(""), stored.response);
+});
+
+test("stop ends an answer on purpose: stored with what was said, finish_reason stopped", async () => {
+  const session = await newSession();
+  let uuid;
+  const reading = ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } });
+  await eventually(async () => {
+    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+    uuid = m?.uuid;
+    return m && m.finish_reason === "streaming";
+  });
+  await sleep(300);
+  const stopped = await api.post(`/message/${uuid}/stop`);
+  assert.equal(stopped.status, 200, stopped.text);
+  assert.equal(stopped.json.finish_reason, "stopped");
+  assert.ok(stopped.json.response.startsWith("word0 "), stopped.json.response.slice(0, 20));
+  assert.ok(!stopped.json.response.includes("word199"));
+  const seen = frames((await reading).text);
+  assert.equal(seen.at(-1).event, "end");
+  assert.equal(seen.at(-1).data.finish_reason, "stopped");
+  assert.equal(textOf(seen), stopped.json.response, "the reader saw exactly what was stored");
+  expectError(assert, await api.post(`/message/${uuid}/stop`), 409, "conflict");
+  // The session answers the next message.
+  const next = await ask(session, "and now?");
+  assert.equal(next.text, "You asked: and now?.");
+});
+
+test("a session answers one message at a time: a second one meanwhile is a 409", async () => {
+  const session = await newSession();
+  const [one, two] = await Promise.all([
+    api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "first [long]" } }),
+    (async () => {
+      await sleep(500);
+      return api.post(`/session/${session.uuid}/message/stream`, { body: { query: "second" } });
+    })(),
+  ]);
+  assert.equal(one.status, 200, one.text);
+  assert.equal(one.json.finish_reason, "stop");
+  expectError(assert, two, 409, "conflict");
+  assert.match(two.json.error.message, /still answering/);
+  const list = (await api.get(`/session/${session.uuid}/messages`)).json;
+  assert.deepEqual(list.map((m) => m.query), ["first [long]"], "the refused message left nothing");
+  // Two sent at the very same moment: one answers, the other is refused.
+  const both = await Promise.all([0, 1].map((i) => api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: `same time ${i}` } })));
+  assert.deepEqual(both.map((r) => r.status).sort(), [200, 409]);
+});
+
+test("a restart of the Worker mid-answer leaves a stored message that says it was interrupted", async () => {
+  const session = await newSession();
+  const first = await ask(session, "tell me everything [long]", {
+    headers: { Accept: "text/event-stream" },
+    until: (t) => textOf(frames(t)).length > 120,
+  });
+  const uuid = first.headers.get("x-message-uuid");
+  // Long enough for the object to have written a batch of events.
+  await sleep(600);
+  await worker.restart();
+  const replay = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+  assert.equal(replay.status, 200);
+  const events = frames(replay.text);
+  assert.equal(events.at(-1).event, "end");
+  assert.equal(events.at(-1).data.finish_reason, "interrupted");
+  const stored = await ended(uuid);
+  assert.equal(stored.finish_reason, "interrupted");
+  assert.ok(stored.response.length >= 120, `kept ${stored.response.length} characters`);
+  assert.ok(!stored.response.includes("word199"));
+  assert.equal(textOf(events), stored.response);
+  // The session goes on.
+  const next = await ask(session, "still there?");
+  assert.equal(next.text, "You asked: still there?.");
+});
