@@ -74,16 +74,36 @@ export function parseEvents(text) {
  * (`start`, `delta`, `citations`, `end`, `error`). Resolves when the stream ends; throws
  * ApiError when the API refuses the message (rate limit included) before answering.
  */
-export async function streamMessage({ token, sessionUuid, query, onEvent, signal }) {
+export function streamMessage({ token, sessionUuid, query, onEvent, signal }) {
+  return readEvents(`/api/v1/session/${encodeURIComponent(sessionUuid)}/message/stream`, {
+    method: "POST", token, body: JSON.stringify({ query }), onEvent, signal,
+  });
+}
+
+/**
+ * Reads an answer again (after a reload, say): what it said so far, then live until it ends,
+ * with `onEvent` as for `streamMessage`.
+ */
+export function followMessage({ token, messageUuid, onEvent, signal }) {
+  return readEvents(`/api/v1/message/${encodeURIComponent(messageUuid)}/stream`, { token, onEvent, signal });
+}
+
+/**
+ * The session's own event stream: `message` (a live-chat message as it is stored) and
+ * `answer` events, until the connection ends.
+ */
+export function listenSession({ token, sessionUuid, onEvent, signal }) {
+  return readEvents(`/api/v1/session/${encodeURIComponent(sessionUuid)}/events`, { token, onEvent, signal });
+}
+
+async function readEvents(url, { method = "GET", token, body, onEvent, signal }) {
   let res;
+  const headers = { Authorization: `Bearer ${token}`, Accept: "text/event-stream" };
+  if (body) headers["Content-Type"] = "application/json";
   try {
-    res = await fetch(`/api/v1/session/${encodeURIComponent(sessionUuid)}/message/stream`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ query }),
-      signal,
-    });
-  } catch {
+    res = await fetch(url, { method, headers, body, signal });
+  } catch (err) {
+    if (err?.name === "AbortError") throw err;
     throw new ApiError(0, "network", "The service could not be reached. Check the connection and try again.");
   }
   if (!res.ok) throw await errorFrom(res);

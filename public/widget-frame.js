@@ -1,6 +1,6 @@
 // The widget's page, inside the frame a site embeds: it trades for a visitor token (never the
 // owner's key), keeps the visitor's session for this tab, and streams answers.
-import { api, Conversation, streamMessage } from "/chat.js";
+import { api, Conversation, followMessage, listenSession, streamMessage } from "/chat.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -20,7 +20,7 @@ const conversation = new Conversation($("conversation"), {
   },
 });
 const shown = new Set();
-let following = null;
+let listening = null;
 
 function load() {
   try { return JSON.parse(sessionStorage.getItem(STORE)) ?? {}; } catch { return {}; }
@@ -130,10 +130,10 @@ async function ask(query) {
         },
       });
     });
+    listen();
     if (liveChat) {
       answer.element.remove();
       conversation.addNote("A person is answering; their reply will appear here.");
-      follow();
     } else {
       answer.done();
       if (!failed) answer.rateable(messageUuid);
@@ -147,21 +147,74 @@ async function ask(query) {
   }
 }
 
-/** While a person answers, their messages are fetched every few seconds. */
-function follow() {
-  clearInterval(following);
-  const until = Date.now() + 10 * 60_000;
-  following = setInterval(async () => {
-    if (Date.now() > until) return clearInterval(following);
-    try {
-      const messages = await withVisitor((token) => api("GET", `/session/${visitor.session}/messages`, { token }));
-      for (const m of messages) {
-        if (shown.has(m.uuid)) continue;
-        shown.add(m.uuid);
-        if (m.kind === "operator" || m.kind === "announcement") conversation.addStored(m);
+/** Adds the session's live-chat messages not shown yet (after a reconnect). */
+async function catchUp() {
+  const messages = await withVisitor((token) => api("GET", `/session/${visitor.session}/messages`, { token }));
+  for (const m of messages) {
+    if (shown.has(m.uuid)) continue;
+    shown.add(m.uuid);
+    if (m.kind === "operator" || m.kind === "announcement") conversation.addStored(m);
+  }
+}
+
+/**
+ * Keeps the session's event stream open while the page is: a person's replies and live-chat
+ * announcements appear as they are sent, without polling. When the stream ends it is opened
+ * again a second later, after reading what was missed meanwhile.
+ */
+function listen() {
+  if (listening || !visitor.session) return;
+  const controller = new AbortController();
+  listening = controller;
+  (async () => {
+    let reconnecting = false;
+    while (listening === controller && visitor.session) {
+      try {
+        if (reconnecting) await catchUp();
+        reconnecting = true;
+        await withVisitor((token) => listenSession({
+          token,
+          sessionUuid: visitor.session,
+          signal: controller.signal,
+          onEvent: (name, data) => {
+            if (name !== "message" || !data?.uuid || shown.has(data.uuid)) return;
+            shown.add(data.uuid);
+            conversation.addStored(data);
+          },
+        }));
+      } catch (err) {
+        if (err?.name === "AbortError") return;
       }
-    } catch { /* try again at the next tick */ }
-  }, 3000);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    if (listening === controller) listening = null;
+  })();
+}
+
+/** An answer still being produced when the page loaded (a reload mid-answer) continues here. */
+async function resume(message) {
+  conversation.addUser(message.query);
+  const answer = conversation.startAnswer();
+  notice("Answering…");
+  let failed = false;
+  try {
+    await withVisitor((token) => followMessage({
+      token,
+      messageUuid: message.uuid,
+      onEvent: (name, data) => {
+        if (name === "delta") answer.append(data.text ?? "");
+        else if (name === "citations") answer.cite(data);
+        else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
+        else if (name === "end" && data.finish_reason === "interrupted") { failed = true; answer.fail("The answer was cut off."); }
+      },
+    }));
+    answer.done();
+    if (!failed) answer.rateable(message.uuid);
+    notice(failed ? "The answer stopped with an error." : "");
+  } catch (err) {
+    answer.done();
+    notice(err.message || "The answer could not be read.", { error: true });
+  }
 }
 
 async function start() {
@@ -177,16 +230,24 @@ async function start() {
     notice(`This chat is not available here. ${err.message ?? ""}`.trim(), { error: true });
     return;
   }
+  let resuming = null;
   if (visitor.session) {
     try {
       const messages = await withVisitor((token) => api("GET", `/session/${visitor.session}/messages`, { token }));
-      for (const m of messages) { shown.add(m.uuid); conversation.addStored(m); }
+      for (const m of messages) {
+        shown.add(m.uuid);
+        if (m.kind === "answer" && m.finish_reason === "streaming") resuming = resume(m);
+        else conversation.addStored(m);
+      }
+      listen();
     } catch {
       visitor.session = undefined;
       save();
     }
   }
   $("question").disabled = false;
+  // The session answers one message at a time: sending waits for an answer that continues.
+  if (resuming) await resuming;
   $("send").disabled = false;
 }
 

@@ -105,7 +105,7 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
 /// Worker) or a message request the Worker handed over, served here as it would be there.
 pub async fn handle_in_session(req: Request, env: Env, ctx: Context, room: Rc<Room>) -> Response {
     match req.path().as_str() {
-        "/follow" | "/stop" => handlers::messages::in_session(req, &room)
+        "/follow" | "/stop" | "/listen" | "/notify" => handlers::messages::in_session(req, &room)
             .await
             .unwrap_or_else(|err| http::error_response(&err)),
         _ => handle_in(req, env, ctx, Some(room)).await,
@@ -427,6 +427,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::MessageGet => messages::get(call).await,
         Endpoint::MessageFollow => messages::follow(call).await,
         Endpoint::MessageStop => messages::stop(call).await,
+        Endpoint::SessionEvents => messages::session_events(call).await,
         Endpoint::FeedbackCreate => feedback::create(call).await,
         Endpoint::FeedbackList => feedback::list(call).await,
         Endpoint::SessionTranscript => insights::transcript_text(call).await,

@@ -285,6 +285,8 @@ pub async fn deliver(
         })
         .await;
     }
+    // Stored before the stream closes: a reader that saw the end finds the message stored.
+    let stored = record::store(store, &ex, message, kept).await;
     out.close().await;
-    record::store(store, &ex, message, kept).await
+    stored
 }

@@ -6,6 +6,7 @@ use super::new_uuid;
 use super::sessions::owned_session;
 use crate::app::http::json_response;
 use crate::app::Call;
+use crate::platform::chat_session;
 use crate::storage::Store;
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
@@ -15,6 +16,7 @@ use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
 };
 use edgechat_core::domain::webhook::Event;
+use edgechat_core::domain::widget::visitor_message_json;
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
@@ -112,7 +114,18 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
     session.meta.insert("live_chat".into(), state);
     session.modified_at = announcement.modified_at.clone();
     announce(&call, &session, &announcement, on);
+    tell_visitor(&call, &announcement);
     json_response(&json!({"session": session.to_json(), "message": announcement.to_json()}))
+}
+
+/// Sends a stored live-chat message to the session's open event streams (the visitor's chat),
+/// beside the response.
+fn tell_visitor(call: &Call, message: &Message) {
+    call.ctx.wait_until(chat_session::notify(
+        call.env.clone(),
+        message.session_uuid.clone(),
+        visitor_message_json(message, false),
+    ));
 }
 
 /// Tells webhooks that live chat started or ended, after the response.
@@ -153,5 +166,6 @@ pub async fn operator_message(mut call: Call) -> ApiResult<Response> {
     let message = live_message(&session, MessageKind::Operator, "", text.trim());
     call.store.insert_message(&message).await?;
     super::messages::live_message_created(&call, &message);
+    tell_visitor(&call, &message);
     json_response(&message.to_json())
 }

@@ -554,6 +554,40 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
         .fixed(body.into_bytes()))
 }
 
+/// `GET /session/{uuid}/events`: the session's event stream, through its object. `message`
+/// (a stored message, in the visitor's view) for each live-chat message as it is stored (an
+/// operator's reply, the announcements of live chat starting and ending), `answer
+/// {message_uuid}` when an answer starts (follow it with `GET /message/{uuid}/stream`). It
+/// stays open while the reader does; a reader that reconnects reads the session's messages to
+/// catch up.
+pub async fn session_events(call: Call) -> ApiResult<Response> {
+    let session_uuid = call.uuid_param(0, "session")?;
+    let found = match &call.caller {
+        Caller::Visitor(visitor) => call
+            .store
+            .get_visitor_session(&visitor.chatbot.uuid, &visitor.visitor_id, &session_uuid)
+            .await?
+            .is_some(),
+        _ => call
+            .store
+            .get_session(call.account()?, &session_uuid)
+            .await?
+            .is_some(),
+    };
+    if !found {
+        return Err(ApiError::not_found("session"));
+    }
+    let answer = chat_session::ask(&call.env, &session_uuid, "/listen").await?;
+    let headers = stream_headers(WireFormat::EventStream)?;
+    headers.set("Content-Encoding", "identity")?;
+    headers.set("X-Accel-Buffering", "no")?;
+    let (_, body) = answer.into_parts();
+    Ok(Response::builder()
+        .with_status(200)
+        .with_headers(headers)
+        .body(body))
+}
+
 /// A stored message as the events its answer was sent as.
 fn stored_answer_events(call: &Call, message: &Message) -> Vec<AnswerEvent> {
     let agent_uuid = message.meta["agent"]["uuid"].as_str().map(str::to_string);
@@ -606,7 +640,22 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
 
 /// The session object's own requests from the Worker: `/follow` and `/stop` (see `follow`
 /// and `stop`).
-pub async fn in_session(req: worker::Request, room: &Room) -> ApiResult<Response> {
+pub async fn in_session(mut req: worker::Request, room: &Room) -> ApiResult<Response> {
+    match req.path().as_str() {
+        "/listen" => {
+            let headers = stream_headers(WireFormat::EventStream)?;
+            return Ok(Response::builder()
+                .with_status(200)
+                .with_headers(headers)
+                .stream(room.listen()?));
+        }
+        "/notify" => {
+            let message: serde_json::Value = req.json().await?;
+            room.announce("message", &message);
+            return Ok(Response::builder().with_status(204).empty());
+        }
+        _ => {}
+    }
     let url = req.url()?;
     let query = |name: &str| {
         url.query_pairs()

@@ -47,6 +47,8 @@ pub struct Room {
     busy: Cell<bool>,
     live: RefCell<Option<Rc<LiveAnswer>>>,
     ready: Cell<bool>,
+    /// Open session event streams (`listen`): live-chat messages and answers starting.
+    listeners: RefCell<Vec<Reader>>,
 }
 
 /// The session held by one turn; dropping it frees the session for the next message.
@@ -80,6 +82,29 @@ impl Room {
             busy: Cell::new(false),
             live: RefCell::new(None),
             ready: Cell::new(false),
+            listeners: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// A session event stream: `message` for each live-chat message stored in the session (an
+    /// operator's reply, an announcement), `answer` when an answer starts. It opens with a
+    /// comment, so the reader knows it is listening.
+    pub fn listen(&self) -> ApiResult<ReadableStream> {
+        let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
+        let reader = Reader::new(sink, Encoder::new(WireFormat::EventStream, "", 0), 0);
+        reader.write(": listening\n\n".into());
+        let mut listeners = self.listeners.borrow_mut();
+        listeners.retain(|r| !r.gone.get());
+        listeners.push(reader);
+        Ok(readable)
+    }
+
+    /// Sends an event to every open session event stream.
+    pub fn announce(&self, name: &str, data: &Value) {
+        let mut listeners = self.listeners.borrow_mut();
+        listeners.retain(|r| !r.gone.get());
+        for listener in listeners.iter() {
+            listener.write(format!("event: {name}\ndata: {data}\n\n"));
         }
     }
 
@@ -138,6 +163,7 @@ impl Room {
             settled: Cell::new(false),
         });
         *self.live.borrow_mut() = Some(Rc::clone(&live));
+        self.announce("answer", &json!({ "message_uuid": message_uuid }));
         Ok(live)
     }
 
@@ -546,7 +572,8 @@ pub async fn forward(env: &Env, session_uuid: &str, req: Request) -> ApiResult<w
     Ok(stub(env, session_uuid)?.fetch_with_request(req).await?)
 }
 
-/// Asks the session's object for something of its own (`/follow`, `/stop`), by internal path.
+/// Asks the session's object for something of its own (`/follow`, `/stop`, `/listen`), by
+/// internal path.
 pub async fn ask(
     env: &Env,
     session_uuid: &str,
@@ -554,4 +581,22 @@ pub async fn ask(
 ) -> ApiResult<worker::Response> {
     let url = format!("https://chat-session{path_and_query}");
     Ok(stub(env, session_uuid)?.fetch_with_str(&url).await?)
+}
+
+/// Tells the session's open event streams that `message` (a live-chat message, in the
+/// visitor's view) was stored. A failure is logged: the message is stored either way, and a
+/// reader catches up from the session's messages.
+pub async fn notify(env: Env, session_uuid: String, message: Value) {
+    let result = async {
+        let mut init = worker::RequestInit::new();
+        init.with_method(worker::Method::Post)
+            .with_body(Some(wasm_bindgen::JsValue::from_str(&message.to_string())));
+        let req = Request::new_with_init("https://chat-session/notify", &init)?;
+        stub(&env, &session_uuid)?.fetch_with_request(req).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = result {
+        log::background_failure("telling a session of a live-chat message", &session_uuid, &err);
+    }
 }

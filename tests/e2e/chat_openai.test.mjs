@@ -105,9 +105,16 @@ test("a slow first token still answers", async () => {
   assert.match(r.text, /^You asked: take your time \[slow\]\.$/);
 });
 
-test("a client that leaves midway gets its message stored as aborted, and the model call stops", async () => {
+test("a client that leaves midway does not end the answer: it is produced to the end and stored once", async () => {
   const { session } = await setup();
   const r = await streamMessage(worker, key, session.uuid, "tell me everything [long]", { abortAfter: 30 });
+  assert.ok(r.text.length >= 30 && r.text.length < 1000, `read ${r.text.length} chars`);
+  const [m] = await storedMessages(api, session, 15_000);
+  assert.equal(m.finish_reason, "stop");
+  assert.ok(m.response.startsWith("word0 word1"), m.response.slice(0, 40));
+  assert.ok(m.response.endsWith("word199 "), "the answer went on after the client left");
+  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored exactly once");
+});
   assert.ok(r.text.length >= 30 && r.text.length < 1000, `read ${r.text.length} chars`);
   const [m] = await storedMessages(api, session, 15_000);
   assert.equal(m.finish_reason, "aborted");

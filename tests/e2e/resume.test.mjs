@@ -17,7 +17,9 @@ async function newSession() {
 
 /** Frames of an event-stream body that arrived whole: [{id, event, data}]. */
 function frames(text) {
-  const whole = text.slice(0, text.lastIndexOf("\n\n") + 2);
+  const end = text.lastIndexOf("\n\n");
+  if (end < 0) return [];
+  const whole = text.slice(0, end + 2);
   return whole.split("\n\n").filter((b) => b.trim()).map((block) => {
     const frame = { id: undefined, event: "", data: "" };
     for (const line of block.split("\n")) {

@@ -160,10 +160,13 @@ export async function messagesOf(api, session) {
   return (await api.get(`/session/${session.uuid}/messages`)).json;
 }
 
-/** A session's messages once there are any (an answer is stored when it ends). */
+/**
+ * A session's messages once there are any and none is still being produced (an answer is
+ * stored as `streaming` when it starts and completed when it ends).
+ */
 export function storedMessages(api, session, timeoutMs) {
   return eventually(async () => {
     const list = await messagesOf(api, session);
-    return list.length ? list : null;
+    return list.length && !list.some((m) => m.finish_reason === "streaming") ? list : null;
   }, timeoutMs);
 }

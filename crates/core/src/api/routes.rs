@@ -71,6 +71,7 @@ pub enum Endpoint {
     MessageGet,
     MessageFollow,
     MessageStop,
+    SessionEvents,
     FeedbackCreate,
     FeedbackList,
     SessionTranscript,
@@ -189,6 +190,7 @@ pub const ROUTES: &[Route] = &[
     route("GET",    "/api/v1/message/{uuid}",                    MessageGet,       Key(Chat)),
     route("GET",    "/api/v1/message/{uuid}/stream",             MessageFollow,    Key(Chat)),
     route("POST",   "/api/v1/message/{uuid}/stop",               MessageStop,      Key(Chat)),
+    route("GET",    "/api/v1/session/{uuid}/events",             SessionEvents,    Key(Chat)),
     route("POST",   "/api/v1/message/{uuid}/feedback",           FeedbackCreate,   Key(Chat)),
     route("GET",    "/api/v1/chatbot/{uuid}/feedback",           FeedbackList,     Key(Manage)),
     route("GET",    "/api/v1/session/{uuid}/messages/plain-text", SessionTranscript, Key(Chat)),
@@ -311,6 +313,7 @@ pub const VISITOR_ENDPOINTS: &[Endpoint] = &[
     MessageGet,
     MessageFollow,
     MessageStop,
+    SessionEvents,
     FeedbackCreate,
 ];
 
@@ -469,6 +472,7 @@ mod tests {
                 "/api/v1/message/{uuid}",
                 "/api/v1/message/{uuid}/stream",
                 "/api/v1/message/{uuid}/stop",
+                "/api/v1/session/{uuid}/events",
                 "/api/v1/message/{uuid}/feedback"
             ]
         );
