@@ -1,8 +1,11 @@
 // The chat page: an API key, a chatbot and its settings, its knowledge, and a chat.
-import { api, ApiError, Conversation, el, streamMessage } from "/chat.js";
+import { api, ApiError, Conversation, el, followMessage, streamMessage } from "/chat.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY_STORE = "edgechat:key";
+// The chatbot and session open in this tab, so a reload comes back to them (and to an answer
+// still being produced).
+const OPEN_STORE = "edgechat:open";
 
 const state = {
   key: "",
@@ -163,7 +166,8 @@ function showBots(bots, selected) {
     el("option", { value: "", text: bots.length ? "Choose a chatbot…" : "No chatbots yet: create one below" }),
     ...bots.map((b) => el("option", { value: b.uuid, text: b.name })),
   );
-  const pick = selected ?? (bots.length === 1 ? bots[0].uuid : "");
+  const reopened = remembered().bot;
+  const pick = selected ?? (bots.some((b) => b.uuid === reopened) ? reopened : bots.length === 1 ? bots[0].uuid : "");
   select.value = pick;
   if (pick) openBot(pick);
 }
@@ -196,7 +200,20 @@ async function openBot(uuid) {
   showEmbed(bot);
   conversation.clear();
   state.session = null;
-  await Promise.all([loadSources(), loadSessions()]);
+  const reopen = remembered().bot === uuid ? remembered().session : null;
+  remember();
+  await Promise.all([loadSources(), loadSessions(reopen ?? undefined)]);
+  if (reopen && state.bot === bot && $("session-select").value === reopen) await openSession(reopen);
+}
+
+function remembered() {
+  try { return JSON.parse(sessionStorage.getItem(OPEN_STORE)) ?? {}; } catch { return {}; }
+}
+
+function remember() {
+  try {
+    sessionStorage.setItem(OPEN_STORE, JSON.stringify({ bot: state.bot?.uuid, session: state.session }));
+  } catch { /* storage off: nothing to come back to */ }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -364,24 +381,58 @@ async function loadSessions(selected) {
   }
 }
 
-$("session-select").addEventListener("change", async (e) => {
-  const uuid = e.target.value;
+$("session-select").addEventListener("change", (e) => openSession(e.target.value));
+
+async function openSession(uuid) {
   conversation.clear();
   state.session = uuid || null;
+  remember();
   if (!uuid) return;
   try {
     const messages = await call("GET", `/session/${uuid}/messages`);
-    messages.forEach((m) => conversation.addStored(m));
+    let streaming = null;
+    for (const m of messages) {
+      if (m.kind === "answer" && m.finish_reason === "streaming") streaming = m;
+      else conversation.addStored(m);
+    }
     say("chat-status", messages.length ? `${messages.length} earlier message${messages.length === 1 ? "" : "s"}.` : "No messages in this session yet.");
+    if (streaming) await resumeAnswer(streaming);
   } catch (err) {
     say("chat-status", problem(err), { error: true });
   }
-});
+}
+
+/** An answer still being produced (the page was reloaded meanwhile) continues as it streams. */
+async function resumeAnswer(message) {
+  conversation.addUser(message.query);
+  const answer = conversation.startAnswer();
+  say("chat-status", "Answering…");
+  let failed = false;
+  $("send").disabled = true;
+  try {
+    await followMessage({
+      token: state.key,
+      messageUuid: message.uuid,
+      onEvent: (name, data) => {
+        if (name === "delta") answer.append(data.text ?? "");
+        else if (name === "citations") answer.cite(data);
+        else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
+        else if (name === "end" && data.finish_reason === "interrupted") { failed = true; answer.fail("The answer was cut off."); }
+      },
+    });
+    answer.done();
+    if (!failed) answer.rateable(message.uuid);
+    say("chat-status", failed ? "The answer stopped with an error." : "Answered.", { error: failed });
+  } finally {
+    $("send").disabled = false;
+  }
+}
 
 $("new-session").addEventListener("click", async () => {
   try {
     const session = await call("POST", `/chatbot/${state.bot.uuid}/session/create`);
     state.session = session.uuid;
+    remember();
     conversation.clear();
     await loadSessions(session.uuid);
     say("chat-status", "New session started.");
@@ -407,6 +458,7 @@ async function ask(query) {
   if (!state.session) {
     const session = await call("POST", `/chatbot/${state.bot.uuid}/session/create`);
     state.session = session.uuid;
+    remember();
     await loadSessions(session.uuid);
   }
   conversation.addUser(query);

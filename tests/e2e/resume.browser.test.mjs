@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { startModelAccount, startServer, shopChatbot } from "./suite.mjs";
 import { launchBrowser, openPage } from "./browser.mjs";
 
-let worker, owner, browser, site;
+let worker, owner, ownerKey, browser, site;
 
 before(async () => {
-  [{ worker, api: owner }, browser] = await Promise.all([startModelAccount(), launchBrowser()]);
+  [{ worker, api: owner, key: ownerKey }, browser] = await Promise.all([startModelAccount(), launchBrowser()]);
   site = await startServer(async (req, res) => {
     const bot = new URL(req.url, "http://x").searchParams.get("bot") ?? "";
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
@@ -88,6 +88,38 @@ test("a reload in the middle of an answer shows the answer continuing to its end
     assert.equal(stored.finish_reason, "stop");
     assert.equal(await answer.locator(".msg-text").textContent(), stored.response, "shown once, whole");
     assert.equal(await frame.locator(".msg-bot").count(), 1);
+    assert.deepEqual(s.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test("the chat page, reloaded in the middle of an answer, comes back to it and shows it continuing", async (t) => {
+  const bot = await shopChatbot(owner, { name: "Page bot" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${worker.base}/`);
+    await page.getByLabel("Your API key").fill(ownerKey);
+    await page.getByRole("button", { name: "Use this key" }).click();
+    await page.getByLabel("Pick a chatbot").locator(`option[value="${bot.uuid}"]`).waitFor({ state: "attached" });
+    await page.getByLabel("Pick a chatbot").selectOption(bot.uuid);
+    await page.getByLabel("Your message").fill("[long] tell me everything");
+    await page.getByLabel("Your message").press("Enter");
+    await page.locator(".msg-bot", { hasText: "word5 " }).waitFor();
+    await s.shot("answer under way");
+    await page.reload();
+    // The key, the chatbot and the session come back; the answer goes on to its end.
+    await page.locator(".msg-user", { hasText: "[long] tell me everything" }).waitFor();
+    const answer = page.locator(".msg-bot").last();
+    await answer.locator(".msg-text", { hasText: "word199" }).waitFor({ timeout: 20_000 });
+    await page.locator(".msg-bot[aria-busy=false]").last().waitFor();
+    await s.shot("answer finished after the reload");
+    const [session] = (await owner.get(`/chatbot/${bot.uuid}/sessions`)).json;
+    const [stored] = (await owner.get(`/session/${session.uuid}/messages`)).json;
+    assert.equal(stored.finish_reason, "stop");
+    assert.equal(await answer.locator(".msg-text").textContent(), stored.response, "shown once, whole");
+    assert.equal(await page.locator(".msg-bot").count(), 1);
     assert.deepEqual(s.errors, []);
   } finally {
     await s.close();
