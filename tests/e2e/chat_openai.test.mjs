@@ -115,13 +115,6 @@ test("a client that leaves midway does not end the answer: it is produced to the
   assert.ok(m.response.endsWith("word199 "), "the answer went on after the client left");
   assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored exactly once");
 });
-  assert.ok(r.text.length >= 30 && r.text.length < 1000, `read ${r.text.length} chars`);
-  const [m] = await storedMessages(api, session, 15_000);
-  assert.equal(m.finish_reason, "aborted");
-  assert.ok(m.response.startsWith("word0 word1"), m.response.slice(0, 40));
-  assert.ok(!m.response.includes("word199"), "the answer stopped when the client left");
-  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored exactly once");
-});
 
 test("the model list says which provider serves each name", async () => {
   const r = await api.get("/agent/models");

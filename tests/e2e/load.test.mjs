@@ -1,4 +1,5 @@
-// Load: many requests at once, mixing writes and streamed answers across 20 sessions. Every
+// Load: many requests at once, mixing writes and streamed answers across 160 sessions (a
+// session answers one message at a time, so each gets one of the concurrent messages). Every
 // answered message is stored exactly once, a session's messages keep their order, and rate
 // limits hold exactly.
 import { test, before } from "node:test";
@@ -11,21 +12,20 @@ before(async () => ({ worker, api, key } = await startAccount()));
 async function chatbotWithSessions(name, limit, sessions) {
   const bot = await newChatbot(api, { name, rate_limit: limit });
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What are the opening hours?", answer: "Nine to five." } });
-  const list = [];
-  for (let i = 0; i < sessions; i++) list.push(await newSession(api, bot));
+  const list = await Promise.all(Array.from({ length: sessions }, () => newSession(api, bot)));
   return { bot, sessions: list };
 }
 
 test("200 concurrent requests: answers stored exactly once, writes all land, limits exact", async () => {
-  const a = await chatbotWithSessions("Load A", [100, 360], 10);
-  const b = await chatbotWithSessions("Load B", [40, 360], 10);
+  const a = await chatbotWithSessions("Load A", [100, 360], 100);
+  const b = await chatbotWithSessions("Load B", [40, 360], 60);
   const requests = [];
   for (let i = 0; i < 100; i++) {
-    const s = a.sessions[i % 10];
+    const s = a.sessions[i];
     requests.push(streamMessage(worker, key, s.uuid, `a-${i} opening hours?`).then((r) => ({ kind: "a", i, s, r })));
   }
   for (let i = 0; i < 60; i++) {
-    const s = b.sessions[i % 10];
+    const s = b.sessions[i];
     requests.push(streamMessage(worker, key, s.uuid, `b-${i} opening hours?`, { accept: "text/event-stream" }).then((r) => ({ kind: "b", i, s, r })));
   }
   for (let i = 0; i < 40; i++) {
