@@ -139,8 +139,15 @@ mod entry {
 
         async fn fetch(&self, req: Request) -> Result<Response> {
             use wasm_bindgen::JsCast;
-            // An answer a previous instance left running is closed before anything else.
-            self.room.recover().await;
+            // An answer a previous instance left running is closed before anything is read;
+            // a message request does not wait for that (the check itself runs before its
+            // turn can start, and the object's storage stays off the way to the first byte).
+            if req.path().starts_with("/api/") {
+                let room = self.room.clone();
+                wasm_bindgen_futures::spawn_local(async move { room.recover().await });
+            } else {
+                self.room.recover().await;
+            }
             // The object's state offers `waitUntil` as a request's context does.
             let raw: &wasm_bindgen::JsValue = self.state.as_raw().as_ref();
             let ctx = Context::new(raw.clone().unchecked_into());

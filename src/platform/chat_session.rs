@@ -134,24 +134,14 @@ impl Room {
         Ok(Claim(Rc::clone(self)))
     }
 
-    /// The answer `message_uuid` starts: its events are kept from here on.
+    /// The answer `message_uuid` starts: its events are kept from here on. Its record in
+    /// storage is written once its first piece is on its way (`LiveAnswer::record`), so no
+    /// storage write stands between the question and the first byte.
     pub fn start(&self, message_uuid: &str) -> ApiResult<Rc<LiveAnswer>> {
-        self.prepare()?;
-        self.sql.exec(
-            "INSERT OR REPLACE INTO answers (message_uuid, running, started_ms) VALUES (?, 1, ?)",
-            vec![message_uuid.into(), time::now_ms().into()],
-        )?;
-        self.sql.exec(
-            "DELETE FROM answers WHERE message_uuid NOT IN \
-             (SELECT message_uuid FROM answers ORDER BY started_ms DESC LIMIT ?)",
-            vec![KEPT_ANSWERS.into()],
-        )?;
-        self.sql.exec(
-            "DELETE FROM events WHERE message_uuid NOT IN (SELECT message_uuid FROM answers)",
-            None,
-        )?;
         let live = Rc::new(LiveAnswer {
             message_uuid: message_uuid.to_string(),
+            started_ms: time::now_ms(),
+            recorded: Cell::new(false),
             sql: self.sql.clone(),
             events: RefCell::new(Vec::new()),
             stored: Cell::new(0),
@@ -331,6 +321,9 @@ impl Room {
 /// One answer being produced: its events so far, who reads them, whether it was asked to stop.
 pub struct LiveAnswer {
     pub message_uuid: String,
+    started_ms: i64,
+    /// Its row in `answers` is written (it runs; the last `KEPT_ANSWERS` are kept).
+    recorded: Cell<bool>,
     sql: SqlStorage,
     events: RefCell<Vec<AnswerEvent>>,
     /// How many of `events` are in storage.
@@ -346,9 +339,40 @@ pub struct LiveAnswer {
 }
 
 impl LiveAnswer {
+    /// Writes the answer's row (running) and forgets answers beyond the last `KEPT_ANSWERS`.
+    fn record(&self) {
+        if self.recorded.replace(true) {
+            return;
+        }
+        let written = self.sql.exec(SCHEMA, None).and_then(|_| {
+            self.sql.exec(
+                "INSERT OR REPLACE INTO answers (message_uuid, running, started_ms) \
+                 VALUES (?, 1, ?)",
+                vec![self.message_uuid.as_str().into(), self.started_ms.into()],
+            )?;
+            self.sql.exec(
+                "DELETE FROM answers WHERE message_uuid NOT IN \
+                 (SELECT message_uuid FROM answers ORDER BY started_ms DESC LIMIT ?)",
+                vec![KEPT_ANSWERS.into()],
+            )?;
+            self.sql.exec(
+                "DELETE FROM events WHERE message_uuid NOT IN (SELECT message_uuid FROM answers)",
+                None,
+            )
+        });
+        if let Err(err) = written {
+            self.recorded.set(false);
+            log::background_failure(
+                "recording an answer",
+                &self.message_uuid,
+                &ApiError::internal(err.to_string()),
+            );
+        }
+    }
+
     /// The next event: to every reader at once (none of them can hold the answer back), and
     /// to storage with the next batch.
-    pub fn push(&self, event: AnswerEvent) {
+    pub fn push(self: &Rc<Self>, event: AnswerEvent) {
         let seq = {
             let mut events = self.events.borrow_mut();
             events.push(event);
@@ -362,6 +386,14 @@ impl LiveAnswer {
                 reader.write(reader.render(seq, &events[seq]));
             }
         }
+        if seq == 1 && !self.recorded.get() {
+            // After the first piece has left: a timer lets the runtime send it first.
+            let live = Rc::clone(self);
+            spawn_local(async move {
+                worker::Delay::from(std::time::Duration::from_millis(0)).await;
+                live.record();
+            });
+        }
         let waiting = seq + 1 - self.stored.get();
         if waiting >= FLUSH_EVENTS || time::now_ms() - self.flushed_ms.get() >= FLUSH_MS {
             self.flush();
@@ -369,6 +401,7 @@ impl LiveAnswer {
     }
 
     fn flush(&self) {
+        self.record();
         let events = self.events.borrow();
         let from = self.stored.get();
         if from >= events.len() {
@@ -414,6 +447,7 @@ impl LiveAnswer {
     /// The message is stored (when `stored`; else the record stays running, to be closed as
     /// interrupted): the answer is over.
     pub fn settle(&self, stored: bool) {
+        self.record();
         if !stored {
             self.settled.set(true);
             return;
@@ -597,6 +631,10 @@ pub async fn notify(env: Env, session_uuid: String, message: Value) {
     }
     .await;
     if let Err(err) = result {
-        log::background_failure("telling a session of a live-chat message", &session_uuid, &err);
+        log::background_failure(
+            "telling a session of a live-chat message",
+            &session_uuid,
+            &err,
+        );
     }
 }
