@@ -601,9 +601,26 @@ fn stub(env: &Env, session_uuid: &str) -> ApiResult<worker::Stub> {
         .get_stub()?)
 }
 
-/// Hands a message request to its session's object, which runs the turn.
-pub async fn forward(env: &Env, session_uuid: &str, req: Request) -> ApiResult<worker::Response> {
-    Ok(stub(env, session_uuid)?.fetch_with_request(req).await?)
+/// Hands a message request to its session's object, which runs the turn. The body goes read
+/// whole (within the JSON limit): the object may answer before reading it (a refusal), and a
+/// body left unread between the two would break the caller's connection.
+pub async fn forward(
+    env: &Env,
+    session_uuid: &str,
+    mut req: Request,
+) -> ApiResult<worker::Response> {
+    use crate::app::http::{read_body_capped, MAX_JSON_BODY_BYTES};
+    let body = read_body_capped(&mut req, MAX_JSON_BODY_BYTES).await?;
+    let mut init = worker::RequestInit::new();
+    init.with_method(req.method())
+        .with_headers(req.headers().clone());
+    if !body.is_empty() {
+        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    }
+    let forwarded = Request::new_with_init(req.url()?.as_str(), &init)?;
+    Ok(stub(env, session_uuid)?
+        .fetch_with_request(forwarded)
+        .await?)
 }
 
 /// Asks the session's object for something of its own (`/follow`, `/stop`, `/listen`), by
