@@ -157,9 +157,14 @@ impl Room {
         Ok(live)
     }
 
-    /// Keeps the alarm ahead while an answer runs.
+    /// Keeps the alarm ahead while an answer runs. The write does not hold the answer's bytes
+    /// back (a storage write otherwise keeps the object's output until it is durable).
     pub async fn watch(&self) {
-        if let Err(err) = self.storage.set_alarm(WATCH_MS).await {
+        let options = worker::SetAlarmOptions {
+            allow_unconfirmed: Some(true),
+            ..Default::default()
+        };
+        if let Err(err) = self.storage.set_alarm_with_options(WATCH_MS, options).await {
             log::background_failure(
                 "setting a session's alarm",
                 "",
@@ -184,7 +189,13 @@ impl Room {
         if self.busy.get() || self.live.borrow().is_some() {
             return;
         }
-        let found = self.prepare().and_then(|_| {
+        // Read-only until there is something to close: creating the tables is a write, and a
+        // write would hold back the object's next response until it is durable.
+        let found = self.has_answers().and_then(|any| {
+            if !any {
+                return Ok(Vec::new());
+            }
+            self.prepare()?;
             let mut uuids = Vec::new();
             for row in self
                 .sql
@@ -242,9 +253,20 @@ impl Room {
         }
     }
 
+    /// Whether this object has ever kept an answer: its tables exist (reading a table that
+    /// does not exist fails, and that is the answer no).
+    fn has_answers(&self) -> worker::Result<bool> {
+        if !self.ready.get() && self.sql.exec("SELECT 1 FROM answers LIMIT 1", None).is_ok() {
+            self.ready.set(true);
+        }
+        Ok(self.ready.get())
+    }
+
     /// Every kept event of `message_uuid`, in order; `None` when the object keeps none.
     fn stored_events(&self, message_uuid: &str) -> worker::Result<Option<Vec<AnswerEvent>>> {
-        self.prepare()?;
+        if !self.has_answers()? {
+            return Ok(None);
+        }
         let mut events = Vec::new();
         let mut any = false;
         for row in self
