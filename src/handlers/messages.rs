@@ -251,7 +251,7 @@ pub async fn get(call: Call) -> ApiResult<Response> {
 fn message_response(call: &Call, message: &Message) -> ApiResult<Response> {
     match &call.caller {
         Caller::Visitor(visitor) => json_response(&visitor_message_json(
-            &message,
+            message,
             visitor.chatbot.settings.show_citations,
         )),
         _ => json_response(&message.to_json()),
@@ -486,7 +486,7 @@ fn count(value: Option<String>, field: &str) -> ApiResult<Option<usize>> {
             v.trim().parse::<usize>().map_err(|_| {
                 ApiError::invalid(
                     field,
-                    &format!("`{field}` must be a whole number of 0 or more."),
+                    format!("`{field}` must be a whole number of 0 or more."),
                 )
             })
         })
