@@ -117,6 +117,49 @@ function retrievalPanel(knowledge) {
     "goal: search p50 ≤ 20 ms at 100k chunks"], body);
 }
 
+/** Search with embeddings (words and meaning fused) next to search by words, per corpus size. */
+function hybridPanel(hybrid, knowledge) {
+  const title = "Hybrid search latency vs corpus size";
+  const levels = hybrid?.levels ?? [];
+  if (!levels.length) return missing(title);
+  const xs = levels.map((l) => l.chunks_in_chatbot);
+  const lexical = new Map((knowledge?.retrieval ?? []).map((r) => [r.level, r.client_ms.p50]));
+  const series = [
+    ["hybrid p50", COLORS.ours, false, levels.map((l) => l.hybrid.client_ms.p50)],
+    ["hybrid p99", COLORS.ours2, true, levels.map((l) => l.hybrid.client_ms.p99)],
+  ];
+  if (levels.every((l) => lexical.has(l.level))) {
+    series.push(["words only p50", COLORS.base, false, levels.map((l) => lexical.get(l.level))]);
+  }
+  const delay = hybrid.config?.embedDelayMs ?? 0;
+  const yMax = niceMax(Math.max(delay + 10, ...series.flatMap((s) => s[3])));
+  const lx = (v) => Math.log10(v);
+  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
+  const pad = 30;
+  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
+  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
+  let body = yAxis(yMax, "ms", y);
+  for (const v of xs) {
+    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
+  }
+  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  // The embedding server's own delay: the floor every hybrid search stands on.
+  body += `<line x1="${M.left}" x2="${W - M.right}" y1="${y(delay)}" y2="${y(delay)}" stroke="${COLORS.goal}" stroke-dasharray="3 3"/>`;
+  for (const [label, color, dash, values] of series) {
+    const pts = values.map((v, i) => `${x(xs[i])},${y(v)}`).join(" ");
+    body += `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2.5" ${dash ? 'stroke-dasharray="6 4"' : ""}/>`;
+    values.forEach((v, i) => {
+      body += `<circle cx="${x(xs[i])}" cy="${y(v)}" r="3.5" fill="${color}"/>`;
+      if (!dash) body += text(x(xs[i]) + 6, y(v) + (label.startsWith("words") ? 15 : -7), fmt(v), `font-size="11" fill="${color}" font-weight="600"`);
+    });
+  }
+  body += legend([...series.map(([l, c, d]) => [l, c, d ? "dashed" : "line"]), ["embedding delay", COLORS.goal, "dotted"]], 16, H - 12);
+  const last = levels.at(-1);
+  const memory = hybrid.memory_bytes_per_10k ? `, index memory ${fmt(hybrid.memory_bytes_per_10k / 2 ** 20)} MiB per 10k chunks` : "";
+  return frame(title, [`POST /chatbot/{uuid}/search with ${hybrid.config?.dimensions ?? "?"}-dimension embeddings, one embedding call of ${delay} ms each`,
+    `back-fill ${fmt(last.backfill.chunks_per_s)} chunks/s${memory}`], body);
+}
+
 /** Bars of a ratio per group, with reference lines. */
 function barsPanel({ title, subtitle, groups, seriesNames, colors, refs, yLabel, yMin = 0 }) {
   const all = groups.flatMap((g) => [...g.values, ...(g.ranges ?? []).flat()]).filter((v) => Number.isFinite(v));
@@ -276,7 +319,7 @@ export function chartHtml(report) {
     .grid { display: grid; grid-template-columns: ${W}px ${W}px; gap: 16px; }
   </style></head><body>
   ${header(report)}
-  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}</div>
+  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}${hybridPanel(p.hybrid, p.knowledge)}</div>
   </body></html>`;
 }
 

@@ -19,6 +19,7 @@ import { cp, lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/prom
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { startWorker, client, upload, sleep, ROOT } from "../tests/e2e/harness.mjs";
@@ -53,7 +54,7 @@ const log = (msg) => console.log(`[${elapsed()}s] ${msg}`);
 // ---------------------------------------------------------------------------------------------
 // Queries: fixed, phrased the way people ask, about what the handbook chatbot holds.
 
-const QUERIES = [
+export const QUERIES = [
   "how do I sort a file numerically by the second column",
   "remove duplicate lines from sorted input",
   "find files modified in the last seven days",
@@ -283,7 +284,7 @@ print(json.dumps(docs))
 const paragraphsOf = (text) =>
   text.split(/\n[ \t]*\n/).map((p) => p.replace(/\s+/g, " ").trim()).filter((p) => p.split(" ").length >= 6);
 
-async function gatherCorpus() {
+export async function gatherCorpus() {
   const [info, git, licenses, man, python] = await Promise.all([
     infoManuals(),
     plainFiles("/usr/share/doc/git-doc", (n, st) => n.endsWith(".txt") && st.size > 4000, "git-doc", (p) => `Git: ${path.basename(p, ".txt")}`),
@@ -434,7 +435,7 @@ function seedStatements(botUuid, docs, count, seed, label) {
   return { statements, bytes };
 }
 
-async function seedBySql(worker, botUuid, docs, count, seed, label) {
+export async function seedBySql(worker, botUuid, docs, count, seed, label) {
   if (count <= 0) return null;
   const t = performance.now();
   const { statements, bytes } = seedStatements(botUuid, docs, count, seed, label);
@@ -466,7 +467,7 @@ async function seedBySql(worker, botUuid, docs, count, seed, label) {
   return { chunks: count, text_bytes: bytes, seconds: round((performance.now() - t) / 1000, 1) };
 }
 
-async function chunkCounts(worker, bots) {
+export async function chunkCounts(worker, bots) {
   const rows = await worker.sql("SELECT chatbot_uuid, COUNT(*) AS n FROM chunks GROUP BY chatbot_uuid");
   const by = Object.fromEntries(rows.map((r) => [r.chatbot_uuid, r.n]));
   return Object.fromEntries(Object.entries(bots).map(([k, b]) => [k, by[b.uuid] ?? 0]));
@@ -618,19 +619,19 @@ async function makePdfs(docs) {
 // ---------------------------------------------------------------------------------------------
 // Measuring.
 
-const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+export const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 function pct(sorted, p) {
   if (!sorted.length) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
 }
-function stats(values) {
+export function stats(values) {
   const s = [...values].sort((a, b) => a - b);
   const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
   return { n: s.length, p50: round(pct(s, 50)), p90: round(pct(s, 90)), p99: round(pct(s, 99)), mean: round(mean), min: round(s[0] ?? 0), max: round(s[s.length - 1] ?? 0) };
 }
 
-async function timed(fn) {
+export async function timed(fn) {
   const t = performance.now();
   const r = await fn();
   return [performance.now() - t, r];
@@ -711,7 +712,7 @@ async function measureLevel(worker, key, api, bot, fts) {
 
 // ---------------------------------------------------------------------------------------------
 
-function table(rows, headers) {
+export function table(rows, headers) {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (r) => r.map((c, i) => String(c).padStart(widths[i])).join("  ");
   return [line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
@@ -866,7 +867,10 @@ async function main() {
   console.log(`\nTotal ${report.total_seconds} s. Full figures: ${path.relative(process.cwd(), path.join(OUT, "knowledge.json"))}`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+// Run as a script (`node bench/knowledge.mjs`); imported, it only lends its corpus and seeding.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

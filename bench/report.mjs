@@ -1,4 +1,5 @@
-// Gathers the parts of `make bench` (crud.json, stream.json, knowledge.json, startup.json in
+// Gathers the parts of `make bench` (crud.json, stream.json, knowledge.json, startup.json,
+// hybrid.json in
 // bench-output/) into one document, bench-output/bench.json, with every figure, the baseline
 // beside it, the goals and whether each is met; prints the summary table and draws
 // bench-output/bench.png (and the bench.html it is rendered from). A part that is missing is
@@ -61,7 +62,7 @@ function goal(id, text, value, limit, cmp) {
 }
 
 async function main() {
-  const [crud, stream, knowledge, startup] = await Promise.all(["crud", "stream", "knowledge", "startup"].map(part));
+  const [crud, stream, knowledge, startup, hybrid] = await Promise.all(["crud", "stream", "knowledge", "startup", "hybrid"].map(part));
   const figures = [];
   const goals = [];
 
@@ -149,6 +150,33 @@ async function main() {
     }
   }
 
+  if (hybrid) {
+    // The vector index's memory per 10k chunks: signs and ids, as the core bench's index holds them.
+    const scan10k = (core?.vector_scan ?? []).find((v) => v.chunks === 10000);
+    if (scan10k) hybrid.memory_bytes_per_10k = scan10k.memory_bytes;
+    for (const l of hybrid.levels) {
+      const label = `hybrid search p50 ms, ${chunks(l.chunks_in_chatbot)} chunks`;
+      const lexical = knowledge?.retrieval?.find((r) => r.level === l.level)?.client_ms;
+      figures.push(figure("Hybrid", label, "ms", l.hybrid.client_ms.p50, lexical?.p50 ?? null, pair(label)));
+      figures.push(figure("Hybrid", label.replace("p50", "p99"), "ms", l.hybrid.client_ms.p99, lexical?.p99 ?? null, pair(label)));
+      if (l.hybrid_rerank) {
+        const rr = `hybrid + rerank p50 ms, ${chunks(l.chunks_in_chatbot)} chunks`;
+        figures.push(figure("Hybrid", rr, "ms", l.hybrid_rerank.client_ms.p50, null, pair(rr)));
+        figures.push(figure("Hybrid", rr.replace("p50", "p99"), "ms", l.hybrid_rerank.client_ms.p99, null, pair(rr)));
+      }
+    }
+    const last = hybrid.levels.at(-1);
+    if (last) {
+      figures.push(figure("Hybrid", `embedding server delay per call ms`, "ms", hybrid.config.embedDelayMs));
+      figures.push(figure("Hybrid", `back-fill chunks/s, ${chunks(last.chunks_in_chatbot)} chunks`, "chunks/s", last.backfill.chunks_per_s));
+      figures.push(figure("Hybrid", `vector index storage MiB per 10k chunks`, "MiB", (last.vector_index_disk_bytes / last.chunks_in_chatbot) * 10000 / MiB));
+    }
+    if (scan10k) figures.push(figure("Hybrid", `vector index memory MiB per 10k chunks (${hybrid.config.dimensions} dims)`, "MiB", scan10k.memory_bytes / MiB));
+    for (const v of core?.vector_scan ?? []) {
+      figures.push(figure("Hybrid", `vector index scan p50 ms, ${chunks(v.chunks)} chunks (native)`, "ms", v.p50_ms));
+    }
+  }
+
   const sizeGoalText = "wasm at most 1 MiB gzipped";
   if (startup) {
     const g = goal("wasm_gzip", sizeGoalText, startup.size.wasm_gzip_bytes / MiB, 1, (v, l) => v <= l);
@@ -176,7 +204,7 @@ async function main() {
     goals,
     all_goals_met: goals.every((g) => g.met === true),
     figures,
-    parts: { crud, stream, knowledge, startup },
+    parts: { crud, stream, knowledge, startup, hybrid },
   };
   await writeFile(path.join(OUT, "bench.json"), JSON.stringify(report, null, 2) + "\n");
 
