@@ -109,6 +109,21 @@ async function vectorIndexBytes(stateDir) {
   return total;
 }
 
+/**
+ * A read through a second SQLite connection: while the Worker writes (the back-fill queues
+ * 100,000 rows in one statement) it may find the database busy, so it tries again.
+ */
+async function read(worker, query) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await worker.sql(query);
+    } catch (err) {
+      if (attempt >= 20 || !/SQLITE_BUSY|database is locked/.test(String(err.stderr ?? err.message ?? err))) throw err;
+      await sleep(500);
+    }
+  }
+}
+
 /** Runs the scheduled handler (it queues the vector sync) until no chunk waits for its vector. */
 async function backfill(worker, botUuid) {
   const t = performance.now();
@@ -116,8 +131,8 @@ async function backfill(worker, botUuid) {
   let waiting = Infinity;
   let lastKick = performance.now();
   while (performance.now() - t < CONFIG.backfillTimeoutMs) {
-    const [row] = await worker.sql(`SELECT COUNT(*) AS n FROM vector_outbox WHERE chatbot_uuid = '${botUuid}'`);
-    const [index] = await worker.sql(`SELECT model FROM vector_indexes WHERE chatbot_uuid = '${botUuid}'`);
+    const [row] = await read(worker, `SELECT COUNT(*) AS n FROM vector_outbox WHERE chatbot_uuid = '${botUuid}'`);
+    const [index] = await read(worker, `SELECT model FROM vector_indexes WHERE chatbot_uuid = '${botUuid}'`);
     waiting = row?.n ?? 0;
     if (waiting === 0 && index?.model?.endsWith(`:${MODEL}`)) return { seconds: round((performance.now() - t) / 1000, 1) };
     // The sync re-queues itself while work waits; a nudge covers a run cut short.
