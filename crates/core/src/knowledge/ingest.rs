@@ -1,7 +1,7 @@
 //! From bytes to indexable chunks: which kind of document this is, its [`Document`], the
 //! text that document renders to, and its chunks.
 
-use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions};
+use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChunks};
 use super::extract::{
     csv, docx, html, json, markdown, pdf, render, text, Document, ExtractError, Extracted,
 };
@@ -175,6 +175,61 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
     Ok(Extraction { document, text })
 }
 
+/// Like [`decode_text`], reusing the bytes' memory when they are UTF-8 already: at the
+/// largest upload a second copy is a good part of a Worker's memory.
+fn decode_owned(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(mut s) => {
+            if s.starts_with('\u{feff}') {
+                s.drain(..'\u{feff}'.len_utf8());
+            }
+            s
+        }
+        Err(e) => e.into_bytes().iter().map(|&b| windows_1252(b)).collect(),
+    }
+}
+
+/// Reads a document of `kind`, taking its bytes so that they are let go as soon as they are
+/// read.
+pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractError> {
+    let document = match kind {
+        DocKind::Pdf => pdf::read(&bytes)?,
+        DocKind::Docx => docx::read(&bytes)?,
+        DocKind::Html => html::read(&decode_owned(bytes)),
+        DocKind::Markdown => markdown::read(&decode_owned(bytes)),
+        DocKind::Csv => csv::read(&decode_owned(bytes))?,
+        DocKind::Json => json::read(&decode_owned(bytes))?,
+        DocKind::Text => text::read_owned(decode_owned(bytes)),
+    };
+    if document.is_blank() {
+        return Err(ExtractError(
+            "The document holds no readable text.".to_string(),
+        ));
+    }
+    Ok(document)
+}
+
+/// A document on its way to the index: its title, its token count, and its chunks to be
+/// taken a slice at a time (the document itself is let go).
+pub struct Reading {
+    pub title: Option<String>,
+    pub tokens: usize,
+    pub chunks: DocumentChunks,
+}
+
+/// Starts reading a document into chunks.
+pub fn begin_reading(document: Document) -> Reading {
+    let chunks = DocumentChunks::new(&document, &ChunkOptions::default());
+    let title = document.title.filter(|t| !t.trim().is_empty());
+    // The blocks' text is a copy of the rendered text the chunks are cut from.
+    drop(document.blocks);
+    Reading {
+        title,
+        tokens: estimate_tokens(chunks.text()),
+        chunks,
+    }
+}
+
 /// A document ready for the index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
@@ -300,6 +355,71 @@ mod tests {
         assert_eq!(p.chunks.len(), 2);
         assert_eq!(p.chunks[1].heading.as_deref(), Some("Use"));
         assert!(p.tokens > 0);
+    }
+
+    #[test]
+    fn a_reading_in_slices_gives_the_chunks_of_the_whole() {
+        let mut text = String::new();
+        for s in 0..40 {
+            text.push_str(&format!("# Part {s}\n\n"));
+            for p in 0..6 {
+                text.push_str(&format!(
+                    "Paragraph {p} of part {s} tells of harbours and ledgers. {}\n\n",
+                    "The tide turns twice a day. ".repeat(p + 3)
+                ));
+            }
+        }
+        let whole = prepare(extract(DocKind::Text, text.as_bytes()).unwrap());
+        let doc = read_document(DocKind::Text, text.clone().into_bytes()).unwrap();
+        let mut reading = begin_reading(doc);
+        assert_eq!(reading.tokens, whole.tokens);
+        assert_eq!(reading.chunks.text(), render(&text::read(&text)));
+        let mut slices = Vec::new();
+        while !reading.chunks.is_done() {
+            let slice = reading.chunks.next_slice(2_000);
+            assert!(!slice.is_empty());
+            slices.push(slice);
+        }
+        assert!(slices.len() > 5, "{} slices", slices.len());
+        assert!(reading.chunks.next_slice(2_000).is_empty());
+        let flat: Vec<Chunk> = slices.into_iter().flatten().collect();
+        assert_eq!(
+            flat, whole.chunks,
+            "sections whole in a slice chunk as the whole does"
+        );
+    }
+
+    #[test]
+    fn a_section_longer_than_a_slice_is_cut_at_spans() {
+        let text: String = (0..200)
+            .map(|p| format!("Paragraph {p} has a few words of its own here.\n\n"))
+            .collect();
+        let doc = read_document(DocKind::Text, text.into_bytes()).unwrap();
+        let mut reading = begin_reading(doc);
+        let first = reading.chunks.next_slice(1_000);
+        assert!(!first.is_empty() && !reading.chunks.is_done());
+        let mut all = first;
+        while !reading.chunks.is_done() {
+            all.extend(reading.chunks.next_slice(1_000));
+        }
+        let positions: Vec<usize> = all.iter().map(|c| c.position).collect();
+        assert_eq!(positions, (0..all.len()).collect::<Vec<_>>());
+        for p in [0, 99, 199] {
+            let needle = format!("Paragraph {p} has");
+            assert!(all.iter().any(|c| c.text.contains(&needle)), "{needle}");
+        }
+    }
+
+    #[test]
+    fn owned_bytes_decode_like_borrowed_ones() {
+        for bytes in [
+            &b"\xEF\xBB\xBFcaf\xC3\xA9"[..],
+            b"caf\xE9 \x93q\x94",
+            b"plain",
+        ] {
+            assert_eq!(decode_owned(bytes.to_vec()), decode_text(bytes));
+        }
+        assert!(read_document(DocKind::Text, b"  \n ".to_vec()).is_err());
     }
 
     #[test]

@@ -114,6 +114,10 @@ pub struct StagedChunk {
     pub heading: String,
     pub text: String,
     pub tokens: u32,
+    /// The chunk's CJK character pairs (`knowledge::query::cjk_pairs`), when it holds CJK
+    /// text: worked out by the step that writes the slice, indexed when the reading is swapped in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<String>,
 }
 
 impl From<Chunk> for StagedChunk {
@@ -123,8 +127,24 @@ impl From<Chunk> for StagedChunk {
             heading: c.heading.unwrap_or_default(),
             text: c.text,
             tokens: c.tokens as u32,
+            pairs: None,
         }
     }
+}
+
+impl StagedChunk {
+    /// Works out the chunk's CJK pairs from its heading and text, as a chunk written in one
+    /// step has them.
+    pub fn index_pairs(&mut self) {
+        self.pairs = super::query::cjk_pairs(&format!("{}\n{}", self.heading, self.text));
+    }
+}
+
+/// Bytes of chunk text per staged slice for a reading whose text is `text_bytes` long: the
+/// target size, or more when the reading would need more than `MAX_SLICES` slices (chunks
+/// repeat some of their neighbours' text, so the chunks' text is up to 1.5 times the text).
+pub fn slice_target(text_bytes: usize) -> usize {
+    SLICE_BYTES.max((text_bytes * 3 / 2).div_ceil(MAX_SLICES))
 }
 
 fn staged_size(c: &StagedChunk) -> usize {
@@ -200,6 +220,7 @@ mod tests {
             heading: String::new(),
             text: "x".repeat(bytes),
             tokens: 1,
+            pairs: None,
         }
     }
 
@@ -263,6 +284,26 @@ mod tests {
         let big = vec![chunk(0, 50), chunk(1, 5000), chunk(2, 50)];
         assert_eq!(split_by_size(&big, 1000, 30).len(), 3);
         assert!(split_by_size(&[], 1000, 30).is_empty());
+    }
+
+    #[test]
+    fn staged_chunks_carry_cjk_pairs_only_when_they_have_cjk_text() {
+        let mut latin = chunk(0, 10);
+        latin.index_pairs();
+        assert_eq!(latin.pairs, None);
+        assert!(!serde_json::to_string(&latin).unwrap().contains("pairs"));
+        let mut cjk = StagedChunk {
+            text: "東京の天気".into(),
+            ..chunk(1, 0)
+        };
+        cjk.index_pairs();
+        let pairs = cjk.pairs.clone().unwrap();
+        assert!(pairs.contains("東京"), "{pairs}");
+        let back: StagedChunk =
+            serde_json::from_str(&serde_json::to_string(&cjk).unwrap()).unwrap();
+        assert_eq!(back, cjk);
+        assert_eq!(slice_target(1000), SLICE_BYTES);
+        assert!(slice_target(60 << 20) * MAX_SLICES >= (60 << 20) * 3 / 2);
     }
 
     #[test]

@@ -103,6 +103,102 @@ pub fn chunk_text(text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
     chunk_layout(&text, &layout, opts)
 }
 
+/// A document's chunks, produced a slice at a time: the document is rendered once and let
+/// go, and only the text and its layout stay, so a large reading never holds all its chunks.
+/// The chunks are those [`chunk_document`] gives, except where a section is longer than a
+/// slice: it is packed in parts of whole spans, each part starting a chunk afresh.
+pub struct DocumentChunks {
+    text: String,
+    layout: layout::Layout,
+    limits: Limits,
+    /// The next section to pack, and the first of its spans not packed yet.
+    section: usize,
+    span: usize,
+    /// Chunks produced so far: the next one's position.
+    position: usize,
+}
+
+impl DocumentChunks {
+    #[must_use]
+    pub fn new(doc: &Document, opts: &ChunkOptions) -> Self {
+        let (text, layout) = from_document::layout(doc);
+        DocumentChunks {
+            text,
+            layout,
+            limits: Limits::new(opts),
+            section: 0,
+            span: 0,
+            position: 0,
+        }
+    }
+
+    /// The rendered text the chunks are cut from.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether every chunk was produced.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.section >= self.layout.sections.len()
+    }
+
+    /// The next chunks, in order, until their text reaches about `max_bytes` (whole sections,
+    /// or parts of whole spans of a section longer than that); empty when all were produced.
+    pub fn next_slice(&mut self, max_bytes: usize) -> Vec<Chunk> {
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        while bytes < max_bytes && self.section < self.layout.sections.len() {
+            let section = &self.layout.sections[self.section];
+            let mut end = self.span;
+            let mut span_bytes = 0;
+            while end < section.spans.len() && (end == self.span || span_bytes < max_bytes) {
+                span_bytes += section.spans[end].range.len();
+                end += 1;
+            }
+            let from = out.len();
+            if self.span == 0 && end == section.spans.len() {
+                let units = section_units(&self.text, section, &self.limits);
+                pack_section(
+                    &self.text,
+                    &self.layout,
+                    section,
+                    &units,
+                    &self.limits,
+                    &mut out,
+                );
+            } else {
+                let part = layout::Section {
+                    heading: section.heading.clone(),
+                    spans: section.spans[self.span..end].to_vec(),
+                };
+                let units = section_units(&self.text, &part, &self.limits);
+                pack_section(
+                    &self.text,
+                    &self.layout,
+                    &part,
+                    &units,
+                    &self.limits,
+                    &mut out,
+                );
+            }
+            for chunk in &mut out[from..] {
+                bytes += chunk.text.len();
+                chunk.position = self.position;
+                self.position += 1;
+            }
+            if end >= section.spans.len() {
+                self.section += 1;
+                self.span = 0;
+            } else {
+                self.span = end;
+            }
+        }
+        out
+    }
+}
+
 fn chunk_layout(text: &str, layout: &layout::Layout, opts: &ChunkOptions) -> Vec<Chunk> {
     let limits = Limits::new(opts);
     let mut out = Vec::new();

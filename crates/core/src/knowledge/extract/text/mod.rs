@@ -13,7 +13,18 @@ use std::ops::Range;
 
 /// Reads a plain-text file.
 pub fn read(text: &str) -> Document {
-    let text = normalise(text);
+    read_normalised(&normalise(text))
+}
+
+/// Reads a plain-text file it is given, letting it go once normalised: at the largest upload,
+/// the file, its normalised copy and the blocks would otherwise all be held at once.
+pub fn read_owned(text: String) -> Document {
+    let normalised = normalise(&text);
+    drop(text);
+    read_normalised(&normalised)
+}
+
+fn read_normalised(text: &str) -> Document {
     let mut r = Reader::default();
     for line in text.split('\n') {
         r.line(line);
