@@ -180,9 +180,9 @@ impl Store {
         let mut statements = Vec::with_capacity(parts.len() + 1);
         for part in parts {
             statements.push(self.statement(
-                "INSERT OR REPLACE INTO chunk_drafts (data_source_uuid, run, position, heading, text, tokens) \
+                "INSERT OR REPLACE INTO chunk_drafts (data_source_uuid, run, position, heading, text, tokens, pairs) \
                  SELECT ?1, ?2, json_extract(j.value, '$.position'), json_extract(j.value, '$.heading'), \
-                 json_extract(j.value, '$.text'), json_extract(j.value, '$.tokens') FROM json_each(?3) j \
+                 json_extract(j.value, '$.text'), json_extract(j.value, '$.tokens'), json_extract(j.value, '$.pairs') FROM json_each(?3) j \
                  WHERE EXISTS (SELECT 1 FROM data_sources WHERE uuid = ?1 AND ingest_run = ?2)",
                 &[Arg::Text(&step.source), Arg::Text(&step.run), Arg::Text(part)],
             )?);
@@ -220,6 +220,17 @@ impl Store {
                      SELECT d.data_source_uuid, s.chatbot_uuid, d.position, d.heading, d.text, d.tokens \
                      FROM chunk_drafts d JOIN data_sources s ON s.uuid = d.data_source_uuid \
                      WHERE d.data_source_uuid = ?1 AND d.run = ?2 AND {current} ORDER BY d.position"
+                ),
+                &[source, run],
+            )?,
+            // CJK text is indexed again as character pairs (migration 0010), under the ids the
+            // chunks were just given.
+            self.statement(
+                &format!(
+                    "INSERT INTO chunks_cjk(rowid, pairs) \
+                     SELECT c.id, d.pairs FROM chunk_drafts d \
+                     JOIN chunks c ON c.data_source_uuid = d.data_source_uuid AND c.position = d.position \
+                     WHERE d.data_source_uuid = ?1 AND d.run = ?2 AND d.pairs IS NOT NULL AND {current}"
                 ),
                 &[source, run],
             )?,
