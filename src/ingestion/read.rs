@@ -1,6 +1,6 @@
-//! The steps that read one source: fetch a web page, extract an upload from R2, index one
-//! staged slice. Each stays within the call budget whatever the source's size, and running it
-//! twice leaves what running it once did.
+//! The steps that read one source: fetch a web page, extract an upload from R2, chunk and
+//! index one staged slice. Each stays within the call budget whatever the source's size, and
+//! running it twice leaves what running it once did.
 
 use super::{crawl, enqueue, Subrequests, PAGE_LIMITS};
 use crate::handlers::new_uuid;
@@ -11,7 +11,7 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
 use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
-use edgechat_core::knowledge::chunk::Chunk;
+use edgechat_core::knowledge::chunk::{ChunkOptions, LayoutSlice};
 use edgechat_core::knowledge::crawl::USER_AGENT;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{
@@ -19,7 +19,7 @@ use edgechat_core::knowledge::ingest::{
 };
 use edgechat_core::knowledge::steps::{
     slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES,
-    INLINE_CHUNKS, MAX_SLICES,
+    INLINE_TEXT_BYTES, MAX_SLICES, SLICE_POSITION_BITS,
 };
 use edgechat_core::time;
 use serde_json::{json, Value};
@@ -188,8 +188,9 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
     .await
 }
 
-/// Indexes a reading: in this step when it is small, else staged in slices for steps of
-/// their own. Its chunks are made a slice at a time, so a large reading never holds them all.
+/// Indexes a reading: in this step when it is small, else staged in slices of its layout for
+/// steps of their own to chunk and write, so a large reading never holds all its chunks and no
+/// step does all of its chunking.
 async fn finish(
     ctx: &StepEnv<'_>,
     mut source: DataSource,
@@ -202,12 +203,11 @@ async fn finish(
         .title
         .take()
         .filter(|_| source.title_from_document());
-    let target = slice_target(reading.chunks.text().len());
-    let first = reading.chunks.next_slice(target);
-    if !reading.chunks.is_done() || first.len() > INLINE_CHUNKS {
-        stage(ctx, &source, first, reading, title, validators.page_hash).await?;
+    if reading.chunks.text().len() > INLINE_TEXT_BYTES {
+        stage(ctx, &source, reading, title, validators.page_hash).await?;
         return Ok(Outcome::Done);
     }
+    let first = reading.chunks.next_slice(usize::MAX);
     drop(reading.chunks);
     if let Some(title) = title {
         source.title = title;
@@ -231,13 +231,11 @@ async fn finish(
     Ok(Outcome::Done)
 }
 
-/// Writes a large reading's chunks to R2 in slices, each made as it is written, and queues a
-/// step for each. The run is named first, so slices of an earlier attempt at this reading can
-/// no longer be swapped in.
+/// Writes a large reading's layout to R2 in slices and queues a step for each. The run is
+/// named first, so slices of an earlier attempt at this reading can no longer be swapped in.
 async fn stage(
     ctx: &StepEnv<'_>,
     source: &DataSource,
-    first: Vec<Chunk>,
     mut reading: Reading,
     title: Option<String>,
     page_hash: Option<String>,
@@ -245,27 +243,25 @@ async fn stage(
     let run = new_uuid();
     ctx.store.begin_run(&source.uuid, &run).await?;
     let target = slice_target(reading.chunks.text().len());
-    let mut slice = first;
     let mut slices = 0u32;
-    let mut chunks = 0u32;
-    while !slice.is_empty() {
-        chunks += slice.len() as u32;
-        let staged: Vec<StagedChunk> = slice.into_iter().map(StagedChunk::from).collect();
-        let body = serde_json::to_vec(&staged)?;
-        drop(staged);
-        let key = files::staging_key(&source.chatbot_uuid, &source.uuid, &run, slices);
-        ctx.sent.add(1);
-        files::put(ctx.env, &key, body, "application/json", "slice.json").await?;
-        slices += 1;
+    loop {
         // The last slice the budget allows takes whatever is left.
         let max = if slices as usize + 1 >= MAX_SLICES {
             usize::MAX
         } else {
             target
         };
-        slice = reading.chunks.next_slice(max);
+        let Some(slice) = reading.chunks.next_layout_slice(max) else {
+            break;
+        };
+        let body = serde_json::to_vec(&slice)?;
+        drop(slice);
+        let key = files::staging_key(&source.chatbot_uuid, &source.uuid, &run, slices);
+        ctx.sent.add(1);
+        files::put(ctx.env, &key, body, "application/json", "slice.json").await?;
+        slices += 1;
     }
-    let reading_tokens = reading.tokens as i64;
+    let tokens = reading.tokens as i64;
     drop(reading);
     let steps = (0..slices)
         .map(|i| {
@@ -275,8 +271,7 @@ async fn stage(
                 run: run.clone(),
                 slice: i,
                 slices,
-                chunks,
-                tokens: reading_tokens,
+                tokens,
                 title: title.clone(),
                 page_hash: page_hash.clone(),
             })
@@ -292,17 +287,27 @@ pub async fn index_slice(ctx: &StepEnv<'_>, step: &SliceStep) -> ApiResult<Outco
     let Some(bytes) = files::get(ctx.env, &key).await? else {
         return Ok(Outcome::Done);
     };
-    let mut chunks: Vec<StagedChunk> = serde_json::from_slice(&bytes)?;
+    let layout: LayoutSlice = serde_json::from_slice(&bytes)?;
     drop(bytes);
-    for chunk in &mut chunks {
-        chunk.index_pairs();
-    }
+    // Numbered after the slices before it; the swap numbers the whole reading from 0.
+    let first = step.slice << SLICE_POSITION_BITS;
+    let chunks: Vec<StagedChunk> = layout
+        .chunks(&ChunkOptions::default())
+        .into_iter()
+        .map(|chunk| {
+            let mut staged = StagedChunk::from(chunk);
+            staged.position += first;
+            staged.index_pairs();
+            staged
+        })
+        .collect();
+    drop(layout);
     let parts = split_by_size(&chunks, DRAFT_STATEMENT_BYTES, usize::MAX)
         .into_iter()
         .map(serde_json::to_string)
         .collect::<Result<Vec<_>, _>>()?;
     let written = ctx.store.write_slice(step, &parts).await?;
-    if written == i64::from(step.chunks) {
+    if written == i64::from(step.slices) {
         ctx.store.swap_run(step, &time::now()).await?;
         let keys = (0..step.slices)
             .map(|i| files::staging_key(&step.chatbot, &step.source, &step.run, i))

@@ -390,6 +390,60 @@ mod tests {
     }
 
     #[test]
+    fn layout_slices_chunk_elsewhere_as_the_reading_would() {
+        let mut text = String::from("Intro paragraph before any heading.\n\n");
+        for s in 0..30 {
+            text.push_str(&format!("# Part {s}\n\n"));
+            for p in 0..(s % 7 + 1) * 3 {
+                text.push_str(&format!(
+                    "Paragraph {p} of part {s} tells of harbours. {}\n\n",
+                    "The tide turns twice a day and the gulls return. ".repeat(p % 5 + 1)
+                ));
+            }
+        }
+        // A table without a header row whose first row reads like titles: its later chunks
+        // repeat that row, also in slices after the one holding it.
+        let mut html = String::from(
+            "<html><body><h1>Fleet</h1><table><tr><td>Name</td><td>Port</td><td>Rig</td></tr>",
+        );
+        for r in 0..150 {
+            html.push_str(&format!(
+                "<tr><td>Vessel {r}</td><td>Harbour {}</td><td>{} tonnes</td></tr>",
+                r % 9,
+                100 + r
+            ));
+        }
+        html.push_str("</table><p>After the table.</p></body></html>");
+        for (kind, bytes) in [(DocKind::Text, text), (DocKind::Html, html)] {
+            let read = || begin_reading(read_document(kind, bytes.clone().into_bytes()).unwrap());
+            for max in [700, 3_000, usize::MAX] {
+                let mut whole = read();
+                let mut expected = Vec::new();
+                while !whole.chunks.is_done() {
+                    expected.extend(whole.chunks.next_slice(max));
+                }
+                let mut sliced = read();
+                let mut got = Vec::new();
+                let mut slices = 0;
+                while let Some(slice) = sliced.chunks.next_layout_slice(max) {
+                    // As it travels between steps.
+                    let json = serde_json::to_string(&slice).unwrap();
+                    let slice: crate::knowledge::chunk::LayoutSlice =
+                        serde_json::from_str(&json).unwrap();
+                    for mut c in slice.chunks(&ChunkOptions::default()) {
+                        c.position = got.len();
+                        got.push(c);
+                    }
+                    slices += 1;
+                }
+                assert!(sliced.chunks.is_done());
+                assert!(max == usize::MAX || slices > 1, "{kind:?} {max}: {slices}");
+                assert_eq!(got, expected, "{kind:?} at {max} bytes a slice");
+            }
+        }
+    }
+
+    #[test]
     fn a_section_longer_than_a_slice_is_cut_at_spans() {
         let text: String = (0..200)
             .map(|p| format!("Paragraph {p} has a few words of its own here.\n\n"))

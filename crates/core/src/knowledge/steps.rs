@@ -22,8 +22,8 @@ pub enum Step {
     },
     /// Read an upload's original from R2, extract and chunk it.
     ExtractFile { source: String },
-    /// Write one staged slice of a large reading's chunks; the slice that completes the
-    /// reading swaps all of them in at once.
+    /// Chunk one staged slice of a large reading's layout and write its chunks as drafts; the
+    /// slice that completes the reading swaps all of them in at once.
     IndexSlice(SliceStep),
     /// Read a crawl's robots.txt and sitemaps, and queue its start page; with `resync`, also
     /// ask again for every page it has.
@@ -53,9 +53,8 @@ pub struct SliceStep {
     /// The reading this slice belongs to; only the source's current reading may be swapped in.
     pub run: String,
     pub slice: u32,
+    /// Slices in the whole reading: when this many are written, it is complete.
     pub slices: u32,
-    /// Chunks in the whole reading: when this many drafts are written, it is complete.
-    pub chunks: u32,
     pub tokens: i64,
     pub title: Option<String>,
     /// Hash of the reading's text, kept to tell a later re-read whether anything changed.
@@ -93,12 +92,18 @@ impl Step {
     }
 }
 
-/// A reading with at most this many chunks is written in the step that read it, in one batch.
-pub const INLINE_CHUNKS: usize = 600;
+/// A reading whose text is at most this long (about 600 chunks) is chunked and written in the
+/// step that read it, in one batch; a longer one is staged in slices of its layout, each
+/// chunked and written by a step of its own, so no step does all of a large file's chunking.
+pub const INLINE_TEXT_BYTES: usize = 450 * 1024;
 
-/// Target size of one staged slice, in bytes of its JSON. A slice is one R2 object and one D1
+/// Target size of one staged slice, in bytes of its text. A slice is one R2 object and one D1
 /// batch; at 1 MiB the largest accepted file makes a few dozen.
 pub const SLICE_BYTES: usize = 1024 * 1024;
+
+/// A slice's drafts are numbered from `slice << SLICE_POSITION_BITS` (a slice is chunked on its
+/// own, not knowing how many chunks come before it); the swap numbers them from 0 in order.
+pub const SLICE_POSITION_BITS: u32 = 20;
 
 /// At most this many slices per reading, whatever its size: the step that stages them writes
 /// each one to R2, and a step stays within its budget of calls.
@@ -107,7 +112,7 @@ pub const MAX_SLICES: usize = 30;
 /// Largest JSON text bound to one draft INSERT (D1 caps a string's size well above this).
 pub const DRAFT_STATEMENT_BYTES: usize = 400 * 1024;
 
-/// A chunk as it is staged between steps.
+/// A chunk as a slice's step writes it, as a draft, until the reading is swapped in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StagedChunk {
     pub position: u32,
@@ -140,9 +145,9 @@ impl StagedChunk {
     }
 }
 
-/// Bytes of chunk text per staged slice for a reading whose text is `text_bytes` long: the
-/// target size, or more when the reading would need more than `MAX_SLICES` slices (chunks
-/// repeat some of their neighbours' text, so the chunks' text is up to 1.5 times the text).
+/// Bytes of text per staged slice for a reading whose text is `text_bytes` long: the target
+/// size, or more when the reading would need more than `MAX_SLICES` slices (with room to
+/// spare, as a slice ends at a whole span).
 pub fn slice_target(text_bytes: usize) -> usize {
     SLICE_BYTES.max((text_bytes * 3 / 2).div_ceil(MAX_SLICES))
 }
@@ -249,7 +254,6 @@ mod tests {
             run: "r".into(),
             slice: 1,
             slices: 3,
-            chunks: 10,
             tokens: 99,
             title: None,
             page_hash: None,
