@@ -156,6 +156,9 @@ async function main() {
       goals.push(g);
       figures.push(figure("Ingestion", `largest step CPU ms, ${kind} (native)`, "ms", ms, null, { goal: g }));
     }
+    for (const [kind, read, slice] of [["20 MiB text", core.largest_step_text_read_ms, core.largest_step_text_slice_ms], ["PDF", core.largest_step_pdf_read_ms, core.largest_step_pdf_slice_ms]]) {
+      if (read !== undefined) figures.push(figure("Ingestion", `${kind}: reading step / longest slice step, CPU ms (native)`, "ms", read, null, { ratio_text: `slice ${round(slice, 0)} ms` }));
+    }
     // The most heap the largest step held at once (its file included), against an isolate's 128 MB.
     for (const [kind, bytes] of [["20 MiB text", core.largest_step_text_peak_bytes], [`${(core.largest_step_pdf_bytes / MiB).toFixed(0)} MiB PDF`, core.largest_step_pdf_peak_bytes]]) {
       if (bytes !== undefined) figures.push(figure("Ingestion", `largest step heap MiB, ${kind} (native)`, "MiB", round(bytes / MiB, 1)));
