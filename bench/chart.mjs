@@ -284,6 +284,56 @@ function sizePanel(startup) {
   return frame(title, `${s.wasm_file}`, body);
 }
 
+/**
+ * Ingestion on the queue: MB/s against the figures before the queue, the largest step's CPU
+ * time against a tenth of 30 s, the most D1 calls plus subrequests in one step against 50, and
+ * the most memory a step held. Each bar with its limit drawn across it.
+ */
+function ingestionPanel(knowledge, core) {
+  const title = "Ingestion: throughput and per-step limits";
+  const ing = knowledge?.ingestion;
+  if (!ing && !core) return missing(title);
+  const rows = [];
+  const before = { text: 4.0, pdf: 2.2 };
+  for (const kind of ["text", "pdf"]) {
+    const v = ing?.[kind];
+    if (!v) continue;
+    rows.push({ label: `${kind} MB/s`, value: v.mb_per_s, limit: before[kind], higher: true, unit: "MB/s", note: `before the queue ${before[kind]}` });
+    if (v.steps?.count) rows.push({ label: `${kind}: calls/step`, value: v.steps.max_calls, limit: 50, higher: false, unit: "", note: "at most 50" });
+  }
+  const MiB = 1024 * 1024;
+  const largest = ing?.largest_text?.steps;
+  if (largest?.count) {
+    rows.push({ label: "20 MiB upload: calls/step", value: largest.max_calls, limit: 50, higher: false, unit: "", note: "at most 50" });
+    if (largest.max_wasm_memory_bytes) rows.push({ label: "20 MiB upload: memory", value: largest.max_wasm_memory_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+  }
+  if (core?.largest_step_text_ms !== undefined) {
+    rows.push({ label: "largest step, 20 MiB text", value: core.largest_step_text_ms, limit: 3000, higher: false, unit: "ms CPU", note: "at most 3,000" });
+    rows.push({ label: `largest step, ${fmt(core.largest_step_pdf_bytes / MiB)} MiB PDF`, value: core.largest_step_pdf_ms, limit: 3000, higher: false, unit: "ms CPU", note: "at most 3,000" });
+  }
+  if (core?.largest_step_text_peak_bytes !== undefined) {
+    rows.push({ label: "its heap, 20 MiB text", value: core.largest_step_text_peak_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+    rows.push({ label: "its heap, PDF", value: core.largest_step_pdf_peak_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+  }
+  const left = 196;
+  // Room on the right for the value and the limit's note.
+  const width = W - left - M.right - 190;
+  let body = "";
+  rows.forEach((r, i) => {
+    const by = 54 + i * 31;
+    const max = Math.max(r.value, r.limit) * 1.1;
+    const x = (v) => (v / max) * width;
+    const ok = r.higher ? r.value >= r.limit : r.value <= r.limit;
+    body += text(left - 8, by + 15, r.label, 'font-size="12" text-anchor="end" fill="#222"');
+    body += `<rect x="${left}" y="${by}" width="${x(r.value)}" height="20" fill="${ok ? COLORS.ours : COLORS.bad}"/>`;
+    body += text(left + x(r.value) + 6, by + 15, `${fmt(r.value)} ${r.unit}`, 'font-size="12" fill="#222" font-weight="600"');
+    const gx = left + x(r.limit);
+    body += `<line x1="${gx}" x2="${gx}" y1="${by - 3}" y2="${by + 23}" stroke="${COLORS.goal}" stroke-width="2" stroke-dasharray="3 2"/>`;
+    body += text(W - M.right, by + 15, r.note, `font-size="11" text-anchor="end" fill="${COLORS.goal}"`);
+  });
+  return frame(title, "queue steps under wrangler dev; the largest step natively (release build)", body);
+}
+
 function goalValue(g) {
   if (g.value === null) return "not measured";
   switch (g.unit) {
@@ -319,7 +369,7 @@ export function chartHtml(report) {
     .grid { display: grid; grid-template-columns: ${W}px ${W}px; gap: 16px; }
   </style></head><body>
   ${header(report)}
-  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}${hybridPanel(p.hybrid, p.knowledge)}</div>
+  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}${ingestionPanel(p.knowledge, p.core)}${hybridPanel(p.hybrid, p.knowledge)}</div>
   </body></html>`;
 }
 

@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { startWorker, client, upload, sleep, ROOT } from "../tests/e2e/harness.mjs";
+import { largePdf, largeText } from "../tests/e2e/large_docs.mjs";
 
 const execFileAsync = promisify(execFile);
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
@@ -544,12 +545,13 @@ async function ingest(worker, key, api, bot, files, label) {
 function stepFigures(steps) {
   const byKind = {};
   for (const s of steps) {
-    const k = (byKind[s.step] ??= { count: 0, max_d1_calls: 0, max_subrequests: 0, max_calls: 0, max_ms: 0 });
+    const k = (byKind[s.step] ??= { count: 0, max_d1_calls: 0, max_subrequests: 0, max_calls: 0, max_ms: 0, max_wasm_memory_bytes: 0 });
     k.count++;
     k.max_d1_calls = Math.max(k.max_d1_calls, s.d1_calls);
     k.max_subrequests = Math.max(k.max_subrequests, s.subrequests);
     k.max_calls = Math.max(k.max_calls, s.d1_calls + s.subrequests);
     k.max_ms = Math.max(k.max_ms, s.duration_ms);
+    k.max_wasm_memory_bytes = Math.max(k.max_wasm_memory_bytes, s.wasm_memory_bytes ?? 0);
   }
   const all = Object.values(byKind);
   return {
@@ -557,6 +559,7 @@ function stepFigures(steps) {
     max_calls: all.reduce((m, k) => Math.max(m, k.max_calls), 0),
     max_d1_calls: all.reduce((m, k) => Math.max(m, k.max_d1_calls), 0),
     d1_calls_per_step: steps.length ? round(steps.reduce((n, s) => n + s.d1_calls, 0) / steps.length, 2) : null,
+    max_wasm_memory_bytes: all.reduce((m, k) => Math.max(m, k.max_wasm_memory_bytes), 0),
     by_kind: byKind,
   };
 }
@@ -759,7 +762,8 @@ async function main() {
 
   log("starting the Worker (wrangler's local runtime, fresh local state)");
   // Without the DevTools inspector (see tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
-  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1" });
+  // Its own log lines on, for each ingestion step's figures.
+  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1", workerLogs: true });
   try {
     const { key } = await worker.newAccount("bench");
     const api = client(worker, key);
@@ -818,6 +822,18 @@ async function main() {
       report.retrieval.push(entry);
       log(`  p50 ${m.client_ms.p50} ms, p99 ${m.client_ms.p99} ms (SQL alone p50 ${m.sql_ms.p50} ms, floor ${m.floor_ms.p50} ms)`);
     }
+
+    // The largest accepted uploads: 20 MiB of text, and a 20 MiB PDF (1,500 pages of text, each
+    // with a picture), each read in staged slices, into a chatbot of their own after the levels
+    // were measured: MB/s, and per step the calls and the module's memory.
+    log("ingestion: the largest uploads (20 MiB of text, then a 20 MiB PDF)");
+    const largest = await create("Largest uploads");
+    const bigText = [{ name: "largest.txt", bytes: Buffer.from(largeText(20 * 1024 * 1024 - 4096, "The saltwater quokka keeps the lighthouse ledger.")), type: "text/plain" }];
+    const { uuids: _lt, ...largestText } = await ingest(worker, key, api, largest, bigText, "20 MiB text");
+    report.ingestion.largest_text = largestText;
+    const bigPdf = [{ name: "large.pdf", bytes: largePdf(1500, "The obsidian pelican audits the harbour tolls.", 11, { totalBytes: 20 * 1024 * 1024 - 256 * 1024 }), type: "application/pdf" }];
+    const { uuids: _lp, ...largePdfFigures } = await ingest(worker, key, api, largest, bigPdf, "20 MiB PDF");
+    report.ingestion.large_pdf = largePdfFigures;
 
     const last = report.retrieval[report.retrieval.length - 1];
     const plan = await worker.sql(`EXPLAIN QUERY PLAN ${searchSql(handbook.uuid, fts.phrases(QUERIES[0]).join(" OR "))}`);

@@ -63,10 +63,11 @@ async function migratedStateDir(config) {
  * baseline Worker); it must bind the same database, so the same migrated state serves it.
  * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
  * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
- * measure. With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
+ * measure; it prints only warnings and errors unless `workerLogs` (then also the Worker's own
+ * info lines, such as its `ingestion step` figures). With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
  * error at any time in its life (the end-to-end tests start every Worker so, see suite.mjs).
  */
-export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false, workerLogs = false } = {}) {
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
@@ -79,6 +80,7 @@ export async function startWorker({ vars = {}, testScheduled = false, config, in
   worker.testScheduled = testScheduled;
   worker.config = config;
   worker.inspector = inspector;
+  worker.workerLogs = workerLogs;
   worker.failOnInternalErrors = failOnInternalErrors;
   await worker.start();
   return worker;
@@ -113,7 +115,7 @@ class Worker {
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     const args = this.inspector === false
-      ? [SERVE, "--ip", "127.0.0.1", "--port", String(this.port), "--persist-to", this.stateDir]
+      ? [SERVE, "--ip", "127.0.0.1", "--port", String(this.port), "--persist-to", this.stateDir, ...(this.workerLogs ? ["--worker-logs"] : [])]
       : [
         "dev", "--ip", "127.0.0.1", "--port", String(this.port),
         "--inspector-port", String(await freePort()),
