@@ -112,41 +112,6 @@ pub fn stems(text: &str) -> HashSet<String> {
         .collect()
 }
 
-/// The stemmed content words of each sentence of `text`, each with `heading`'s: a sentence
-/// ends at `.`, `!`, `?` or `;` before a space, or at a line break.
-pub fn sentence_stems(heading: &str, text: &str) -> Vec<HashSet<String>> {
-    let heading = stems(heading);
-    let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (i, c) in text.char_indices() {
-        let ends = c == '\n'
-            || (matches!(c, '.' | '!' | '?' | ';' | '。' | '！' | '？')
-                && bytes
-                    .get(i + c.len_utf8())
-                    .is_none_or(|b| b.is_ascii_whitespace()));
-        if ends {
-            let piece = &text[start..i + c.len_utf8()];
-            if !piece.trim().is_empty() {
-                let mut set = stems(piece);
-                set.extend(heading.iter().cloned());
-                out.push(set);
-            }
-            start = i + c.len_utf8();
-        }
-    }
-    let rest = &text[start..];
-    if !rest.trim().is_empty() || out.is_empty() {
-        let mut set = stems(rest);
-        set.extend(heading.iter().cloned());
-        out.push(set);
-    }
-    out
-}
-
-/// How much of a chunk's score comes from its best sentence's coverage of the question.
-const SENTENCE_WEIGHT: f64 = 0.2;
-
 fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
@@ -190,14 +155,9 @@ pub fn rank_in_context(
     let query_set: HashSet<String> = term_weight.keys().cloned().collect();
     let weight_sum: f64 = term_weight.values().sum();
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
-    // Each sentence's stems with the chunk's heading: where the question's terms meet.
-    let chunk_sentences: Vec<Vec<HashSet<String>>> = hits
+    let chunk_stems: Vec<HashSet<String>> = hits
         .iter()
-        .map(|h| sentence_stems(&h.heading, &h.text))
-        .collect();
-    let chunk_stems: Vec<HashSet<String>> = chunk_sentences
-        .iter()
-        .map(|sentences| sentences.iter().flatten().cloned().collect())
+        .map(|h| stems(&format!("{} {}", h.heading, h.text)))
         .collect();
     // Terms weigh by how rare they are among the candidates: one that every candidate holds
     // says nothing about which is the answer.
@@ -226,8 +186,8 @@ pub fn rank_in_context(
     };
     let mut scored: Vec<Ranked> = hits
         .into_iter()
-        .zip(chunk_stems.into_iter().zip(chunk_sentences))
-        .map(|(hit, (chunk_stems, sentences))| {
+        .zip(chunk_stems)
+        .map(|(hit, chunk_stems)| {
             let relevance = if best_bm25 > 0.0 {
                 (-hit.rank / best_bm25).clamp(0.0, 1.0)
             } else {
@@ -262,25 +222,7 @@ pub fn rank_in_context(
                 } else {
                     0.0
                 };
-            // Terms that meet in one sentence say more than the same terms scattered.
-            let sentence_coverage = if total_weight > 0.0 {
-                sentences
-                    .iter()
-                    .map(|s| {
-                        weights
-                            .iter()
-                            .filter(|(t, _)| s.contains(**t))
-                            .map(|(_, w)| w)
-                            .sum::<f64>()
-                    })
-                    .fold(0.0_f64, f64::max)
-                    / total_weight
-            } else {
-                0.0
-            };
-            let mut score = 0.5 * relevance
-                + (0.5 - SENTENCE_WEIGHT) * weighted_coverage
-                + SENTENCE_WEIGHT * sentence_coverage;
+            let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
             }
