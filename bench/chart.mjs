@@ -73,6 +73,24 @@ function legend(items, x, y) {
 }
 
 /** Latency (ms) against chunks in the chatbot, log scale across the levels. */
+/**
+ * Axes of a latency-against-corpus-size panel: chunks on a log scale (one tick per level), ms
+ * up to `yMax`; the two scales and the drawn axes.
+ */
+function corpusAxes(xs, yMax) {
+  const lx = (v) => Math.log10(v);
+  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
+  const pad = 30;
+  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
+  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
+  let body = yAxis(yMax, "ms", y);
+  for (const v of xs) {
+    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
+  }
+  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  return { x, y, body };
+}
+
 function retrievalPanel(knowledge) {
   const title = "Search and full answer latency vs corpus size";
   const levels = knowledge?.retrieval ?? [];
@@ -85,16 +103,8 @@ function retrievalPanel(knowledge) {
     ["answer p99", COLORS.answer2, true, levels.map((r) => r.answer_ms.p99)],
   ];
   const yMax = niceMax(Math.max(22, ...series.flatMap((s) => s[3])));
-  const lx = (v) => Math.log10(v);
-  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
-  const pad = 30;
-  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
-  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
-  let body = yAxis(yMax, "ms", y);
-  for (const v of xs) {
-    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
-  }
-  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  const { x, y, body: axes } = corpusAxes(xs, yMax);
+  let body = axes;
   // The goal: search p50 at most 20 ms at 100k chunks.
   body += `<line x1="${M.left}" x2="${W - M.right}" y1="${y(20)}" y2="${y(20)}" stroke="${COLORS.goal}" stroke-dasharray="3 3"/>`;
   for (const [, color, dash, values] of series) {
@@ -133,16 +143,8 @@ function hybridPanel(hybrid, knowledge) {
   }
   const delay = hybrid.config?.embedDelayMs ?? 0;
   const yMax = niceMax(Math.max(delay + 10, ...series.flatMap((s) => s[3])));
-  const lx = (v) => Math.log10(v);
-  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
-  const pad = 30;
-  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
-  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
-  let body = yAxis(yMax, "ms", y);
-  for (const v of xs) {
-    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
-  }
-  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  const { x, y, body: axes } = corpusAxes(xs, yMax);
+  let body = axes;
   // The embedding server's own delay: the floor every hybrid search stands on.
   body += `<line x1="${M.left}" x2="${W - M.right}" y1="${y(delay)}" y2="${y(delay)}" stroke="${COLORS.goal}" stroke-dasharray="3 3"/>`;
   for (const [label, color, dash, values] of series) {

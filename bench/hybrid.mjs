@@ -19,9 +19,8 @@ import { readdir, stat, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { startWorker, client, sleep, ROOT } from "../tests/e2e/harness.mjs";
-import { QUERIES, gatherCorpus, seedBySql, chunkCounts, stats, timed, table, round } from "./knowledge.mjs";
+import { QUERIES, gatherCorpus, seedBySql, chunkCounts, stats, timed, table, round, intList } from "./knowledge.mjs";
 
-const intList = (v, d) => (v ? v.split(",").map((x) => Number(x.trim())).filter((n) => n > 0) : d);
 const CONFIG = {
   levels: intList(process.env.BENCH_LEVELS, [1000, 10000, 100000]).sort((a, b) => a - b),
   requests: Number(process.env.BENCH_REQUESTS ?? 200),

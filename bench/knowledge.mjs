@@ -29,7 +29,7 @@ const execFileAsync = promisify(execFile);
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
 const OUT = path.resolve(ROOT, process.env.BENCH_OUTPUT ?? "bench-output");
 
-const intList = (v, d) => (v ? v.split(",").map((x) => Number(x.trim())).filter((n) => n > 0) : d);
+export const intList = (v, d) => (v ? v.split(",").map((x) => Number(x.trim())).filter((n) => n > 0) : d);
 const CONFIG = {
   levels: intList(process.env.BENCH_LEVELS, [1000, 10000, 100000]).sort((a, b) => a - b),
   otherChunks: Number(process.env.BENCH_OTHER_CHUNKS ?? 10000),
