@@ -1,7 +1,7 @@
 # Two commands do everything: `make dev` runs the service locally, `make test` runs every test.
 # Both install what they need first.
 
-.PHONY: dev test build setup deploy eval bench bench-knowledge bench-stream
+.PHONY: dev test build setup deploy eval bench bench-knowledge bench-stream bench-hybrid
 
 dev:
 	@scripts/dev.sh
@@ -35,3 +35,8 @@ bench-knowledge:
 # Time to first byte and token rate through the Worker next to the model server read directly.
 bench-stream:
 	@scripts/bench-stream.sh
+
+# Search by words and meaning at 1k/10k/100k chunks against a local embedding server with a fixed
+# delay; writes bench-output/hybrid.json.
+bench-hybrid:
+	@scripts/bench-hybrid.sh

@@ -73,6 +73,24 @@ function legend(items, x, y) {
 }
 
 /** Latency (ms) against chunks in the chatbot, log scale across the levels. */
+/**
+ * Axes of a latency-against-corpus-size panel: chunks on a log scale (one tick per level), ms
+ * up to `yMax`; the two scales and the drawn axes.
+ */
+function corpusAxes(xs, yMax) {
+  const lx = (v) => Math.log10(v);
+  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
+  const pad = 30;
+  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
+  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
+  let body = yAxis(yMax, "ms", y);
+  for (const v of xs) {
+    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
+  }
+  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  return { x, y, body };
+}
+
 function retrievalPanel(knowledge) {
   const title = "Search and full answer latency vs corpus size";
   const levels = knowledge?.retrieval ?? [];
@@ -85,16 +103,8 @@ function retrievalPanel(knowledge) {
     ["answer p99", COLORS.answer2, true, levels.map((r) => r.answer_ms.p99)],
   ];
   const yMax = niceMax(Math.max(22, ...series.flatMap((s) => s[3])));
-  const lx = (v) => Math.log10(v);
-  const [x0, x1] = xs.length > 1 ? [lx(xs[0]), lx(xs[xs.length - 1])] : [lx(xs[0]) - 1, lx(xs[0]) + 1];
-  const pad = 30;
-  const x = (v) => M.left + pad + ((lx(v) - x0) / (x1 - x0 || 1)) * (W - M.left - M.right - 2 * pad);
-  const y = (v) => H - M.bottom - (v / yMax) * (H - M.top - M.bottom);
-  let body = yAxis(yMax, "ms", y);
-  for (const v of xs) {
-    body += text(x(v), H - M.bottom + 18, v >= 1000 ? `${Math.round(v / 1000)}k` : String(v), 'font-size="12" text-anchor="middle" fill="#333"');
-  }
-  body += text(M.left + (W - M.left - M.right) / 2, H - M.bottom + 34, "chunks in the chatbot (log scale)", 'font-size="12" text-anchor="middle" fill="#444"');
+  const { x, y, body: axes } = corpusAxes(xs, yMax);
+  let body = axes;
   // The goal: search p50 at most 20 ms at 100k chunks.
   body += `<line x1="${M.left}" x2="${W - M.right}" y1="${y(20)}" y2="${y(20)}" stroke="${COLORS.goal}" stroke-dasharray="3 3"/>`;
   for (const [, color, dash, values] of series) {
@@ -115,6 +125,41 @@ function retrievalPanel(knowledge) {
   body += legend([...series.map(([l, c, d]) => [l, c, d ? "dashed" : "line"]), ["goal", COLORS.goal, "dotted"]], 16, H - 12);
   return frame(title, [`POST /chatbot/{uuid}/search (${knowledge.config?.requests ?? "?"} requests a level) and a whole built-in-engine turn`,
     "goal: search p50 ≤ 20 ms at 100k chunks"], body);
+}
+
+/** Search with embeddings (words and meaning fused) next to search by words, per corpus size. */
+function hybridPanel(hybrid, knowledge) {
+  const title = "Hybrid search latency vs corpus size";
+  const levels = hybrid?.levels ?? [];
+  if (!levels.length) return missing(title);
+  const xs = levels.map((l) => l.chunks_in_chatbot);
+  const lexical = new Map((knowledge?.retrieval ?? []).map((r) => [r.level, r.client_ms.p50]));
+  const series = [
+    ["hybrid p50", COLORS.ours, false, levels.map((l) => l.hybrid.client_ms.p50)],
+    ["hybrid p99", COLORS.ours2, true, levels.map((l) => l.hybrid.client_ms.p99)],
+  ];
+  if (levels.every((l) => lexical.has(l.level))) {
+    series.push(["words only p50", COLORS.base, false, levels.map((l) => lexical.get(l.level))]);
+  }
+  const delay = hybrid.config?.embedDelayMs ?? 0;
+  const yMax = niceMax(Math.max(delay + 10, ...series.flatMap((s) => s[3])));
+  const { x, y, body: axes } = corpusAxes(xs, yMax);
+  let body = axes;
+  // The embedding server's own delay: the floor every hybrid search stands on.
+  body += `<line x1="${M.left}" x2="${W - M.right}" y1="${y(delay)}" y2="${y(delay)}" stroke="${COLORS.goal}" stroke-dasharray="3 3"/>`;
+  for (const [label, color, dash, values] of series) {
+    const pts = values.map((v, i) => `${x(xs[i])},${y(v)}`).join(" ");
+    body += `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2.5" ${dash ? 'stroke-dasharray="6 4"' : ""}/>`;
+    values.forEach((v, i) => {
+      body += `<circle cx="${x(xs[i])}" cy="${y(v)}" r="3.5" fill="${color}"/>`;
+      if (!dash) body += text(x(xs[i]) + 6, y(v) + (label.startsWith("words") ? 15 : -7), fmt(v), `font-size="11" fill="${color}" font-weight="600"`);
+    });
+  }
+  body += legend([...series.map(([l, c, d]) => [l, c, d ? "dashed" : "line"]), ["embedding delay", COLORS.goal, "dotted"]], 16, H - 12);
+  const last = levels.at(-1);
+  const memory = hybrid.memory_bytes_per_10k ? `, index memory ${fmt(hybrid.memory_bytes_per_10k / 2 ** 20)} MiB per 10k chunks` : "";
+  return frame(title, [`POST /chatbot/{uuid}/search with ${hybrid.config?.dimensions ?? "?"}-dimension embeddings, one embedding call of ${delay} ms each`,
+    `back-fill ${fmt(last.backfill.chunks_per_s)} chunks/s${memory}`], body);
 }
 
 /** Bars of a ratio per group, with reference lines. */
@@ -241,6 +286,56 @@ function sizePanel(startup) {
   return frame(title, `${s.wasm_file}`, body);
 }
 
+/**
+ * Ingestion on the queue: MB/s against the figures before the queue, the largest step's CPU
+ * time against a tenth of 30 s, the most D1 calls plus subrequests in one step against 50, and
+ * the most memory a step held. Each bar with its limit drawn across it.
+ */
+function ingestionPanel(knowledge, core) {
+  const title = "Ingestion: throughput and per-step limits";
+  const ing = knowledge?.ingestion;
+  if (!ing && !core) return missing(title);
+  const rows = [];
+  const before = { text: 4.0, pdf: 2.2 };
+  for (const kind of ["text", "pdf"]) {
+    const v = ing?.[kind];
+    if (!v) continue;
+    rows.push({ label: `${kind} MB/s`, value: v.mb_per_s, limit: before[kind], higher: true, unit: "MB/s", note: `before the queue ${before[kind]}` });
+    if (v.steps?.count) rows.push({ label: `${kind}: calls/step`, value: v.steps.max_calls, limit: 50, higher: false, unit: "", note: "at most 50" });
+  }
+  const MiB = 1024 * 1024;
+  const largest = ing?.largest_text?.steps;
+  if (largest?.count) {
+    rows.push({ label: "20 MiB upload: calls/step", value: largest.max_calls, limit: 50, higher: false, unit: "", note: "at most 50" });
+    if (largest.max_wasm_memory_bytes) rows.push({ label: "20 MiB upload: memory", value: largest.max_wasm_memory_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+  }
+  if (core?.largest_step_text_ms !== undefined) {
+    rows.push({ label: "largest step, 20 MiB text", value: core.largest_step_text_ms, limit: 3000, higher: false, unit: "ms CPU", note: "at most 3,000" });
+    rows.push({ label: `largest step, ${fmt(core.largest_step_pdf_bytes / MiB)} MiB PDF`, value: core.largest_step_pdf_ms, limit: 3000, higher: false, unit: "ms CPU", note: "at most 3,000" });
+  }
+  if (core?.largest_step_text_peak_bytes !== undefined) {
+    rows.push({ label: "its heap, 20 MiB text", value: core.largest_step_text_peak_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+    rows.push({ label: "its heap, PDF", value: core.largest_step_pdf_peak_bytes / MiB, limit: 128, higher: false, unit: "MiB", note: "isolate 128 MB" });
+  }
+  const left = 196;
+  // Room on the right for the value and the limit's note.
+  const width = W - left - M.right - 190;
+  let body = "";
+  rows.forEach((r, i) => {
+    const by = 54 + i * 31;
+    const max = Math.max(r.value, r.limit) * 1.1;
+    const x = (v) => (v / max) * width;
+    const ok = r.higher ? r.value >= r.limit : r.value <= r.limit;
+    body += text(left - 8, by + 15, r.label, 'font-size="12" text-anchor="end" fill="#222"');
+    body += `<rect x="${left}" y="${by}" width="${x(r.value)}" height="20" fill="${ok ? COLORS.ours : COLORS.bad}"/>`;
+    body += text(left + x(r.value) + 6, by + 15, `${fmt(r.value)} ${r.unit}`, 'font-size="12" fill="#222" font-weight="600"');
+    const gx = left + x(r.limit);
+    body += `<line x1="${gx}" x2="${gx}" y1="${by - 3}" y2="${by + 23}" stroke="${COLORS.goal}" stroke-width="2" stroke-dasharray="3 2"/>`;
+    body += text(W - M.right, by + 15, r.note, `font-size="11" text-anchor="end" fill="${COLORS.goal}"`);
+  });
+  return frame(title, "queue steps under wrangler dev; the largest step natively (release build)", body);
+}
+
 function goalValue(g) {
   if (g.value === null) return "not measured";
   switch (g.unit) {
@@ -276,7 +371,7 @@ export function chartHtml(report) {
     .grid { display: grid; grid-template-columns: ${W}px ${W}px; gap: 16px; }
   </style></head><body>
   ${header(report)}
-  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}</div>
+  <div class="grid">${retrievalPanel(p.knowledge)}${crudPanel(p.crud)}${streamPanel(p.stream)}${sizePanel(p.startup)}${ingestionPanel(p.knowledge, p.core)}${hybridPanel(p.hybrid, p.knowledge)}</div>
   </body></html>`;
 }
 

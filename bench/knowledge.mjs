@@ -19,15 +19,17 @@ import { cp, lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/prom
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { startWorker, client, upload, sleep, ROOT } from "../tests/e2e/harness.mjs";
+import { largePdf, largeText } from "../tests/e2e/large_docs.mjs";
 
 const execFileAsync = promisify(execFile);
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
 const OUT = path.resolve(ROOT, process.env.BENCH_OUTPUT ?? "bench-output");
 
-const intList = (v, d) => (v ? v.split(",").map((x) => Number(x.trim())).filter((n) => n > 0) : d);
+export const intList = (v, d) => (v ? v.split(",").map((x) => Number(x.trim())).filter((n) => n > 0) : d);
 const CONFIG = {
   levels: intList(process.env.BENCH_LEVELS, [1000, 10000, 100000]).sort((a, b) => a - b),
   otherChunks: Number(process.env.BENCH_OTHER_CHUNKS ?? 10000),
@@ -53,7 +55,7 @@ const log = (msg) => console.log(`[${elapsed()}s] ${msg}`);
 // ---------------------------------------------------------------------------------------------
 // Queries: fixed, phrased the way people ask, about what the handbook chatbot holds.
 
-const QUERIES = [
+export const QUERIES = [
   "how do I sort a file numerically by the second column",
   "remove duplicate lines from sorted input",
   "find files modified in the last seven days",
@@ -283,7 +285,7 @@ print(json.dumps(docs))
 const paragraphsOf = (text) =>
   text.split(/\n[ \t]*\n/).map((p) => p.replace(/\s+/g, " ").trim()).filter((p) => p.split(" ").length >= 6);
 
-async function gatherCorpus() {
+export async function gatherCorpus() {
   const [info, git, licenses, man, python] = await Promise.all([
     infoManuals(),
     plainFiles("/usr/share/doc/git-doc", (n, st) => n.endsWith(".txt") && st.size > 4000, "git-doc", (p) => `Git: ${path.basename(p, ".txt")}`),
@@ -434,7 +436,7 @@ function seedStatements(botUuid, docs, count, seed, label) {
   return { statements, bytes };
 }
 
-async function seedBySql(worker, botUuid, docs, count, seed, label) {
+export async function seedBySql(worker, botUuid, docs, count, seed, label) {
   if (count <= 0) return null;
   const t = performance.now();
   const { statements, bytes } = seedStatements(botUuid, docs, count, seed, label);
@@ -466,7 +468,7 @@ async function seedBySql(worker, botUuid, docs, count, seed, label) {
   return { chunks: count, text_bytes: bytes, seconds: round((performance.now() - t) / 1000, 1) };
 }
 
-async function chunkCounts(worker, bots) {
+export async function chunkCounts(worker, bots) {
   const rows = await worker.sql("SELECT chatbot_uuid, COUNT(*) AS n FROM chunks GROUP BY chatbot_uuid");
   const by = Object.fromEntries(rows.map((r) => [r.chatbot_uuid, r.n]));
   return Object.fromEntries(Object.entries(bots).map(([k, b]) => [k, by[b.uuid] ?? 0]));
@@ -543,12 +545,13 @@ async function ingest(worker, key, api, bot, files, label) {
 function stepFigures(steps) {
   const byKind = {};
   for (const s of steps) {
-    const k = (byKind[s.step] ??= { count: 0, max_d1_calls: 0, max_subrequests: 0, max_calls: 0, max_ms: 0 });
+    const k = (byKind[s.step] ??= { count: 0, max_d1_calls: 0, max_subrequests: 0, max_calls: 0, max_ms: 0, max_wasm_memory_bytes: 0 });
     k.count++;
     k.max_d1_calls = Math.max(k.max_d1_calls, s.d1_calls);
     k.max_subrequests = Math.max(k.max_subrequests, s.subrequests);
     k.max_calls = Math.max(k.max_calls, s.d1_calls + s.subrequests);
     k.max_ms = Math.max(k.max_ms, s.duration_ms);
+    k.max_wasm_memory_bytes = Math.max(k.max_wasm_memory_bytes, s.wasm_memory_bytes ?? 0);
   }
   const all = Object.values(byKind);
   return {
@@ -556,6 +559,7 @@ function stepFigures(steps) {
     max_calls: all.reduce((m, k) => Math.max(m, k.max_calls), 0),
     max_d1_calls: all.reduce((m, k) => Math.max(m, k.max_d1_calls), 0),
     d1_calls_per_step: steps.length ? round(steps.reduce((n, s) => n + s.d1_calls, 0) / steps.length, 2) : null,
+    max_wasm_memory_bytes: all.reduce((m, k) => Math.max(m, k.max_wasm_memory_bytes), 0),
     by_kind: byKind,
   };
 }
@@ -618,19 +622,19 @@ async function makePdfs(docs) {
 // ---------------------------------------------------------------------------------------------
 // Measuring.
 
-const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+export const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 function pct(sorted, p) {
   if (!sorted.length) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
 }
-function stats(values) {
+export function stats(values) {
   const s = [...values].sort((a, b) => a - b);
   const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
   return { n: s.length, p50: round(pct(s, 50)), p90: round(pct(s, 90)), p99: round(pct(s, 99)), mean: round(mean), min: round(s[0] ?? 0), max: round(s[s.length - 1] ?? 0) };
 }
 
-async function timed(fn) {
+export async function timed(fn) {
   const t = performance.now();
   const r = await fn();
   return [performance.now() - t, r];
@@ -711,7 +715,7 @@ async function measureLevel(worker, key, api, bot, fts) {
 
 // ---------------------------------------------------------------------------------------------
 
-function table(rows, headers) {
+export function table(rows, headers) {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (r) => r.map((c, i) => String(c).padStart(widths[i])).join("  ");
   return [line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
@@ -758,7 +762,8 @@ async function main() {
 
   log("starting the Worker (wrangler's local runtime, fresh local state)");
   // Without the DevTools inspector (see tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
-  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1" });
+  // Its own log lines on, for each ingestion step's figures.
+  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1", workerLogs: true });
   try {
     const { key } = await worker.newAccount("bench");
     const api = client(worker, key);
@@ -818,6 +823,18 @@ async function main() {
       log(`  p50 ${m.client_ms.p50} ms, p99 ${m.client_ms.p99} ms (SQL alone p50 ${m.sql_ms.p50} ms, floor ${m.floor_ms.p50} ms)`);
     }
 
+    // The largest accepted uploads: 20 MiB of text, and a 20 MiB PDF (1,500 pages of text, each
+    // with a picture), each read in staged slices, into a chatbot of their own after the levels
+    // were measured: MB/s, and per step the calls and the module's memory.
+    log("ingestion: the largest uploads (20 MiB of text, then a 20 MiB PDF)");
+    const largest = await create("Largest uploads");
+    const bigText = [{ name: "largest.txt", bytes: Buffer.from(largeText(20 * 1024 * 1024 - 4096, "The saltwater quokka keeps the lighthouse ledger.")), type: "text/plain" }];
+    const { uuids: _lt, ...largestText } = await ingest(worker, key, api, largest, bigText, "20 MiB text");
+    report.ingestion.largest_text = largestText;
+    const bigPdf = [{ name: "large.pdf", bytes: largePdf(1500, "The obsidian pelican audits the harbour tolls.", 11, { totalBytes: 20 * 1024 * 1024 - 256 * 1024 }), type: "application/pdf" }];
+    const { uuids: _lp, ...largePdfFigures } = await ingest(worker, key, api, largest, bigPdf, "20 MiB PDF");
+    report.ingestion.large_pdf = largePdfFigures;
+
     const last = report.retrieval[report.retrieval.length - 1];
     const plan = await worker.sql(`EXPLAIN QUERY PLAN ${searchSql(handbook.uuid, fts.phrases(QUERIES[0]).join(" OR "))}`);
     report.query_plan = plan.map((r) => r.detail);
@@ -866,7 +883,10 @@ async function main() {
   console.log(`\nTotal ${report.total_seconds} s. Full figures: ${path.relative(process.cwd(), path.join(OUT, "knowledge.json"))}`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+// Run as a script (`node bench/knowledge.mjs`); imported, it only lends its corpus and seeding.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

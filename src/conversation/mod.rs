@@ -21,7 +21,10 @@ use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
-use edgechat_core::chat::routing::agent_model;
+use edgechat_core::chat::routing::{
+    agent_model, answering_agents, escalation_for, parse_route, profile, route_messages,
+    ROUTE_MAX_TOKENS,
+};
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
@@ -29,6 +32,9 @@ use edgechat_core::domain::session::{Message, MessageKind, Session};
 use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::time;
+use futures::future::{select, Either};
+use std::time::Duration;
+use worker::{Delay, Env};
 
 /// Chunks retrieved for one question.
 pub const SOURCES_PER_ANSWER: usize = 6;
@@ -117,6 +123,50 @@ pub async fn sources_for(
         phrase_frequencies,
     )
     .await
+}
+
+/// How long a model may take to choose the agent before the rule-based choice stands alone.
+const ROUTE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// With a model provider and at least two enabled user-facing agents, the uuid of the one a
+/// model says should answer `query` (`chat::routing::route_messages`), asked of the model of
+/// the agent that answered before, else of the general agent. `None` without a model, when the
+/// user asks for a person, and when the model fails, is late or names no agent: the choice is
+/// then the rule-based one alone. `pick_agent_with` weighs the answer beside bias and
+/// stickiness.
+pub async fn model_route(
+    env: &Env,
+    config: &Config,
+    agents: &[Agent],
+    query: &str,
+    previous: Option<&str>,
+) -> Option<String> {
+    let answering = answering_agents(agents);
+    if answering.len() < 2 || escalation_for(query, agents).is_some() {
+        return None;
+    }
+    let previous_index = previous.and_then(|p| answering.iter().position(|a| a.uuid == p));
+    let asker = previous_index
+        .or_else(|| answering.iter().position(|a| a.allowed_sources().is_none()))
+        .unwrap_or(0);
+    let model = agent_model(answering[asker]);
+    let provider = ChatProvider::for_model(config, model);
+    if !provider.is_model() {
+        return None;
+    }
+    let profiles: Vec<_> = answering.iter().map(|a| profile(a)).collect();
+    let messages = route_messages(query, &profiles, previous_index);
+    let ask = async {
+        let text = provider
+            .reply_text(env, config, model, &messages, ROUTE_MAX_TOKENS)
+            .await?;
+        parse_route(&text, answering.len())
+    };
+    futures::pin_mut!(ask);
+    match select(ask, Delay::from(ROUTE_TIMEOUT)).await {
+        Either::Left((Some(i), _)) => Some(answering[i].uuid.clone()),
+        _ => None,
+    }
 }
 
 pub fn prepare(config: &Config, req: Request) -> Exchange {

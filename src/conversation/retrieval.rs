@@ -150,16 +150,38 @@ async fn lexical_hits(
     else {
         return Ok(Vec::new());
     };
-    store
-        .search_chunks(
-            SearchIndex::for_query(query),
+    let index = SearchIndex::for_query(query);
+    // A follow-up's topic sources are always among the candidates: the best of their chunks
+    // for the same expression (so their bm25 compares), read beside the whole index's best.
+    let topic: Vec<String> = context
+        .sources
+        .iter()
+        .filter(|s| allowed.is_none_or(|a| a.contains(s)))
+        .cloned()
+        .collect();
+    if topic.is_empty() {
+        return store
+            .search_chunks(index, chatbot_uuid, &expression, allowed, CANDIDATES)
+            .await;
+    }
+    let (all, within) = futures::join!(
+        store.search_chunks(index, chatbot_uuid, &expression, allowed, CANDIDATES),
+        store.search_chunks(
+            index,
             chatbot_uuid,
             &expression,
-            allowed,
-            CANDIDATES,
-        )
-        .await
+            Some(&topic),
+            TOPIC_CANDIDATES
+        ),
+    );
+    let mut hits = all?;
+    let known: HashSet<i64> = hits.iter().map(|h| h.id).collect();
+    hits.extend(within?.into_iter().filter(|h| !known.contains(&h.id)));
+    Ok(hits)
 }
+
+/// How many chunks of a follow-up's topic sources join the candidates.
+const TOPIC_CANDIDATES: usize = 12;
 
 /// The question's nearest chunks by meaning: one embedding call, one call to the index. Empty
 /// when search by meaning is off, or failed (logged once per incident).

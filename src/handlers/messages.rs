@@ -10,7 +10,7 @@ use crate::storage::{Owner, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::followup::conversation_context;
-use edgechat_core::chat::routing::{pick_agent, previous_agent};
+use edgechat_core::chat::routing::{pick_agent_with, previous_agent};
 use edgechat_core::chat::wire::{ui_chat_query, AnswerEvent, Encoder, WireFormat};
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::{Agent, AgentType};
@@ -108,7 +108,16 @@ pub(crate) async fn begin_turn(
         return Ok(Plan::LiveChat(Box::new(message)));
     }
     let previous = previous_agent(&history);
-    let (agent, escalating) = pick_agent(&query, &agents, previous.as_deref())?;
+    let by_model = conversation::model_route(
+        &call.env,
+        &call.config,
+        &agents,
+        &query,
+        previous.as_deref(),
+    )
+    .await;
+    let (agent, escalating) =
+        pick_agent_with(&query, &agents, previous.as_deref(), by_model.as_deref())?;
     let context = conversation_context(&query, &history);
     // A limited message is refused whatever retrieval found; retrieval only reads.
     let searcher = conversation::retrieval::Searcher {

@@ -95,9 +95,23 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
             "subrequests": sent.count(),
             "within_budget": calls <= CALL_BUDGET,
             "duration_ms": time::now_ms() - started,
+            "wasm_memory_bytes": wasm_memory_bytes(),
         }),
     );
     done
+}
+
+/// The size of the module's linear memory, which only grows: the most this isolate's steps
+/// have held at once, beside the JavaScript heap, against the platform's 128 MB per isolate.
+fn wasm_memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size(0) as u64 * 65_536
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
 }
 
 pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
@@ -131,7 +145,7 @@ async fn fail_dead(env: &Env, store: &Store, uuid: &str, now: &str) -> ApiResult
     if let Some((source, _)) = store.source_for_step(uuid, now, false).await? {
         if source.status == edgechat_core::domain::data_source::Status::Error {
             let config = crate::platform::config::read(env);
-            super::source_ended(env, &config, &source, &Subrequests::default()).await?;
+            super::source_ended(env, &config, store, &source, &Subrequests::default()).await?;
         }
     }
     Ok(())

@@ -24,7 +24,6 @@ pub struct Report {
     pub stalled_resumed: usize,
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
-    pub vectors: super::vectors::Report,
 }
 
 /// An object younger than `config.orphan_grace_secs` may belong to an upload whose record is
@@ -90,14 +89,14 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     for batch in orphans.chunks(1000) {
         files::delete(env, batch.to_vec()).await?;
     }
-    // Last: it spends what is left of the invocation's budget of calls.
-    let vectors = super::vectors::sync(env, config).await?;
+    // The vector indexes' upkeep is a step of its own, with its own invocation's budget of
+    // calls; it queues the next step itself while work waits (a back-fill of many chunks).
+    enqueue(env, vec![Step::SyncVectors], &sent).await?;
     Ok(Report {
         pages_resynced: due_pages.len(),
         crawls_resynced: due_crawls.len(),
         stalled_resumed: stalled.len() + stalled_crawls.len(),
         stale_sources_failed,
         orphan_objects_removed,
-        vectors,
     })
 }

@@ -12,6 +12,7 @@ mod read;
 pub mod vectors;
 
 use crate::platform::outbound::Limits;
+use crate::storage::Store;
 use crate::webhooks;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::{bindings, Config};
@@ -72,11 +73,13 @@ pub async fn start(env: &Env, step: Step) -> ApiResult<()> {
     enqueue(env, vec![step], &Subrequests::default()).await
 }
 
-/// What follows a source's reading ending in `success` or `error`: webhooks hear of it, and
-/// with search by meaning on, a step of its own embeds the new chunks.
+/// What follows a source's reading ending in `success` or `error`: webhooks hear of it (their
+/// deliveries queued, so a step's calls do not grow with the number of webhooks), and with
+/// search by meaning on, a step of its own embeds the new chunks.
 pub async fn source_ended(
     env: &Env,
     config: &Config,
+    store: &Store,
     source: &DataSource,
     sent: &Subrequests,
 ) -> ApiResult<()> {
@@ -85,13 +88,9 @@ pub async fn source_ended(
     } else {
         Event::SourceFailed
     };
-    webhooks::notify(
-        env.clone(),
-        source.chatbot_uuid.clone(),
-        event,
-        source.to_json(&[]),
-    )
-    .await;
+    sent.add(
+        webhooks::notify_queued(env, store, &source.chatbot_uuid, event, source.to_json(&[])).await,
+    );
     if source.status == Status::Success && config.semantic.embeddings.is_some() {
         enqueue(env, vec![Step::SyncVectors], sent).await?;
     }

@@ -1,6 +1,6 @@
-//! The steps that read one source: fetch a web page, extract an upload from R2, index one
-//! staged slice. Each stays within the call budget whatever the source's size, and running it
-//! twice leaves what running it once did.
+//! The steps that read one source: fetch a web page, extract an upload from R2, chunk and
+//! index one staged slice. Each stays within the call budget whatever the source's size, and
+//! running it twice leaves what running it once did.
 
 use super::{crawl, enqueue, Subrequests, PAGE_LIMITS};
 use crate::handlers::new_uuid;
@@ -11,14 +11,15 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
 use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
+use edgechat_core::knowledge::chunk::{ChunkOptions, LayoutSlice};
 use edgechat_core::knowledge::crawl::USER_AGENT;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{
-    detect_page, detect_upload, extract, prepare, DocKind, Prepared,
+    begin_reading, detect_page, detect_upload, read_document, DocKind, Reading,
 };
 use edgechat_core::knowledge::steps::{
-    split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, INLINE_CHUNKS, MAX_SLICES,
-    SLICE_BYTES,
+    slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES,
+    INLINE_TEXT_BYTES, MAX_SLICES, SLICE_POSITION_BITS,
 };
 use edgechat_core::time;
 use serde_json::{json, Value};
@@ -48,7 +49,7 @@ async fn fail(ctx: &StepEnv<'_>, mut source: DataSource, reason: String) -> ApiR
         .await?;
     source.status = Status::Error;
     source.modified_at = now;
-    super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+    super::source_ended(ctx.env, ctx.config, ctx.store, &source, ctx.sent).await?;
     Ok(Outcome::Done)
 }
 
@@ -129,11 +130,12 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
             crawl::follow_links(ctx, crawl_uuid, &marks, &page.url, &page.body).await?;
         }
     }
-    let extraction = match extract(kind, &page.body) {
-        Ok(e) => e,
+    let document = match read_document(kind, page.body) {
+        Ok(d) => d,
         Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
     };
-    let page_hash = sha256_hex(extraction.text.as_bytes());
+    let reading = begin_reading(document);
+    let page_hash = sha256_hex(reading.chunks.text().as_bytes());
     if recheck && marks.page_hash.as_deref() == Some(page_hash.as_str()) {
         // The text is what is indexed already: nothing to write.
         return Ok(Outcome::Done);
@@ -143,8 +145,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         last_modified: page.last_modified,
         page_hash: Some(page_hash),
     };
-    drop(page.body);
-    finish(ctx, source, &marks, prepare(extraction), validators).await
+    finish(ctx, source, &marks, reading, validators).await
 }
 
 pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
@@ -172,48 +173,46 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
     let Some(kind) = detect_upload(&source.file_name, declared.as_deref(), &bytes) else {
         return fail(ctx, source, "This file type is not supported.".into()).await;
     };
-    let extraction = match extract(kind, &bytes) {
-        Ok(e) => e,
+    // The bytes go into the reading and are let go there: the file is never in memory twice.
+    let document = match read_document(kind, bytes) {
+        Ok(d) => d,
         Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
     };
-    drop(bytes);
     finish(
         ctx,
         source,
         &marks,
-        prepare(extraction),
+        begin_reading(document),
         NewMarks::default(),
     )
     .await
 }
 
-/// Indexes a reading: in this step when it is small, else staged in slices for steps of
-/// their own.
+/// Indexes a reading: in this step when it is small, else staged in slices of its layout for
+/// steps of their own to chunk and write, so a large reading never holds all its chunks and no
+/// step does all of its chunking.
 async fn finish(
     ctx: &StepEnv<'_>,
     mut source: DataSource,
     marks: &PageMarks,
-    prepared: Prepared,
+    mut reading: Reading,
     validators: NewMarks,
 ) -> ApiResult<Outcome> {
     let now = time::now();
-    let title = prepared.title.filter(|_| source.title_from_document());
-    if prepared.chunks.len() > INLINE_CHUNKS {
-        stage(
-            ctx,
-            &source,
-            prepared.chunks,
-            prepared.tokens as i64,
-            title,
-            validators.page_hash,
-        )
-        .await?;
+    let title = reading
+        .title
+        .take()
+        .filter(|_| source.title_from_document());
+    if reading.chunks.text().len() > INLINE_TEXT_BYTES {
+        stage(ctx, &source, reading, title, validators.page_hash).await?;
         return Ok(Outcome::Done);
     }
+    let first = reading.chunks.next_slice(usize::MAX);
+    drop(reading.chunks);
     if let Some(title) = title {
         source.title = title;
     }
-    source.tokens = prepared.tokens as i64;
+    source.tokens = reading.tokens as i64;
     source.meta.remove("error");
     source.meta.remove("resumed");
     if source.source_type == SourceType::Link {
@@ -226,46 +225,58 @@ async fn finish(
     source.status = Status::Success;
     source.modified_at = now;
     ctx.store
-        .finish_reading(&source, &prepared.chunks, &validators)
+        .finish_reading(&source, &first, &validators)
         .await?;
-    super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+    super::source_ended(ctx.env, ctx.config, ctx.store, &source, ctx.sent).await?;
     Ok(Outcome::Done)
 }
 
-/// Writes a large reading's chunks to R2 in slices and queues a step for each. The run is
+/// Writes a large reading's layout to R2 in slices and queues a step for each. The run is
 /// named first, so slices of an earlier attempt at this reading can no longer be swapped in.
 async fn stage(
     ctx: &StepEnv<'_>,
     source: &DataSource,
-    chunks: Vec<edgechat_core::knowledge::chunk::Chunk>,
-    tokens: i64,
+    mut reading: Reading,
     title: Option<String>,
     page_hash: Option<String>,
 ) -> ApiResult<()> {
     let run = new_uuid();
     ctx.store.begin_run(&source.uuid, &run).await?;
-    // Moved, not copied: at the largest size the chunks' text is a good part of the memory.
-    let staged: Vec<StagedChunk> = chunks.into_iter().map(StagedChunk::from).collect();
-    let slices = split_by_size(&staged, SLICE_BYTES, MAX_SLICES);
-    let count = slices.len() as u32;
-    let mut steps = Vec::with_capacity(slices.len());
-    for (i, slice) in slices.iter().enumerate() {
-        let key = files::staging_key(&source.chatbot_uuid, &source.uuid, &run, i as u32);
-        let body = serde_json::to_vec(slice)?;
+    let target = slice_target(reading.chunks.text().len());
+    let mut slices = 0u32;
+    loop {
+        // The last slice the budget allows takes whatever is left.
+        let max = if slices as usize + 1 >= MAX_SLICES {
+            usize::MAX
+        } else {
+            target
+        };
+        let Some(slice) = reading.chunks.next_layout_slice(max) else {
+            break;
+        };
+        let body = serde_json::to_vec(&slice)?;
+        drop(slice);
+        let key = files::staging_key(&source.chatbot_uuid, &source.uuid, &run, slices);
         ctx.sent.add(1);
         files::put(ctx.env, &key, body, "application/json", "slice.json").await?;
-        steps.push(Step::IndexSlice(SliceStep {
-            source: source.uuid.clone(),
-            chatbot: source.chatbot_uuid.clone(),
-            run: run.clone(),
-            slice: i as u32,
-            slices: count,
-            chunks: staged.len() as u32,
-            tokens,
-            title: title.clone(),
-            page_hash: page_hash.clone(),
-        }));
+        slices += 1;
     }
+    let tokens = reading.tokens as i64;
+    drop(reading);
+    let steps = (0..slices)
+        .map(|i| {
+            Step::IndexSlice(SliceStep {
+                source: source.uuid.clone(),
+                chatbot: source.chatbot_uuid.clone(),
+                run: run.clone(),
+                slice: i,
+                slices,
+                tokens,
+                title: title.clone(),
+                page_hash: page_hash.clone(),
+            })
+        })
+        .collect();
     enqueue(ctx.env, steps, ctx.sent).await
 }
 
@@ -276,14 +287,27 @@ pub async fn index_slice(ctx: &StepEnv<'_>, step: &SliceStep) -> ApiResult<Outco
     let Some(bytes) = files::get(ctx.env, &key).await? else {
         return Ok(Outcome::Done);
     };
-    let chunks: Vec<StagedChunk> = serde_json::from_slice(&bytes)?;
+    let layout: LayoutSlice = serde_json::from_slice(&bytes)?;
     drop(bytes);
+    // Numbered after the slices before it; the swap numbers the whole reading from 0.
+    let first = step.slice << SLICE_POSITION_BITS;
+    let chunks: Vec<StagedChunk> = layout
+        .chunks(&ChunkOptions::default())
+        .into_iter()
+        .map(|chunk| {
+            let mut staged = StagedChunk::from(chunk);
+            staged.position += first;
+            staged.index_pairs();
+            staged
+        })
+        .collect();
+    drop(layout);
     let parts = split_by_size(&chunks, DRAFT_STATEMENT_BYTES, usize::MAX)
         .into_iter()
         .map(serde_json::to_string)
         .collect::<Result<Vec<_>, _>>()?;
     let written = ctx.store.write_slice(step, &parts).await?;
-    if written == i64::from(step.chunks) {
+    if written == i64::from(step.slices) {
         ctx.store.swap_run(step, &time::now()).await?;
         let keys = (0..step.slices)
             .map(|i| files::staging_key(&step.chatbot, &step.source, &step.run, i))
@@ -295,7 +319,7 @@ pub async fn index_slice(ctx: &StepEnv<'_>, step: &SliceStep) -> ApiResult<Outco
             .source_for_step(&step.source, &time::now(), false)
             .await?
         {
-            super::source_ended(ctx.env, ctx.config, &source, ctx.sent).await?;
+            super::source_ended(ctx.env, ctx.config, ctx.store, &source, ctx.sent).await?;
         }
     }
     Ok(Outcome::Done)

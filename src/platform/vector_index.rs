@@ -6,19 +6,33 @@
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::config::bindings;
 use edgechat_core::knowledge::semantic::index::{IndexCommand, IndexState, IndexStats};
-use edgechat_core::knowledge::semantic::vector::{Neighbour, Quantised};
+use edgechat_core::knowledge::semantic::vector::{signs_to_bytes, Neighbour, Quantised};
 use serde_json::json;
 use std::cell::RefCell;
 use worker::{Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State};
 
+/// `vectors` holds each vector's full codes (read back only for the candidates a query
+/// compares exactly); `signs` holds what memory keeps (one bit per dimension), so waking up
+/// reads a ninth of the bytes. Both are written together.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS vectors (\
     chunk_id INTEGER PRIMARY KEY, source TEXT NOT NULL, data BLOB NOT NULL); \
+    CREATE TABLE IF NOT EXISTS signs (\
+    chunk_id INTEGER PRIMARY KEY, source TEXT NOT NULL, bits BLOB NOT NULL); \
     CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
-/// The object's side: its storage and, once loaded, its vectors in memory.
+/// The object's side: its storage and, once loaded, its vectors' signs in memory.
 pub struct VectorKeeper {
     sql: SqlStorage,
     memory: RefCell<Option<IndexState>>,
+}
+
+fn integer(sql: &SqlStorage, query: &str) -> worker::Result<i64> {
+    for row in sql.exec(query, None)?.raw() {
+        if let Some(SqlStorageValue::Integer(n)) = row?.into_iter().next() {
+            return Ok(n);
+        }
+    }
+    Ok(0)
 }
 
 impl VectorKeeper {
@@ -29,12 +43,64 @@ impl VectorKeeper {
         }
     }
 
-    /// Reads every stored vector into memory, once per wake-up.
+    fn write_signs(&self, id: i64, source: &str, q: &Quantised) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT OR REPLACE INTO signs (chunk_id, source, bits) VALUES (?, ?, ?)",
+            vec![
+                SqlStorageValue::from(id),
+                SqlStorageValue::from(source),
+                SqlStorageValue::from(signs_to_bytes(q)),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Vectors stored before `signs` existed get their signs once.
+    fn fill_missing_signs(&self) -> worker::Result<()> {
+        if integer(&self.sql, "SELECT COUNT(*) FROM vectors")?
+            == integer(&self.sql, "SELECT COUNT(*) FROM signs")?
+        {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        for row in self
+            .sql
+            .exec(
+                "SELECT chunk_id, source, data FROM vectors \
+                 WHERE chunk_id NOT IN (SELECT chunk_id FROM signs)",
+                None,
+            )?
+            .raw()
+        {
+            let mut values = row?.into_iter();
+            if let (
+                Some(SqlStorageValue::Integer(id)),
+                Some(SqlStorageValue::String(source)),
+                Some(SqlStorageValue::Blob(data)),
+            ) = (values.next(), values.next(), values.next())
+            {
+                if let Some(q) = Quantised::from_bytes(&data) {
+                    missing.push((id, source, q));
+                }
+            }
+        }
+        for (id, source, q) in &missing {
+            self.write_signs(*id, source, q)?;
+        }
+        self.sql.exec(
+            "DELETE FROM signs WHERE chunk_id NOT IN (SELECT chunk_id FROM vectors)",
+            None,
+        )?;
+        Ok(())
+    }
+
+    /// Reads every stored vector's signs into memory, once per wake-up.
     fn load(&self) -> worker::Result<()> {
         if self.memory.borrow().is_some() {
             return Ok(());
         }
         self.sql.exec(SCHEMA, None)?;
+        self.fill_missing_signs()?;
         let mut model = None;
         for row in self
             .sql
@@ -46,35 +112,51 @@ impl VectorKeeper {
             }
         }
         let mut state = IndexState::new(model);
-        let mut batch = Vec::new();
         for row in self
             .sql
-            .exec("SELECT chunk_id, source, data FROM vectors", None)?
+            .exec("SELECT chunk_id, source, bits FROM signs", None)?
             .raw()
         {
             let mut values = row?.into_iter();
             if let (
                 Some(SqlStorageValue::Integer(id)),
                 Some(SqlStorageValue::String(source)),
-                Some(SqlStorageValue::Blob(data)),
+                Some(SqlStorageValue::Blob(bits)),
             ) = (values.next(), values.next(), values.next())
             {
-                if let Some(q) = Quantised::from_bytes(&data) {
-                    batch.push(edgechat_core::knowledge::semantic::index::IndexedChunk {
-                        id,
-                        source,
-                        vector: (&q).into(),
-                    });
-                }
+                state.restore(id, &source, &bits);
             }
         }
-        state.upsert(&batch);
         *self.memory.borrow_mut() = Some(state);
         Ok(())
     }
 
+    /// The full codes of `ids`, for the exact comparison of a query's candidates.
+    fn codes_of(&self, ids: &[i64]) -> Vec<(i64, Quantised)> {
+        let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let mut found = Vec::with_capacity(ids.len());
+        let Ok(cursor) = self.sql.exec(
+            "SELECT chunk_id, data FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+            vec![SqlStorageValue::from(list)],
+        ) else {
+            return found;
+        };
+        for row in cursor.raw().flatten() {
+            let mut values = row.into_iter();
+            if let (Some(SqlStorageValue::Integer(id)), Some(SqlStorageValue::Blob(data))) =
+                (values.next(), values.next())
+            {
+                if let Some(q) = Quantised::from_bytes(&data) {
+                    found.push((id, q));
+                }
+            }
+        }
+        found
+    }
+
     fn set_model(&self, model: Option<&str>) -> worker::Result<()> {
         self.sql.exec("DELETE FROM vectors", None)?;
+        self.sql.exec("DELETE FROM signs", None)?;
         match model {
             Some(m) => self.sql.exec(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('model', ?)",
@@ -128,6 +210,7 @@ impl VectorKeeper {
                             SqlStorageValue::from(q.to_bytes()),
                         ],
                     )?;
+                    self.write_signs(chunk.id, &chunk.source, &q)?;
                 }
                 state.upsert(&chunks);
             }
@@ -135,6 +218,10 @@ impl VectorKeeper {
                 for id in &ids {
                     self.sql.exec(
                         "DELETE FROM vectors WHERE chunk_id = ?",
+                        vec![SqlStorageValue::from(*id)],
+                    )?;
+                    self.sql.exec(
+                        "DELETE FROM signs WHERE chunk_id = ?",
                         vec![SqlStorageValue::from(*id)],
                     )?;
                 }
@@ -146,7 +233,9 @@ impl VectorKeeper {
                 k,
                 sources,
             } => {
-                let found = state.query(&model, &vector, k, sources.as_deref());
+                let found = state.query(&model, &vector, k, sources.as_deref(), |ids| {
+                    self.codes_of(ids)
+                });
                 return Response::from_json(&json!({
                     "neighbours": found.iter().map(|n| json!({"id": n.id, "similarity": n.similarity})).collect::<Vec<_>>(),
                 }));

@@ -7,7 +7,7 @@ use super::{batch_rows, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
-use edgechat_core::knowledge::steps::{Refresh, SliceStep};
+use edgechat_core::knowledge::steps::{Refresh, SliceStep, SLICE_POSITION_BITS};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -169,26 +169,38 @@ impl Store {
         .map(|_| ())
     }
 
-    /// Writes one slice's chunks as drafts (each part a JSON array of staged chunks), unless
-    /// the run is no longer the source's current one; how many drafts the run now has.
-    /// Drafts are keyed by position, so writing a slice again replaces it.
+    /// Writes one slice's chunks as drafts (each part a JSON array of staged chunks) and marks
+    /// the slice written, unless the run is no longer the source's current one; how many of
+    /// the run's slices are written now. Drafts are keyed by position, so writing a slice again
+    /// replaces it. The mark is a draft of its own (tokens -1, past the slice's chunks), so a
+    /// slice with no chunk is counted too.
     pub async fn write_slice(&self, step: &SliceStep, parts: &[String]) -> ApiResult<i64> {
         #[derive(Deserialize)]
         struct Count {
             n: i64,
         }
-        let mut statements = Vec::with_capacity(parts.len() + 1);
+        let current =
+            "WHERE EXISTS (SELECT 1 FROM data_sources WHERE uuid = ?1 AND ingest_run = ?2)";
+        let mut statements = Vec::with_capacity(parts.len() + 2);
         for part in parts {
             statements.push(self.statement(
-                "INSERT OR REPLACE INTO chunk_drafts (data_source_uuid, run, position, heading, text, tokens) \
+                &format!("INSERT OR REPLACE INTO chunk_drafts (data_source_uuid, run, position, heading, text, tokens, pairs) \
                  SELECT ?1, ?2, json_extract(j.value, '$.position'), json_extract(j.value, '$.heading'), \
-                 json_extract(j.value, '$.text'), json_extract(j.value, '$.tokens') FROM json_each(?3) j \
-                 WHERE EXISTS (SELECT 1 FROM data_sources WHERE uuid = ?1 AND ingest_run = ?2)",
+                 json_extract(j.value, '$.text'), json_extract(j.value, '$.tokens'), json_extract(j.value, '$.pairs') FROM json_each(?3) j \
+                 {current}"),
                 &[Arg::Text(&step.source), Arg::Text(&step.run), Arg::Text(part)],
             )?);
         }
+        let mark = (i64::from(step.slice) + 1) << SLICE_POSITION_BITS;
         statements.push(self.statement(
-            "SELECT COUNT(*) AS n FROM chunk_drafts WHERE data_source_uuid = ?1 AND run = ?2",
+            &format!(
+                "INSERT OR REPLACE INTO chunk_drafts (data_source_uuid, run, position, heading, text, tokens) \
+                 SELECT ?1, ?2, ?3 - 1, '', '', -1 {current}"
+            ),
+            &[Arg::Text(&step.source), Arg::Text(&step.run), Arg::Int(mark)],
+        )?);
+        statements.push(self.statement(
+            "SELECT COUNT(*) AS n FROM chunk_drafts WHERE data_source_uuid = ?1 AND run = ?2 AND tokens < 0",
             &[Arg::Text(&step.source), Arg::Text(&step.run)],
         )?);
         let last = statements.len() - 1;
@@ -217,9 +229,22 @@ impl Store {
             self.statement(
                 &format!(
                     "INSERT INTO chunks (data_source_uuid, chatbot_uuid, position, heading, text, tokens) \
-                     SELECT d.data_source_uuid, s.chatbot_uuid, d.position, d.heading, d.text, d.tokens \
+                     SELECT d.data_source_uuid, s.chatbot_uuid, ROW_NUMBER() OVER (ORDER BY d.position) - 1, d.heading, d.text, d.tokens \
                      FROM chunk_drafts d JOIN data_sources s ON s.uuid = d.data_source_uuid \
-                     WHERE d.data_source_uuid = ?1 AND d.run = ?2 AND {current} ORDER BY d.position"
+                     WHERE d.data_source_uuid = ?1 AND d.run = ?2 AND d.tokens >= 0 AND {current} ORDER BY d.position"
+                ),
+                &[source, run],
+            )?,
+            // CJK text is indexed again as character pairs (migration 0010), under the ids the
+            // chunks were just given. CROSS JOIN keeps the drafts the outer loop, each chunk
+            // found by its source and position (the other order scans the drafts per chunk).
+            self.statement(
+                &format!(
+                    "INSERT INTO chunks_cjk(rowid, pairs) \
+                     SELECT c.id, d.pairs FROM (SELECT pairs, ROW_NUMBER() OVER (ORDER BY position) - 1 AS n \
+                       FROM chunk_drafts WHERE data_source_uuid = ?1 AND run = ?2 AND tokens >= 0) d \
+                     CROSS JOIN chunks c \
+                     WHERE d.pairs IS NOT NULL AND c.data_source_uuid = ?1 AND c.position = d.n AND {current}"
                 ),
                 &[source, run],
             )?,

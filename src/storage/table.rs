@@ -262,7 +262,13 @@ impl<'a> Sql<'a> {
         sql
     }
 
-    /// One `INSERT` of several rows: `VALUES (?1, ...), (?n+1, ...)`.
+    /// How many rows one `insert_rows` may hold: D1 binds at most 100 parameters a statement.
+    pub fn rows_per_insert<R: Row>() -> usize {
+        (100 / R::TABLE.written().count().max(1)).max(1)
+    }
+
+    /// One `INSERT` of several rows: `VALUES (?1, ...), (?n+1, ...)`; at most
+    /// `rows_per_insert` of them.
     pub fn insert_rows<R: Row>(rows: &'a [R]) -> Self {
         let mut sql = Sql::new("");
         let names: Vec<&str> = R::TABLE.written().map(|(_, c)| c.name).collect();
@@ -578,6 +584,7 @@ mod tests {
         ));
         assert_eq!(sql.args().len(), 16);
         check_count(&sql);
+        assert_eq!(Sql::rows_per_insert::<ThingRow>(), 12);
     }
 
     #[test]

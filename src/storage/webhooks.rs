@@ -213,8 +213,16 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        let insert = Sql::insert_rows(rows);
-        self.execute(insert.text(), insert.args()).await.map(|_| ())
+        // A chatbot with many webhooks needs more parameters than one statement binds.
+        let statements = rows
+            .chunks(Sql::rows_per_insert::<DeliveryRow>())
+            .map(|group| self.prepare(&Sql::insert_rows(group)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        self.batch(statements, || {
+            edgechat_core::api::error::ApiError::internal("a webhook delivery was recorded twice")
+        })
+        .await
+        .map(|_| ())
     }
 
     pub async fn update_delivery(&self, row: &DeliveryRow) -> ApiResult<()> {

@@ -269,3 +269,38 @@ test("a follow-up is searched as the standalone question the model rewrites it t
   await streamMessage(worker, key, session.uuid, "Where is the Leeds shop located?");
   assert.equal(completionRequests().length - alone, 1);
 });
+
+test("with a model, a model call chooses the agent; a reply naming no agent leaves the rule-based choice", async () => {
+  const bot = await newChatbot(api, { name: "Routed bot" });
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What is the returns window?", answer: "Thirty days from delivery." } });
+  const billing = await api.post(`/chatbot/${bot.uuid}/agent/create`, {
+    body: {
+      name: "Billing", type: "user-facing", enabled: true, use_all_sources: true,
+      description: "Invoices, payments, refunds and subscription charges.",
+    },
+  });
+  assert.equal(billing.status, 200, billing.text);
+  const agentOf = (r) => JSON.parse(r.json.meta_json).agent.name;
+  const session = await newSession(api, bot);
+  const before = completionRequests().length;
+  // No word of it fits Billing's description; the model says Billing.
+  let r = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "My bank statement shows the same amount two times [route:Billing]" } });
+  assert.equal(r.status, 200, r.text);
+  const sent = completionRequests().slice(before);
+  assert.equal(sent.length, 2, "the routing call, then the answer");
+  assert.match(sent[0].messages[0].content, /^You route a customer's message/);
+  assert.match(sent[0].messages[1].content, /^Assistants:\n1\. General Q&A/);
+  assert.match(sent[0].messages[1].content, /\n2\. Billing: Invoices, payments, refunds and subscription charges\.\n/);
+  assert.equal(sent[0].max_tokens ?? sent[0].max_completion_tokens, 8);
+  assert.equal(agentOf(r), "Billing");
+
+  // A reply that names no agent: the words decide, and a question that fits no description
+  // (and is no follow-up) goes to the general agent.
+  const other = await newSession(api, bot);
+  r = await api.post(`/session/${other.uuid}/message/non-stream`, { body: { query: "Where is the Leeds shop located? [route:Nobody]" } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(agentOf(r), "General Q&A");
+  r = await api.post(`/session/${other.uuid}/message/non-stream`, { body: { query: "Which invoices and payments are refunded? [route:Nobody]" } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(agentOf(r), "Billing", "the words fit Billing");
+});

@@ -203,10 +203,10 @@ test("a Worker restarted in the middle of a crawl finishes it", async () => {
   const bot = await newChatbot(api, { name: "Restart" });
   delayMs = 400;
   const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_depth: 3 } });
-  await eventually(async () => {
-    const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
-    assert.ok(c.pages.read >= 3, JSON.stringify(c.pages));
-  }, 60_000);
+  // `eventually` retries a falsy answer, not a thrown assertion.
+  await eventually(async () => (await api.get(`/crawl/${r.json.uuid}`)).json.pages.read >= 3, 60_000);
+  const before = (await api.get(`/crawl/${r.json.uuid}`)).json.pages;
+  assert.ok(before.read < 27, `the restart comes in the middle of the crawl: ${JSON.stringify(before)}`);
   await worker.restart();
   delayMs = 0;
   // Local queues live in memory: what was queued is gone. The scheduled handler resumes
@@ -216,4 +216,15 @@ test("a Worker restarted in the middle of a crawl finishes it", async () => {
   await worker.runScheduled();
   const crawl = await finished(r.json.uuid);
   assert.deepEqual(crawl.pages, { found: 29, read: 27, failed: 2, pending: 0, skipped_by_robots: 2 });
+});
+
+test("every crawl and page step stayed within 50 D1 calls plus subrequests", () => {
+  // The Worker logs each step's figures (an `ingestion step` line); these are all of this
+  // file's, the restarted Worker's included.
+  const steps = worker.ingestionSteps;
+  assert.ok(steps.some((s) => s.step === "crawl_start") && steps.some((s) => s.step === "fetch_page"), JSON.stringify(steps.slice(0, 3)));
+  for (const s of steps) {
+    assert.ok(s.d1_calls + s.subrequests <= 50, JSON.stringify(s));
+    assert.equal(s.within_budget, true, JSON.stringify(s));
+  }
 });

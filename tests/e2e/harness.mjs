@@ -63,10 +63,11 @@ async function migratedStateDir(config) {
  * baseline Worker); it must bind the same database, so the same migrated state serves it.
  * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
  * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
- * measure. With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
+ * measure; it prints only warnings and errors unless `workerLogs` (then also the Worker's own
+ * info lines, such as its `ingestion step` figures). With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
  * error at any time in its life (the end-to-end tests start every Worker so, see suite.mjs).
  */
-export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false, workerLogs = false } = {}) {
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
@@ -79,6 +80,7 @@ export async function startWorker({ vars = {}, testScheduled = false, config, in
   worker.testScheduled = testScheduled;
   worker.config = config;
   worker.inspector = inspector;
+  worker.workerLogs = workerLogs;
   worker.failOnInternalErrors = failOnInternalErrors;
   await worker.start();
   return worker;
@@ -113,7 +115,7 @@ class Worker {
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     const args = this.inspector === false
-      ? [SERVE, "--ip", "127.0.0.1", "--port", String(this.port), "--persist-to", this.stateDir]
+      ? [SERVE, "--ip", "127.0.0.1", "--port", String(this.port), "--persist-to", this.stateDir, ...(this.workerLogs ? ["--worker-logs"] : [])]
       : [
         "dev", "--ip", "127.0.0.1", "--port", String(this.port),
         "--inspector-port", String(await freePort()),
@@ -202,7 +204,7 @@ class Worker {
   }
 
   /** Raw request; `body` objects are sent as JSON. */
-  async request(method, urlPath, { key, body, headers = {}, raw } = {}) {
+  async request(method, urlPath, { key, body, headers = {}, raw, timeoutMs } = {}) {
     const h = { ...headers };
     if (key) h.Authorization = `Bearer ${key}`;
     let payload = raw;
@@ -210,7 +212,15 @@ class Worker {
       payload = JSON.stringify(body);
       h["Content-Type"] ??= "application/json";
     }
-    const res = await fetch(this.base + urlPath, { method, headers: h, body: payload });
+    let res;
+    try {
+      res = await fetch(this.base + urlPath, {
+        method, headers: h, body: payload, signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
+      });
+    } catch (err) {
+      // A Worker that stops answering says why only in its own output: keep its last lines.
+      throw new Error(`${method} ${urlPath} on ${this.base}: ${err.cause?.message ?? err.message}\nthe Worker's last output:\n${this.log.slice(-6000)}`, { cause: err });
+    }
     const text = await res.text();
     let json;
     try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
@@ -342,7 +352,18 @@ export async function startServer(handler) {
 export async function settled(api, uuid, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await api.get(`/data-source/${uuid}`);
+    let r;
+    try {
+      r = await api.get(`/data-source/${uuid}`, { timeoutMs: 30_000 });
+    } catch (err) {
+      // Under a loaded full run, a poll has been seen to wait forever for headers while the
+      // Worker went on working (its log shows no such request). An aborted request takes its
+      // connection with it, so the next poll goes out on a new one; a Worker that is really
+      // stuck leaves every poll unanswered until the deadline.
+      if (err.cause?.name !== "TimeoutError" || Date.now() > deadline) throw err;
+      console.error(`# a poll of source ${uuid} had no answer in 30 s; polling again on a new connection`);
+      continue;
+    }
     if (r.status !== 200) throw new Error(`reading source ${uuid}: ${r.status} ${r.text}`);
     if (!["await", "running"].includes(r.json.status)) return r.json;
     if (Date.now() > deadline) throw new Error(`source ${uuid} still ${r.json.status}`);

@@ -51,8 +51,12 @@ function pdfString(s) {
   return "(" + s.replace(/[\\()]/g, (c) => "\\" + c) + ")";
 }
 
-/** A PDF of `pages` pages of text (Helvetica, Flate-compressed), `marker` on the last page. */
-export function largePdf(pages, marker, seed = 11) {
+/**
+ * A PDF of `pages` pages of text (Helvetica, Flate-compressed), `marker` on the last page. With
+ * `totalBytes`, each page also draws a greyscale picture of noise (which does not compress), so
+ * that the file is about that large, as a long scanned-and-typeset report would be.
+ */
+export function largePdf(pages, marker, seed = 11, { totalBytes = 0 } = {}) {
   const next = generator(seed);
   const objects = [];
   const add = (body) => {
@@ -63,6 +67,8 @@ export function largePdf(pages, marker, seed = 11) {
   const pagesObj = add(null);
   const font = add(Buffer.from("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"));
   const kids = [];
+  // Picture bytes per page: what the text leaves of `totalBytes` (about 1,750 bytes a page).
+  const pictureBytes = totalBytes > 0 ? Math.max(0, Math.floor((totalBytes - pages * 2000) / pages / 100) * 100) : 0;
   for (let p = 0; p < pages; p++) {
     const lines = [];
     for (let l = 0; l < 56; l++) {
@@ -71,7 +77,18 @@ export function largePdf(pages, marker, seed = 11) {
       lines.push(words.join(" ") + (l % 7 === 6 ? "." : ""));
     }
     if (p === pages - 1) lines.push(marker);
-    const text = `BT /F1 10 Tf 40 760 Td 13 TL ${lines.map((l) => `${pdfString(l)} Tj T*`).join(" ")} ET`;
+    let text = `BT /F1 10 Tf 40 760 Td 13 TL ${lines.map((l) => `${pdfString(l)} Tj T*`).join(" ")} ET`;
+    let picture = null;
+    if (pictureBytes > 0) {
+      const noise = Buffer.alloc(pictureBytes);
+      for (let i = 0; i < pictureBytes; i += 4) noise.writeUInt32LE(next(), i);
+      picture = add(Buffer.concat([
+        Buffer.from(`<< /Type /XObject /Subtype /Image /Width 100 /Height ${pictureBytes / 100} /ColorSpace /DeviceGray /BitsPerComponent 8 /Length ${pictureBytes} >>\nstream\n`),
+        noise,
+        Buffer.from("\nendstream"),
+      ]));
+      text += " q 200 0 0 120 40 40 cm /Im1 Do Q";
+    }
     const data = deflateSync(Buffer.from(text, "latin1"));
     const content = add(Buffer.concat([
       Buffer.from(`<< /Length ${data.length} /Filter /FlateDecode >>\nstream\n`),
@@ -79,7 +96,7 @@ export function largePdf(pages, marker, seed = 11) {
       Buffer.from("\nendstream"),
     ]));
     kids.push(add(Buffer.from(
-      `<< /Type /Page /Parent ${pagesObj} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${content} 0 R >>`,
+      `<< /Type /Page /Parent ${pagesObj} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >>${picture ? ` /XObject << /Im1 ${picture} 0 R >>` : ""} >> /Contents ${content} 0 R >>`,
     )));
   }
   objects[catalog - 1] = Buffer.from(`<< /Type /Catalog /Pages ${pagesObj} 0 R >>`);

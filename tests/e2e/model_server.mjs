@@ -4,7 +4,7 @@
 // "[slow]" waits before the first token, "[long]" streams many tokens slowly, "[bench:N]"
 // streams N tokens at the server's pace, "[hang]" never sends a token and "[stall]" goes
 // silent after three (both hold the connection until the caller drops it, recorded in
-// `dropped`); anything else is answered with a short reply that names the question.
+// `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; anything else is answered with a short reply that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -48,6 +48,13 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       const convo = String(request.messages.at(-1).content).split("Conversation:")[1] ?? "";
       const names = [...String(request.messages.at(-1).content).matchAll(/^- ([^:]+):/gm)].map((m) => m[1]);
       tokens = [`Here you go: {"tags": ${JSON.stringify(names.filter((n) => convo.toLowerCase().includes(n.toLowerCase())))}}`];
+    } else if (String(request.messages[0]?.content).startsWith("You route a customer's message")) {
+      // Choosing the agent: the number of the assistant a "[route:NAME]" marker in the message
+      // names; without one, or for a name not listed, a reply that names no assistant.
+      const asked = String(request.messages.at(-1).content);
+      const wanted = asked.match(/\[route:([^\]]+)\]/)?.[1];
+      const listed = [...asked.matchAll(/^(\d+)\. ([^:\n]+)/gm)].find((m) => m[2].trim() === wanted);
+      tokens = [listed ? `${listed[1]}` : "none of them"];
     } else if (String(request.messages[0]?.content).startsWith("You rewrite follow-up questions")) {
       // A follow-up to stand alone: the previous question's words, then the follow-up's.
       const asked = String(request.messages.at(-1).content);

@@ -114,9 +114,15 @@ async function until(check, timeoutMs = 20_000) {
   }
 }
 
-/** Vectors stored in every chatbot's index, as [{chunk_id, source}]. */
-function storedVectors(worker) {
-  return worker.durableObjectRows("VectorIndex", "SELECT chunk_id, source FROM vectors");
+/**
+ * Vectors stored in every chatbot's index, as [{chunk_id, source}]. The signs an index wakes up
+ * from are kept beside them: the same rows, never one more or one fewer.
+ */
+async function storedVectors(worker) {
+  const vectors = await worker.durableObjectRows("VectorIndex", "SELECT chunk_id, source FROM vectors ORDER BY chunk_id");
+  const signs = await worker.durableObjectRows("VectorIndex", "SELECT chunk_id, source FROM signs ORDER BY chunk_id");
+  assert.deepEqual(signs, vectors, "every stored vector has its signs, and no signs outlive their vector");
+  return vectors;
 }
 
 /** Waits until the indexes hold `n` vectors (they are written after the create call answers). */

@@ -4,7 +4,8 @@
 // milliseconds of CPU on every request relaying it, which would swamp what the benchmarks
 // measure. The harness starts this for `startWorker({ inspector: false })`.
 //   node tests/e2e/serve.mjs --ip 127.0.0.1 --port N --persist-to DIR [--config FILE]
-//        [--var NAME:VALUE]... [--test-scheduled]
+//        [--var NAME:VALUE]... [--test-scheduled] [--worker-logs]
+// With --worker-logs the Worker's own lines are printed too (and wrangler's per-request lines).
 import { parseArgs } from "node:util";
 import { unstable_startWorker } from "wrangler";
 
@@ -16,6 +17,7 @@ const { values: opts } = parseArgs({
     config: { type: "string", default: "wrangler.toml" },
     var: { type: "string", multiple: true, default: [] },
     "test-scheduled": { type: "boolean", default: false },
+    "worker-logs": { type: "boolean", default: false },
   },
 });
 if (!opts.port || !opts["persist-to"]) {
@@ -39,7 +41,7 @@ const worker = await unstable_startWorker({
     inspector: false,
     persist: opts["persist-to"],
     testScheduled: opts["test-scheduled"],
-    logLevel: "warn",
+    logLevel: opts["worker-logs"] ? "log" : "warn",
     watch: false,
   },
 });

@@ -4,6 +4,7 @@
 //! agent), and which of a background agent's tags a conversation matches.
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::chat::completion::ChatMessage;
 use crate::chat::followup::is_follow_up;
 use crate::chat::models::{self, ModelInfo};
 use crate::domain::agent::{Agent, AgentType};
@@ -39,6 +40,21 @@ pub struct AgentProfile<'a> {
 /// no description (a change of topic the previous agent was not described for) goes to the
 /// chatbot's general agent, else to the first.
 pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>) -> Option<usize> {
+    choose_agent_with(query, agents, previous, None)
+}
+
+/// How much a model's choice of agent (`route_messages`) adds to that agent's score: more than
+/// word overlap usually gives, while a strong bias can still outweigh it.
+pub const MODEL_CHOICE: f64 = 0.5;
+
+/// `choose_agent` with the agent a model chose (`by_model`, its uuid) favoured by
+/// `MODEL_CHOICE`; bias and a follow-up's stickiness still count.
+pub fn choose_agent_with(
+    query: &str,
+    agents: &[AgentProfile],
+    previous: Option<&str>,
+    by_model: Option<&str>,
+) -> Option<usize> {
     if agents.is_empty() {
         return None;
     }
@@ -53,7 +69,12 @@ pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>
             } else {
                 0.0
             };
-            fit + a.bias + sticky
+            let chosen = if Some(a.uuid) == by_model {
+                MODEL_CHOICE
+            } else {
+                0.0
+            };
+            fit + a.bias + sticky + chosen
         })
         .collect();
     let default = previous
@@ -67,6 +88,92 @@ pub fn choose_agent(query: &str, agents: &[AgentProfile], previous: Option<&str>
         }
     }
     Some(best)
+}
+
+/// Opens the request that asks a model which agent answers; the reply is a number.
+pub const ROUTE_INSTRUCTION: &str = "You route a customer's message to the assistant best \
+suited to answer it. Reply with the number of one assistant only.";
+
+/// The longest reply a routing call may write.
+pub const ROUTE_MAX_TOKENS: usize = 8;
+
+/// The messages asking a model which of `agents` should answer `query`; `previous` is the
+/// index of the agent that answered the turn before.
+pub fn route_messages(
+    query: &str,
+    agents: &[AgentProfile],
+    previous: Option<usize>,
+) -> Vec<ChatMessage> {
+    let mut listing = String::from("Assistants:\n");
+    for (i, a) in agents.iter().enumerate() {
+        let description = a.description.trim();
+        listing.push_str(&format!("{}. {}", i + 1, a.name.trim()));
+        if !description.is_empty() {
+            listing.push_str(&format!(": {description}"));
+        }
+        listing.push('\n');
+    }
+    if let Some(p) = previous.filter(|p| *p < agents.len()) {
+        listing.push_str(&format!(
+            "The previous message was answered by {}.\n",
+            p + 1
+        ));
+    }
+    listing.push_str(&format!("Message: {}", query.trim()));
+    vec![
+        ChatMessage::system(ROUTE_INSTRUCTION),
+        ChatMessage::user(&listing),
+    ]
+}
+
+/// The index of the agent a model's reply to `route_messages` names among `count`: the first
+/// number in it, when it is one of theirs.
+pub fn parse_route(reply: &str, count: usize) -> Option<usize> {
+    let digits: String = reply
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let n: usize = digits.parse().ok()?;
+    (1..=count).contains(&n).then(|| n - 1)
+}
+
+/// The enabled user-facing agents of `agents`: the ones a message can be routed to.
+pub fn answering_agents(agents: &[Agent]) -> Vec<&Agent> {
+    agents
+        .iter()
+        .filter(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
+        .collect()
+}
+
+/// The routing profile of an agent.
+pub fn profile(a: &Agent) -> AgentProfile<'_> {
+    AgentProfile {
+        uuid: &a.uuid,
+        name: &a.config.name,
+        description: &a.config.description,
+        bias: a.config.meta.bias.unwrap_or(0.0),
+        general: a.allowed_sources().is_none(),
+    }
+}
+
+/// Whether `query` goes to the enabled human-escalation agent of `agents`, and that agent.
+pub fn escalation_for<'a>(query: &str, agents: &'a [Agent]) -> Option<&'a Agent> {
+    let escalation = agents
+        .iter()
+        .find(|a| a.config.agent_type == AgentType::HumanEscalation && a.config.enabled)?;
+    let monitored = escalation
+        .config
+        .human_escalation_settings
+        .as_ref()
+        .map(|s| s.monitored_messages.clone())
+        .unwrap_or_default();
+    wants_person(
+        query,
+        &monitored,
+        escalation.config.meta.bias.unwrap_or(0.0),
+    )
+    .then_some(escalation)
 }
 
 /// Ways people ask for a person. Whole phrases count fully; a lone word such as "human" or
@@ -172,39 +279,23 @@ pub fn pick_agent(
     agents: &[Agent],
     previous: Option<&str>,
 ) -> ApiResult<(Agent, bool)> {
-    if let Some(escalation) = agents
-        .iter()
-        .find(|a| a.config.agent_type == AgentType::HumanEscalation && a.config.enabled)
-    {
-        let monitored = escalation
-            .config
-            .human_escalation_settings
-            .as_ref()
-            .map(|s| s.monitored_messages.clone())
-            .unwrap_or_default();
-        if wants_person(
-            query,
-            &monitored,
-            escalation.config.meta.bias.unwrap_or(0.0),
-        ) {
-            return Ok((escalation.clone(), true));
-        }
+    pick_agent_with(query, agents, previous, None)
+}
+
+/// `pick_agent` with the user-facing agent a model chose (`by_model`, its uuid) favoured
+/// (`choose_agent_with`).
+pub fn pick_agent_with(
+    query: &str,
+    agents: &[Agent],
+    previous: Option<&str>,
+    by_model: Option<&str>,
+) -> ApiResult<(Agent, bool)> {
+    if let Some(escalation) = escalation_for(query, agents) {
+        return Ok((escalation.clone(), true));
     }
-    let answering: Vec<&Agent> = agents
-        .iter()
-        .filter(|a| a.config.agent_type == AgentType::UserFacing && a.config.enabled)
-        .collect();
-    let profiles: Vec<AgentProfile> = answering
-        .iter()
-        .map(|a| AgentProfile {
-            uuid: &a.uuid,
-            name: &a.config.name,
-            description: &a.config.description,
-            bias: a.config.meta.bias.unwrap_or(0.0),
-            general: a.allowed_sources().is_none(),
-        })
-        .collect();
-    let chosen = choose_agent(query, &profiles, previous)
+    let answering = answering_agents(agents);
+    let profiles: Vec<AgentProfile> = answering.iter().map(|a| profile(a)).collect();
+    let chosen = choose_agent_with(query, &profiles, previous, by_model)
         .and_then(|i| answering.get(i))
         .ok_or_else(|| {
             ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
@@ -312,6 +403,40 @@ mod tests {
             "a follow-up stays"
         );
         assert_eq!(choose_agent("anything", &[], None), None);
+    }
+
+    #[test]
+    fn a_model_s_choice_counts_beside_bias_and_stickiness() {
+        let mut a = profiles();
+        // Words alone send this to the general agent; the model knows better.
+        let q = "My bank statement shows the same amount two times";
+        assert_eq!(choose_agent(q, &a, None), Some(0));
+        assert_eq!(choose_agent_with(q, &a, None, Some("billing")), Some(1));
+        // An unknown uuid changes nothing.
+        assert_eq!(choose_agent_with(q, &a, None, Some("nobody")), Some(0));
+        // A strong bias still outweighs it.
+        a[1].bias = -1.0;
+        assert_eq!(choose_agent_with(q, &a, None, Some("billing")), Some(0));
+    }
+
+    #[test]
+    fn a_routing_request_lists_the_agents_and_its_reply_is_a_number() {
+        let a = profiles();
+        let m = route_messages("Why was I charged twice?", &a, Some(2));
+        assert_eq!(m.len(), 2);
+        let text = m[1].content.as_deref().unwrap_or_default();
+        assert!(text.contains("2. Billing: Invoices, payments"), "{text}");
+        assert!(text.contains("answered by 3."), "{text}");
+        assert!(
+            text.ends_with("Message: Why was I charged twice?"),
+            "{text}"
+        );
+        assert_eq!(parse_route("2", 3), Some(1));
+        assert_eq!(parse_route("Assistant 3.", 3), Some(2));
+        assert_eq!(parse_route("4", 3), None);
+        assert_eq!(parse_route("0", 3), None);
+        assert_eq!(parse_route("billing", 3), None);
+        assert_eq!(parse_route("99999999999999999999999", 3), None);
     }
 
     #[test]

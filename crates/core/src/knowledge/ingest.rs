@@ -1,7 +1,7 @@
 //! From bytes to indexable chunks: which kind of document this is, its [`Document`], the
 //! text that document renders to, and its chunks.
 
-use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions};
+use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChunks};
 use super::extract::{
     csv, docx, html, json, markdown, pdf, render, text, Document, ExtractError, Extracted,
 };
@@ -175,6 +175,61 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
     Ok(Extraction { document, text })
 }
 
+/// Like [`decode_text`], reusing the bytes' memory when they are UTF-8 already: at the
+/// largest upload a second copy is a good part of a Worker's memory.
+fn decode_owned(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(mut s) => {
+            if s.starts_with('\u{feff}') {
+                s.drain(..'\u{feff}'.len_utf8());
+            }
+            s
+        }
+        Err(e) => e.into_bytes().iter().map(|&b| windows_1252(b)).collect(),
+    }
+}
+
+/// Reads a document of `kind`, taking its bytes so that they are let go as soon as they are
+/// read.
+pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractError> {
+    let document = match kind {
+        DocKind::Pdf => pdf::read(&bytes)?,
+        DocKind::Docx => docx::read(&bytes)?,
+        DocKind::Html => html::read(&decode_owned(bytes)),
+        DocKind::Markdown => markdown::read(&decode_owned(bytes)),
+        DocKind::Csv => csv::read(&decode_owned(bytes))?,
+        DocKind::Json => json::read(&decode_owned(bytes))?,
+        DocKind::Text => text::read_owned(decode_owned(bytes)),
+    };
+    if document.is_blank() {
+        return Err(ExtractError(
+            "The document holds no readable text.".to_string(),
+        ));
+    }
+    Ok(document)
+}
+
+/// A document on its way to the index: its title, its token count, and its chunks to be
+/// taken a slice at a time (the document itself is let go).
+pub struct Reading {
+    pub title: Option<String>,
+    pub tokens: usize,
+    pub chunks: DocumentChunks,
+}
+
+/// Starts reading a document into chunks.
+pub fn begin_reading(document: Document) -> Reading {
+    let chunks = DocumentChunks::new(&document, &ChunkOptions::default());
+    let title = document.title.filter(|t| !t.trim().is_empty());
+    // The blocks' text is a copy of the rendered text the chunks are cut from.
+    drop(document.blocks);
+    Reading {
+        title,
+        tokens: estimate_tokens(chunks.text()),
+        chunks,
+    }
+}
+
 /// A document ready for the index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
@@ -300,6 +355,125 @@ mod tests {
         assert_eq!(p.chunks.len(), 2);
         assert_eq!(p.chunks[1].heading.as_deref(), Some("Use"));
         assert!(p.tokens > 0);
+    }
+
+    #[test]
+    fn a_reading_in_slices_gives_the_chunks_of_the_whole() {
+        let mut text = String::new();
+        for s in 0..40 {
+            text.push_str(&format!("# Part {s}\n\n"));
+            for p in 0..6 {
+                text.push_str(&format!(
+                    "Paragraph {p} of part {s} tells of harbours and ledgers. {}\n\n",
+                    "The tide turns twice a day. ".repeat(p + 3)
+                ));
+            }
+        }
+        let whole = prepare(extract(DocKind::Text, text.as_bytes()).unwrap());
+        let doc = read_document(DocKind::Text, text.clone().into_bytes()).unwrap();
+        let mut reading = begin_reading(doc);
+        assert_eq!(reading.tokens, whole.tokens);
+        assert_eq!(reading.chunks.text(), render(&text::read(&text)));
+        let mut slices = Vec::new();
+        while !reading.chunks.is_done() {
+            let slice = reading.chunks.next_slice(2_000);
+            assert!(!slice.is_empty());
+            slices.push(slice);
+        }
+        assert!(slices.len() > 5, "{} slices", slices.len());
+        assert!(reading.chunks.next_slice(2_000).is_empty());
+        let flat: Vec<Chunk> = slices.into_iter().flatten().collect();
+        assert_eq!(
+            flat, whole.chunks,
+            "sections whole in a slice chunk as the whole does"
+        );
+    }
+
+    #[test]
+    fn layout_slices_chunk_elsewhere_as_the_reading_would() {
+        let mut text = String::from("Intro paragraph before any heading.\n\n");
+        for s in 0..30 {
+            text.push_str(&format!("# Part {s}\n\n"));
+            for p in 0..(s % 7 + 1) * 3 {
+                text.push_str(&format!(
+                    "Paragraph {p} of part {s} tells of harbours. {}\n\n",
+                    "The tide turns twice a day and the gulls return. ".repeat(p % 5 + 1)
+                ));
+            }
+        }
+        // A table without a header row whose first row reads like titles: its later chunks
+        // repeat that row, also in slices after the one holding it.
+        let mut html = String::from(
+            "<html><body><h1>Fleet</h1><table><tr><td>Name</td><td>Port</td><td>Rig</td></tr>",
+        );
+        for r in 0..150 {
+            html.push_str(&format!(
+                "<tr><td>Vessel {r}</td><td>Harbour {}</td><td>{} tonnes</td></tr>",
+                r % 9,
+                100 + r
+            ));
+        }
+        html.push_str("</table><p>After the table.</p></body></html>");
+        for (kind, bytes) in [(DocKind::Text, text), (DocKind::Html, html)] {
+            let read = || begin_reading(read_document(kind, bytes.clone().into_bytes()).unwrap());
+            for max in [700, 3_000, usize::MAX] {
+                let mut whole = read();
+                let mut expected = Vec::new();
+                while !whole.chunks.is_done() {
+                    expected.extend(whole.chunks.next_slice(max));
+                }
+                let mut sliced = read();
+                let mut got = Vec::new();
+                let mut slices = 0;
+                while let Some(slice) = sliced.chunks.next_layout_slice(max) {
+                    // As it travels between steps.
+                    let json = serde_json::to_string(&slice).unwrap();
+                    let slice: crate::knowledge::chunk::LayoutSlice =
+                        serde_json::from_str(&json).unwrap();
+                    for mut c in slice.chunks(&ChunkOptions::default()) {
+                        c.position = got.len();
+                        got.push(c);
+                    }
+                    slices += 1;
+                }
+                assert!(sliced.chunks.is_done());
+                assert!(max == usize::MAX || slices > 1, "{kind:?} {max}: {slices}");
+                assert_eq!(got, expected, "{kind:?} at {max} bytes a slice");
+            }
+        }
+    }
+
+    #[test]
+    fn a_section_longer_than_a_slice_is_cut_at_spans() {
+        let text: String = (0..200)
+            .map(|p| format!("Paragraph {p} has a few words of its own here.\n\n"))
+            .collect();
+        let doc = read_document(DocKind::Text, text.into_bytes()).unwrap();
+        let mut reading = begin_reading(doc);
+        let first = reading.chunks.next_slice(1_000);
+        assert!(!first.is_empty() && !reading.chunks.is_done());
+        let mut all = first;
+        while !reading.chunks.is_done() {
+            all.extend(reading.chunks.next_slice(1_000));
+        }
+        let positions: Vec<usize> = all.iter().map(|c| c.position).collect();
+        assert_eq!(positions, (0..all.len()).collect::<Vec<_>>());
+        for p in [0, 99, 199] {
+            let needle = format!("Paragraph {p} has");
+            assert!(all.iter().any(|c| c.text.contains(&needle)), "{needle}");
+        }
+    }
+
+    #[test]
+    fn owned_bytes_decode_like_borrowed_ones() {
+        for bytes in [
+            &b"\xEF\xBB\xBFcaf\xC3\xA9"[..],
+            b"caf\xE9 \x93q\x94",
+            b"plain",
+        ] {
+            assert_eq!(decode_owned(bytes.to_vec()), decode_text(bytes));
+        }
+        assert!(read_document(DocKind::Text, b"  \n ".to_vec()).is_err());
     }
 
     #[test]

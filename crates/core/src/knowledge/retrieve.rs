@@ -226,8 +226,14 @@ pub fn rank_in_context(
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
             }
-            if context.sources.contains(&hit.data_source_uuid) {
-                score = (1.0 - TOPIC_SOURCE_WEIGHT) * score + TOPIC_SOURCE_WEIGHT;
+            // The first cited source is the conversation's topic; the others count less.
+            if let Some(i) = context
+                .sources
+                .iter()
+                .position(|s| *s == hit.data_source_uuid)
+            {
+                let w = TOPIC_SOURCE_WEIGHT / (i + 1) as f64;
+                score = (1.0 - w) * score + w;
             }
             Ranked {
                 hit,

@@ -22,8 +22,8 @@ pub enum Step {
     },
     /// Read an upload's original from R2, extract and chunk it.
     ExtractFile { source: String },
-    /// Write one staged slice of a large reading's chunks; the slice that completes the
-    /// reading swaps all of them in at once.
+    /// Chunk one staged slice of a large reading's layout and write its chunks as drafts; the
+    /// slice that completes the reading swaps all of them in at once.
     IndexSlice(SliceStep),
     /// Read a crawl's robots.txt and sitemaps, and queue its start page; with `resync`, also
     /// ask again for every page it has.
@@ -53,9 +53,8 @@ pub struct SliceStep {
     /// The reading this slice belongs to; only the source's current reading may be swapped in.
     pub run: String,
     pub slice: u32,
+    /// Slices in the whole reading: when this many are written, it is complete.
     pub slices: u32,
-    /// Chunks in the whole reading: when this many drafts are written, it is complete.
-    pub chunks: u32,
     pub tokens: i64,
     pub title: Option<String>,
     /// Hash of the reading's text, kept to tell a later re-read whether anything changed.
@@ -93,12 +92,18 @@ impl Step {
     }
 }
 
-/// A reading with at most this many chunks is written in the step that read it, in one batch.
-pub const INLINE_CHUNKS: usize = 600;
+/// A reading whose text is at most this long (about 600 chunks) is chunked and written in the
+/// step that read it, in one batch; a longer one is staged in slices of its layout, each
+/// chunked and written by a step of its own, so no step does all of a large file's chunking.
+pub const INLINE_TEXT_BYTES: usize = 450 * 1024;
 
-/// Target size of one staged slice, in bytes of its JSON. A slice is one R2 object and one D1
+/// Target size of one staged slice, in bytes of its text. A slice is one R2 object and one D1
 /// batch; at 1 MiB the largest accepted file makes a few dozen.
 pub const SLICE_BYTES: usize = 1024 * 1024;
+
+/// A slice's drafts are numbered from `slice << SLICE_POSITION_BITS` (a slice is chunked on its
+/// own, not knowing how many chunks come before it); the swap numbers them from 0 in order.
+pub const SLICE_POSITION_BITS: u32 = 20;
 
 /// At most this many slices per reading, whatever its size: the step that stages them writes
 /// each one to R2, and a step stays within its budget of calls.
@@ -107,13 +112,17 @@ pub const MAX_SLICES: usize = 30;
 /// Largest JSON text bound to one draft INSERT (D1 caps a string's size well above this).
 pub const DRAFT_STATEMENT_BYTES: usize = 400 * 1024;
 
-/// A chunk as it is staged between steps.
+/// A chunk as a slice's step writes it, as a draft, until the reading is swapped in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StagedChunk {
     pub position: u32,
     pub heading: String,
     pub text: String,
     pub tokens: u32,
+    /// The chunk's CJK character pairs (`knowledge::query::cjk_pairs`), when it holds CJK
+    /// text: worked out by the step that writes the slice, indexed when the reading is swapped in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<String>,
 }
 
 impl From<Chunk> for StagedChunk {
@@ -123,8 +132,24 @@ impl From<Chunk> for StagedChunk {
             heading: c.heading.unwrap_or_default(),
             text: c.text,
             tokens: c.tokens as u32,
+            pairs: None,
         }
     }
+}
+
+impl StagedChunk {
+    /// Works out the chunk's CJK pairs from its heading and text, as a chunk written in one
+    /// step has them.
+    pub fn index_pairs(&mut self) {
+        self.pairs = super::query::cjk_pairs(&format!("{}\n{}", self.heading, self.text));
+    }
+}
+
+/// Bytes of text per staged slice for a reading whose text is `text_bytes` long: the target
+/// size, or more when the reading would need more than `MAX_SLICES` slices (with room to
+/// spare, as a slice ends at a whole span).
+pub fn slice_target(text_bytes: usize) -> usize {
+    SLICE_BYTES.max((text_bytes * 3 / 2).div_ceil(MAX_SLICES))
 }
 
 fn staged_size(c: &StagedChunk) -> usize {
@@ -200,6 +225,7 @@ mod tests {
             heading: String::new(),
             text: "x".repeat(bytes),
             tokens: 1,
+            pairs: None,
         }
     }
 
@@ -228,7 +254,6 @@ mod tests {
             run: "r".into(),
             slice: 1,
             slices: 3,
-            chunks: 10,
             tokens: 99,
             title: None,
             page_hash: None,
@@ -263,6 +288,26 @@ mod tests {
         let big = vec![chunk(0, 50), chunk(1, 5000), chunk(2, 50)];
         assert_eq!(split_by_size(&big, 1000, 30).len(), 3);
         assert!(split_by_size(&[], 1000, 30).is_empty());
+    }
+
+    #[test]
+    fn staged_chunks_carry_cjk_pairs_only_when_they_have_cjk_text() {
+        let mut latin = chunk(0, 10);
+        latin.index_pairs();
+        assert_eq!(latin.pairs, None);
+        assert!(!serde_json::to_string(&latin).unwrap().contains("pairs"));
+        let mut cjk = StagedChunk {
+            text: "東京の天気".into(),
+            ..chunk(1, 0)
+        };
+        cjk.index_pairs();
+        let pairs = cjk.pairs.clone().unwrap();
+        assert!(pairs.contains("東京"), "{pairs}");
+        let back: StagedChunk =
+            serde_json::from_str(&serde_json::to_string(&cjk).unwrap()).unwrap();
+        assert_eq!(back, cjk);
+        assert_eq!(slice_target(1000), SLICE_BYTES);
+        assert!(slice_target(60 << 20) * MAX_SLICES >= (60 << 20) * 3 / 2);
     }
 
     #[test]

@@ -103,6 +103,257 @@ pub fn chunk_text(text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
     chunk_layout(&text, &layout, opts)
 }
 
+/// A document's chunks, produced a slice at a time: the document is rendered once and let
+/// go, and only the text and its layout stay, so a large reading never holds all its chunks.
+/// The chunks are those [`chunk_document`] gives, except where a section is longer than a
+/// slice: it is packed in parts of whole spans, each part starting a chunk afresh.
+pub struct DocumentChunks {
+    text: String,
+    layout: layout::Layout,
+    limits: Limits,
+    /// The next section to pack, and the first of its spans not packed yet.
+    section: usize,
+    span: usize,
+    /// Chunks produced so far: the next one's position.
+    position: usize,
+}
+
+impl DocumentChunks {
+    #[must_use]
+    pub fn new(doc: &Document, opts: &ChunkOptions) -> Self {
+        let (text, layout) = from_document::layout(doc);
+        DocumentChunks {
+            text,
+            layout,
+            limits: Limits::new(opts),
+            section: 0,
+            span: 0,
+            position: 0,
+        }
+    }
+
+    /// The rendered text the chunks are cut from.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether every chunk was produced.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.section >= self.layout.sections.len()
+    }
+
+    /// The next chunks, in order, until their text reaches about `max_bytes` (whole sections,
+    /// or parts of whole spans of a section longer than that); empty when all were produced.
+    pub fn next_slice(&mut self, max_bytes: usize) -> Vec<Chunk> {
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        while bytes < max_bytes && self.section < self.layout.sections.len() {
+            let section = &self.layout.sections[self.section];
+            let mut end = self.span;
+            let mut span_bytes = 0;
+            while end < section.spans.len() && (end == self.span || span_bytes < max_bytes) {
+                span_bytes += section.spans[end].range.len();
+                end += 1;
+            }
+            let from = out.len();
+            if self.span == 0 && end == section.spans.len() {
+                let units = section_units(&self.text, section, &self.limits);
+                pack_section(
+                    &self.text,
+                    &self.layout,
+                    section,
+                    &units,
+                    &self.limits,
+                    &mut out,
+                );
+            } else {
+                let part = layout::Section {
+                    heading: section.heading.clone(),
+                    spans: section.spans[self.span..end].to_vec(),
+                };
+                let units = section_units(&self.text, &part, &self.limits);
+                pack_section(
+                    &self.text,
+                    &self.layout,
+                    &part,
+                    &units,
+                    &self.limits,
+                    &mut out,
+                );
+            }
+            for chunk in &mut out[from..] {
+                bytes += chunk.text.len();
+                chunk.position = self.position;
+                self.position += 1;
+            }
+            if end >= section.spans.len() {
+                self.section += 1;
+                self.span = 0;
+            } else {
+                self.span = end;
+            }
+        }
+        out
+    }
+}
+
+/// A slice of a document's layout that chunks on its own, as a step of its own does: the text
+/// of whole sections (or of whole spans of a section longer than a slice), the spans grouped
+/// under their headings, and the header lines of the tables it holds rows of (written after
+/// the spans' text). Its chunks are the ones [`DocumentChunks::next_slice`] gives for the same
+/// part of the document, numbered from 0.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LayoutSlice {
+    text: String,
+    sections: Vec<SliceSection>,
+    /// Per table the slice holds rows of, the byte range of its repeated header line, if any.
+    tables: Vec<Option<(u32, u32)>>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SliceSection {
+    heading: Option<String>,
+    /// Per span: its kind (0 paragraph, 1 list item, 2 row, 3 code), its byte range in the
+    /// slice's text, and its table's index among the slice's tables.
+    spans: Vec<(u8, u32, u32, Option<u32>)>,
+}
+
+impl LayoutSlice {
+    /// Bytes of text the slice holds.
+    #[must_use]
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// The slice's chunks, positions from 0.
+    #[must_use]
+    pub fn chunks(&self, opts: &ChunkOptions) -> Vec<Chunk> {
+        let valid = |start: u32, end: u32| {
+            let (start, end) = (start as usize, end as usize);
+            (start <= end && self.text.is_char_boundary(start) && self.text.is_char_boundary(end))
+                .then_some(start..end)
+        };
+        let sections = self
+            .sections
+            .iter()
+            .map(|s| layout::Section {
+                heading: s.heading.clone(),
+                spans: s
+                    .spans
+                    .iter()
+                    .filter_map(|&(kind, start, end, table)| {
+                        Some(layout::Span {
+                            kind: match kind {
+                                1 => layout::SpanKind::ListItem,
+                                2 => layout::SpanKind::Row,
+                                3 => layout::SpanKind::Code,
+                                _ => layout::SpanKind::Paragraph,
+                            },
+                            range: valid(start, end)?,
+                            table: table.map(|t| t as usize).filter(|&t| t < self.tables.len()),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let tables = self
+            .tables
+            .iter()
+            .map(|h| layout::TableLead {
+                header: h.and_then(|(start, end)| valid(start, end)),
+            })
+            .collect();
+        chunk_layout(&self.text, &layout::Layout { sections, tables }, opts)
+    }
+}
+
+impl DocumentChunks {
+    /// The next part of the layout, of about `max_bytes` of text (whole sections, or parts of
+    /// whole spans of a section longer than that), to be chunked elsewhere; `None` when all
+    /// were taken.
+    pub fn next_layout_slice(&mut self, max_bytes: usize) -> Option<LayoutSlice> {
+        let mut parts: Vec<(Option<String>, &[layout::Span])> = Vec::new();
+        let mut bytes = 0;
+        while bytes < max_bytes && self.section < self.layout.sections.len() {
+            let section = &self.layout.sections[self.section];
+            // The parts of a section are those `next_slice` packs.
+            let mut end = self.span;
+            let mut part = 0;
+            while end < section.spans.len() && (end == self.span || part < max_bytes) {
+                part += section.spans[end].range.len();
+                end += 1;
+            }
+            bytes += part;
+            parts.push((section.heading.clone(), &section.spans[self.span..end]));
+            if end >= section.spans.len() {
+                self.section += 1;
+                self.span = 0;
+            } else {
+                self.span = end;
+            }
+        }
+        let ranges = parts
+            .iter()
+            .flat_map(|(_, spans)| spans.iter().map(|s| &s.range));
+        let start = ranges.clone().map(|r| r.start).min()?;
+        let end = ranges.map(|r| r.end).max()?;
+        let mut text = self.text[start..end].to_string();
+        let mut tables: Vec<usize> = Vec::new();
+        let mut headers = Vec::new();
+        let sections = parts
+            .into_iter()
+            .map(|(heading, spans)| SliceSection {
+                heading,
+                spans: spans
+                    .iter()
+                    .map(|s| {
+                        let table = s.table.map(|t| {
+                            let local = tables.iter().position(|&x| x == t).unwrap_or_else(|| {
+                                tables.push(t);
+                                tables.len() - 1
+                            });
+                            local as u32
+                        });
+                        let kind = match s.kind {
+                            layout::SpanKind::Paragraph => 0,
+                            layout::SpanKind::ListItem => 1,
+                            layout::SpanKind::Row => 2,
+                            layout::SpanKind::Code => 3,
+                        };
+                        (
+                            kind,
+                            (s.range.start - start) as u32,
+                            (s.range.end - start) as u32,
+                            table,
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        // A table's header line is known by where it starts: in the slice, where it is; before
+        // the slice, its text goes after the spans'.
+        for &t in &tables {
+            let header = self.layout.tables.get(t).and_then(|l| l.header.clone());
+            headers.push(header.map(|r| {
+                if r.start >= start && r.end <= end {
+                    return ((r.start - start) as u32, (r.end - start) as u32);
+                }
+                text.push('\n');
+                let at = text.len();
+                text.push_str(&self.text[r]);
+                (at as u32, text.len() as u32)
+            }));
+        }
+        Some(LayoutSlice {
+            text,
+            sections,
+            tables: headers,
+        })
+    }
+}
+
 fn chunk_layout(text: &str, layout: &layout::Layout, opts: &ChunkOptions) -> Vec<Chunk> {
     let limits = Limits::new(opts);
     let mut out = Vec::new();

@@ -35,13 +35,11 @@ fn nofollow(lower: &str) -> bool {
     while let Some(i) = rest.find("<meta") {
         let tag_end = rest[i..].find('>').map_or(rest.len(), |e| i + e);
         let tag = &rest[i..tag_end];
-        if tag.contains("name=\"robots\"")
+        let robots = tag.contains("name=\"robots\"")
             || tag.contains("name='robots'")
-            || tag.contains("name=robots")
-        {
-            if tag.contains("nofollow") || tag.contains("none") {
-                return true;
-            }
+            || tag.contains("name=robots");
+        if robots && (tag.contains("nofollow") || tag.contains("none")) {
+            return true;
         }
         rest = &rest[tag_end..];
     }

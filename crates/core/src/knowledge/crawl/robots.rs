@@ -15,8 +15,9 @@ pub struct Robots {
 pub fn parse(text: &str, agent: &str) -> Robots {
     let agent = agent.to_ascii_lowercase();
     let mut sitemaps = Vec::new();
-    // Groups: their user agents and rules.
-    let mut groups: Vec<(Vec<String>, Vec<(bool, String)>)> = Vec::new();
+    // Groups: their user agents and rules (allowed or not, and the path pattern).
+    type Group = (Vec<String>, Vec<(bool, String)>);
+    let mut groups: Vec<Group> = Vec::new();
     let mut in_agents = false;
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -84,7 +85,7 @@ fn matches(pattern: &str, path: &str) -> bool {
     fn go(p: &[u8], s: &[u8]) -> bool {
         match p.split_first() {
             None => true,
-            Some((b'$', rest)) if rest.is_empty() => s.is_empty(),
+            Some((b'$', [])) => s.is_empty(),
             Some((b'*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
             Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
         }

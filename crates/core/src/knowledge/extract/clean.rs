@@ -36,6 +36,16 @@ pub(crate) fn collapse_ws(s: &str) -> String {
 /// Unifies line endings and removes control characters, so later stages only ever see
 /// `\n` and `\t`. Form feeds mark page breaks in text exported from PDFs and office files,
 /// so they become paragraph breaks rather than vanish.
+/// Whether [`normalise`] would leave `text` as it is (most text files), so that a caller
+/// holding a large one need not copy it.
+pub(crate) fn is_normal(text: &str) -> bool {
+    !text.chars().any(|c| match c {
+        '\n' | '\t' => false,
+        '\r' | '\u{b}' | '\u{2028}' | '\u{c}' | '\u{2029}' => true,
+        c => is_invisible(c),
+    })
+}
+
 pub(crate) fn normalise(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();

@@ -30,16 +30,63 @@ use std::ops::Range;
 
 /// The indexed text of `doc`.
 pub fn render(doc: &Document) -> String {
-    let mut w = Writer::new(false);
+    let mut w = Writer::new(false, text_bytes(&doc.blocks, 0));
     w.blocks(&doc.blocks, 0);
     w.out
 }
 
 /// The indexed text of `doc` and where each of its pieces landed in it, in order.
 pub fn render_outline(doc: &Document) -> (String, Vec<Placed<'_>>) {
-    let mut w = Writer::new(true);
+    let mut w = Writer::new(true, text_bytes(&doc.blocks, 0));
+    w.outline.reserve(doc.blocks.len());
     w.blocks(&doc.blocks, 0);
     (w.out, w.outline)
+}
+
+/// About how long the rendered text of `blocks` is, a little over rather than under: the
+/// text is reserved at once, since a string grown by doubling holds its old and new buffers at
+/// once, which at the largest upload is a good part of a Worker's memory.
+fn text_bytes(blocks: &[Block], depth: usize) -> usize {
+    if depth > MAX_NESTING {
+        return 0;
+    }
+    blocks
+        .iter()
+        .map(|b| {
+            4 + match b {
+                Block::Heading { text, .. } | Block::Paragraph(text) => text.len() + 8,
+                Block::Code(code) => code.text.len() + 8,
+                Block::List(list) => list
+                    .items
+                    .iter()
+                    .map(|item| 8 + text_bytes(item, depth + 1))
+                    .sum(),
+                Block::Quote(inner) => text_bytes(inner, depth + 1) * 9 / 8,
+                Block::Table(table) => {
+                    let cells: usize = table
+                        .rows
+                        .iter()
+                        .flat_map(|r| &r.cells)
+                        .map(|c| c.text.len() + 4)
+                        .sum();
+                    // A header's titles are written again beside each value.
+                    if table.has_header() {
+                        cells * 2
+                    } else {
+                        cells
+                    }
+                }
+                Block::Definitions(defs) => defs
+                    .iter()
+                    .map(|d| {
+                        d.terms.iter().map(|t| t.len() + 2).sum::<usize>()
+                            + d.details.as_ref().map_or(0, String::len)
+                            + 4
+                    })
+                    .sum(),
+            }
+        })
+        .sum()
 }
 
 /// One piece of rendered text: a heading line, a paragraph, a code block, one table row
@@ -99,9 +146,9 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(record: bool) -> Writer<'a> {
+    fn new(record: bool, capacity: usize) -> Writer<'a> {
         Writer {
-            out: String::new(),
+            out: String::with_capacity(capacity),
             ctx: Vec::new(),
             last_tight: false,
             record,

@@ -3,7 +3,7 @@
 //! survives restarts and evictions) and rebuilds this state from there when it wakes up; the
 //! scan itself always runs over memory.
 
-use super::vector::{Neighbour, Quantised, VectorSet};
+use super::vector::{signs_from_bytes, Neighbour, Quantised, VectorSet};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -191,6 +191,24 @@ impl IndexState {
         }
     }
 
+    /// Puts back a stored vector by its signs (`signs_to_bytes`' form) when the object wakes
+    /// up; `false` for unreadable bytes or another width than the index holds.
+    pub fn restore(&mut self, id: i64, source: &str, signs: &[u8]) -> bool {
+        let Some((width, words)) = signs_from_bytes(signs) else {
+            return false;
+        };
+        let set = self.set.get_or_insert_with(|| VectorSet::new(width));
+        if set.dimensions() != width || self.source_of.contains_key(&id) {
+            return false;
+        }
+        if set.push_signs(id, &words) {
+            let source = self.source_index(source);
+            self.source_of.insert(id, source);
+            return true;
+        }
+        false
+    }
+
     pub fn remove(&mut self, ids: &[i64]) {
         let gone: HashSet<i64> = ids
             .iter()
@@ -207,12 +225,15 @@ impl IndexState {
         *self = IndexState::new(model);
     }
 
+    /// The `k` nearest vectors; `codes_of` reads the full codes of the candidates the sign
+    /// scan picks (the object's storage holds them; memory holds only the signs).
     pub fn query(
         &self,
         model: &str,
         vector: &WireVector,
         k: usize,
         sources: Option<&[String]>,
+        codes_of: impl FnOnce(&[i64]) -> Vec<(i64, Quantised)>,
     ) -> Vec<Neighbour> {
         let (Some(set), Some(query)) = (self.set.as_ref(), vector.quantised()) else {
             return Vec::new();
@@ -225,10 +246,15 @@ impl IndexState {
                 .filter_map(|s| self.source_ids.get(s).copied())
                 .collect()
         });
-        set.nearest(&query, k, |id| match &allowed {
-            None => true,
-            Some(allowed) => self.source_of.get(&id).is_some_and(|s| allowed.contains(s)),
-        })
+        set.nearest(
+            &query,
+            k,
+            |id| match &allowed {
+                None => true,
+                Some(allowed) => self.source_of.get(&id).is_some_and(|s| allowed.contains(s)),
+            },
+            codes_of,
+        )
     }
 }
 
@@ -248,30 +274,69 @@ mod tests {
         WireVector::from(&Quantised::from_f32(v).unwrap())
     }
 
+    /// The index with the storage beside it that holds every vector's full codes.
+    #[derive(Default)]
+    struct Stored {
+        state: IndexState,
+        codes: HashMap<i64, Quantised>,
+    }
+
+    impl Stored {
+        fn new(model: &str) -> Self {
+            Stored {
+                state: IndexState::new(Some(model.into())),
+                codes: HashMap::new(),
+            }
+        }
+        fn upsert(&mut self, chunks: &[IndexedChunk]) {
+            for c in chunks {
+                self.codes.insert(c.id, c.vector.quantised().unwrap());
+            }
+            self.state.upsert(chunks);
+        }
+        fn query(
+            &self,
+            model: &str,
+            v: &WireVector,
+            k: usize,
+            sources: Option<&[String]>,
+        ) -> Vec<Neighbour> {
+            self.state.query(model, v, k, sources, |ids| {
+                ids.iter()
+                    .filter_map(|id| Some((*id, self.codes.get(id)?.clone())))
+                    .collect()
+            })
+        }
+    }
+
     #[test]
     fn upserts_replace_and_queries_filter_by_source() {
-        let mut state = IndexState::new(Some("m".into()));
+        let mut state = Stored::new("m");
         let batch = vec![chunk(1, "a", &[1.0, 0.0]), chunk(2, "b", &[0.0, 1.0])];
-        state.check_upsert("m", &batch).unwrap();
+        state.state.check_upsert("m", &batch).unwrap();
         state.upsert(&batch);
-        assert_eq!(state.stats().vectors, 2);
+        assert_eq!(state.state.stats().vectors, 2);
         let near = state.query("m", &query(&[0.1, 1.0]), 1, None);
         assert_eq!(near[0].id, 2);
         let only_a = state.query("m", &query(&[0.1, 1.0]), 5, Some(&["a".to_string()]));
         assert_eq!(only_a.iter().map(|n| n.id).collect::<Vec<_>>(), vec![1]);
         // Replacing chunk 2's vector moves it.
         state.upsert(&[chunk(2, "b", &[1.0, 0.1])]);
-        assert_eq!(state.stats().vectors, 2);
+        assert_eq!(state.state.stats().vectors, 2);
         assert_eq!(state.query("m", &query(&[1.0, -0.5]), 1, None)[0].id, 1);
         assert_eq!(state.query("m", &query(&[0.0, 1.0]), 1, None)[0].id, 2);
-        state.remove(&[1, 2, 99]);
-        assert_eq!(state.stats().vectors, 0);
+        state.state.remove(&[1, 2, 99]);
+        assert_eq!(state.state.stats().vectors, 0);
     }
 
     #[test]
     fn another_model_or_width_is_refused_and_never_answers() {
-        let mut state = IndexState::new(Some("m".into()));
-        state.upsert(&[chunk(1, "a", &[1.0, 0.0])]);
+        let mut stored = Stored::new("m");
+        stored.upsert(&[chunk(1, "a", &[1.0, 0.0])]);
+        assert!(stored
+            .query("other", &query(&[1.0, 0.0]), 3, None)
+            .is_empty());
+        let mut state = stored.state;
         assert!(matches!(
             state.check_upsert("other", &[chunk(2, "a", &[1.0, 0.0])]),
             Err(IndexRefusal::OtherModel { .. })
@@ -280,12 +345,35 @@ mod tests {
             state.check_upsert("m", &[chunk(2, "a", &[1.0, 0.0, 0.0])]),
             Err(IndexRefusal::Dimensions { held: 2, given: 3 })
         ));
-        assert!(state
-            .query("other", &query(&[1.0, 0.0]), 3, None)
-            .is_empty());
         state.reset(Some("other".into()));
         assert_eq!(state.stats().vectors, 0);
         assert_eq!(state.model.as_deref(), Some("other"));
+    }
+
+    #[test]
+    fn a_restored_index_answers_like_the_one_it_was_stored_from() {
+        let mut stored = Stored::new("m");
+        stored.upsert(&[
+            chunk(1, "a", &[1.0, 0.0, 0.2]),
+            chunk(2, "b", &[0.0, 1.0, 0.1]),
+        ]);
+        let mut woken = Stored::new("m");
+        for (id, source) in [(1, "a"), (2, "b")] {
+            let signs = super::super::vector::signs_to_bytes(&stored.codes[&id]);
+            assert!(woken.state.restore(id, source, &signs));
+            assert!(
+                !woken.state.restore(id, source, &signs),
+                "a second copy is refused"
+            );
+        }
+        woken.codes = stored.codes.clone();
+        assert!(!woken.state.restore(3, "a", &[1, 2, 3]));
+        let asked = query(&[0.1, 1.0, 0.0]);
+        assert_eq!(
+            woken.query("m", &asked, 2, None),
+            stored.query("m", &asked, 2, None)
+        );
+        assert_eq!(woken.state.stats(), stored.state.stats());
     }
 
     #[test]

@@ -7,13 +7,27 @@
 //! text file (a shell pipeline, a box drawn in asterisks) to rewrite the line as a table
 //! row or a list item.
 
-use super::clean::normalise;
+use super::clean::{is_normal, normalise};
 use super::document::{Block, Code, Document};
 use std::ops::Range;
 
 /// Reads a plain-text file.
 pub fn read(text: &str) -> Document {
-    let text = normalise(text);
+    read_normalised(&normalise(text))
+}
+
+/// Reads a plain-text file it is given, letting it go once normalised: at the largest upload,
+/// the file, its normalised copy and the blocks would otherwise all be held at once.
+pub fn read_owned(text: String) -> Document {
+    if is_normal(&text) {
+        return read_normalised(&text);
+    }
+    let normalised = normalise(&text);
+    drop(text);
+    read_normalised(&normalised)
+}
+
+fn read_normalised(text: &str) -> Document {
     let mut r = Reader::default();
     for line in text.split('\n') {
         r.line(line);
@@ -147,5 +161,21 @@ mod tests {
     #[test]
     fn blank_runs_collapse() {
         assert_eq!(plain_to_text("\n\na  \n\n\n\nb\n \n"), "a\n\nb");
+    }
+
+    #[test]
+    fn an_owned_text_reads_as_a_borrowed_one() {
+        for text in [
+            "# Title\n\nA line\twith a tab.\n\nMore.",
+            "Windows\r\nlines\r\n\r\nand a form\u{c}feed",
+            "zero\u{200b}width and a\u{2028}separator",
+        ] {
+            assert_eq!(
+                super::is_normal(text),
+                super::normalise(text) == text,
+                "{text:?}"
+            );
+            assert_eq!(super::read_owned(text.to_string()), super::read(text));
+        }
     }
 }
