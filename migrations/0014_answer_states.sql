@@ -33,6 +33,9 @@ DROP TABLE messages;
 ALTER TABLE messages_next RENAME TO messages;
 CREATE INDEX messages_by_session ON messages(session_uuid, started_ms);
 CREATE INDEX messages_by_chatbot ON messages(chatbot_uuid, created_at, kind, answered, session_uuid);
+-- The scheduled handler closes answers whose runtime went away before their object kept a
+-- record of them (see README, "Resumable answers"): few rows, found without a scan.
+CREATE INDEX messages_streaming ON messages(started_ms) WHERE finish_reason = 'streaming';
 INSERT OR IGNORE INTO message_feedback SELECT * FROM message_feedback_keep;
 DROP TABLE message_feedback_keep;
 

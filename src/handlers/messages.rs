@@ -649,7 +649,7 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
 
 /// The session object's own requests from the Worker: `/follow` and `/stop` (see `follow`
 /// and `stop`).
-pub async fn in_session(mut req: worker::Request, room: &Room) -> ApiResult<Response> {
+pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> ApiResult<Response> {
     match req.path().as_str() {
         "/listen" => {
             let headers = stream_headers(WireFormat::EventStream)?;

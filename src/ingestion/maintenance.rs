@@ -1,7 +1,8 @@
 //! Work the scheduled handler does: queue the web pages and crawls whose re-sync is due, resume
 //! (once) or fail sources whose reading stalled, remove R2 objects whose record is gone (a
 //! delete interrupted between D1 and R2, or slices of a reading that never finished), and bring
-//! vector indexes up to date (back-fill, retries of failed embeddings, removals).
+//! vector indexes up to date (back-fill, retries of failed embeddings, removals), and close
+//! answers left `streaming` by a runtime that went away.
 
 use super::{enqueue, Subrequests, STALE_AFTER_SECS};
 use crate::platform::files;
@@ -24,6 +25,7 @@ pub struct Report {
     pub stalled_resumed: usize,
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
+    pub answers_interrupted: usize,
 }
 
 /// An object younger than `config.orphan_grace_secs` may belong to an upload whose record is
@@ -71,6 +73,15 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     enqueue(env, steps, &sent).await?;
 
     let stale_sources_failed = store.fail_stale_sources(&cutoff, &now_text).await?;
+    // An answer's object keeps a record of it from its first piece on and closes it as
+    // interrupted when it wakes after a restart; one whose runtime went away before that is
+    // closed here. No answer runs this long (every model call has its own time limit).
+    let answers_interrupted = store
+        .interrupt_stale_answers(
+            (now - Duration::seconds(STALE_AFTER_SECS)).timestamp_millis(),
+            &now_text,
+        )
+        .await?;
 
     let grace = config.orphan_grace_secs;
     let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
@@ -98,5 +109,6 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
         stalled_resumed: stalled.len() + stalled_crawls.len(),
         stale_sources_failed,
         orphan_objects_removed,
+        answers_interrupted,
     })
 }

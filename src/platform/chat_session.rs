@@ -37,6 +37,8 @@ const KEPT_ANSWERS: i64 = 16;
 /// While an answer runs the object keeps an alarm this far ahead: if the object went away
 /// meanwhile, the alarm wakes a new one, which closes the answer as `interrupted`.
 const WATCH_MS: i64 = 30_000;
+/// How often an open session event stream hears a comment line while nothing else happens.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(25);
 
 /// The object's side: its storage, and the answer it is producing, if any.
 pub struct Room {
@@ -49,6 +51,8 @@ pub struct Room {
     ready: Cell<bool>,
     /// Open session event streams (`listen`): live-chat messages and answers starting.
     listeners: RefCell<Vec<Reader>>,
+    /// A keep-alive loop runs while any session event stream is open.
+    keeping_alive: Cell<bool>,
 }
 
 /// The session held by one turn; dropping it frees the session for the next message.
@@ -83,20 +87,45 @@ impl Room {
             live: RefCell::new(None),
             ready: Cell::new(false),
             listeners: RefCell::new(Vec::new()),
+            keeping_alive: Cell::new(false),
         }
     }
 
     /// A session event stream: `message` for each live-chat message stored in the session (an
     /// operator's reply, an announcement), `answer` when an answer starts. It opens with a
     /// comment, so the reader knows it is listening.
-    pub fn listen(&self) -> ApiResult<ReadableStream> {
+    pub fn listen(self: &Rc<Self>) -> ApiResult<ReadableStream> {
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let reader = Reader::new(sink, Encoder::new(WireFormat::EventStream, "", 0), 0);
         reader.write(": listening\n\n".into());
-        let mut listeners = self.listeners.borrow_mut();
-        listeners.retain(|r| !r.gone.get());
-        listeners.push(reader);
+        {
+            let mut listeners = self.listeners.borrow_mut();
+            listeners.retain(|r| !r.gone.get());
+            listeners.push(reader);
+        }
+        if !self.keeping_alive.replace(true) {
+            let room = Rc::clone(self);
+            spawn_local(async move { room.keep_alive().await });
+        }
         Ok(readable)
+    }
+
+    /// A comment line on every open session event stream every `KEEP_ALIVE` while any is
+    /// open: proxies and browsers close a stream that is silent for long, and a write that
+    /// fails is how a reader that left is noticed.
+    async fn keep_alive(&self) {
+        loop {
+            worker::Delay::from(KEEP_ALIVE).await;
+            let mut listeners = self.listeners.borrow_mut();
+            listeners.retain(|r| !r.gone.get());
+            if listeners.is_empty() {
+                self.keeping_alive.set(false);
+                return;
+            }
+            for listener in listeners.iter() {
+                listener.write(": keep-alive\n\n".into());
+            }
+        }
     }
 
     /// Sends an event to every open session event stream.

@@ -194,6 +194,18 @@ impl Store {
         .map(|_| ())
     }
 
+    /// Closes every answer still `streaming` that started before `before_ms`: its runtime
+    /// went away before the session's object kept a record of it, so no object will close it.
+    /// Returns how many were closed.
+    pub async fn interrupt_stale_answers(&self, before_ms: i64, now: &str) -> ApiResult<usize> {
+        self.execute(
+            "UPDATE messages SET finish_reason = 'interrupted', modified_at = ?2 \
+             WHERE finish_reason = 'streaming' AND started_ms < ?1",
+            &[Arg::Int(before_ms), Arg::Text(now)],
+        )
+        .await
+    }
+
     async fn write_message(&self, m: &Message, replace: bool) -> ApiResult<()> {
         let row = MessageRow::from(m);
         let mut insert = Sql::insert(&row, Vec::new());

@@ -6,7 +6,7 @@
 // 200 words, 25 ms apart).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startModelAccount, chatbotWithSession, eventually, expectError, sleep } from "./suite.mjs";
+import { startAccount, startModelAccount, chatbotWithSession, eventually, expectError, sleep } from "./suite.mjs";
 
 const { worker, key, api } = await startModelAccount();
 
@@ -221,4 +221,24 @@ test("a restart of the Worker mid-answer leaves a stored message that says it wa
   // The session goes on.
   const next = await ask(session, "still there?");
   assert.equal(next.text, "You asked: still there?.");
+});
+
+test("the scheduled handler closes answers left streaming by a runtime that went away before their object kept them", async () => {
+  const own = await startAccount({ testScheduled: true });
+  const { bot, session } = await chatbotWithSession(own.api, { name: "Left streaming" });
+  const row = (uuid, startedMs) =>
+    `('${uuid}', '${session.uuid}', '${bot.uuid}', ${startedMs}, 'q', 'partial', 'streaming', ` +
+    `'${new Date(startedMs).toISOString().slice(0, 19)}Z', '${new Date(startedMs).toISOString().slice(0, 19)}Z')`;
+  const stale = crypto.randomUUID();
+  const running = crypto.randomUUID();
+  await own.worker.sql(
+    "INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, created_at, modified_at) " +
+    `VALUES ${row(stale, Date.now() - 20 * 60_000)}, ${row(running, Date.now() - 60_000)}`,
+  );
+  await own.worker.runScheduled();
+  const read = async (uuid) => (await own.api.get(`/message/${uuid}`)).json;
+  const closed = await read(stale);
+  assert.equal(closed.finish_reason, "interrupted");
+  assert.equal(closed.response, "partial", "what was said is kept");
+  assert.equal((await read(running)).finish_reason, "streaming", "an answer that may still run is left alone");
 });
