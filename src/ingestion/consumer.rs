@@ -63,10 +63,17 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
     let (done, outcome, reason) = match run(&ctx, step).await {
         Ok(Outcome::Done) => (true, "done", None),
         Ok(Outcome::Retry(reason)) => (false, "retry", Some(reason)),
-        Err(err) => {
-            log::background_failure(step.kind(), &record, &err);
-            (false, "failed", Some(INTERNAL_REASON.to_string()))
-        }
+        Err(err) => match step.source() {
+            // Deleted while this step read it: its writes failed on the missing row, and
+            // there is nothing left to read.
+            Some(source) if matches!(store.source_exists(source).await, Ok(false)) => {
+                (true, "gone", None)
+            }
+            _ => {
+                log::background_failure(step.kind(), &record, &err);
+                (false, "failed", Some(INTERNAL_REASON.to_string()))
+            }
+        },
     };
     if let (Some(reason), Some(source)) = (&reason, step.source()) {
         if let Err(err) = store.record_step_failure(source, reason).await {

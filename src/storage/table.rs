@@ -291,6 +291,34 @@ impl<'a> Sql<'a> {
         );
         sql
     }
+
+    /// As `insert_rows`, but rows whose `column` names no row of `parent` (by `uuid`) are
+    /// left out rather than failing the statement: the parent may have been deleted since the
+    /// rows were made, and its children would be deleted with it anyway.
+    pub fn insert_rows_with_parent<R: Row>(rows: &'a [R], column: &str, parent: &str) -> Self {
+        let mut sql = Self::insert_rows(rows);
+        let names: Vec<&str> = R::TABLE.written().map(|(_, c)| c.name).collect();
+        let Some(at) = names.iter().position(|n| *n == column) else {
+            debug_assert!(false, "{} writes no column {column}", R::TABLE.name);
+            return sql;
+        };
+        // SQLite names a VALUES list's columns column1, column2, ...
+        let picked: Vec<String> = (1..=names.len()).map(|i| format!("v.column{i}")).collect();
+        let values = sql
+            .text
+            .split_once(" VALUES ")
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_default();
+        sql.text = format!(
+            "INSERT INTO {} ({}) SELECT {} FROM (VALUES {values}) AS v \
+             WHERE EXISTS (SELECT 1 FROM {parent} p WHERE p.uuid = v.column{})",
+            R::TABLE.name,
+            names.join(", "),
+            picked.join(", "),
+            at + 1
+        );
+        sql
+    }
 }
 
 /// How a row field is bound.
@@ -585,6 +613,22 @@ mod tests {
         assert_eq!(sql.args().len(), 16);
         check_count(&sql);
         assert_eq!(Sql::rows_per_insert::<ThingRow>(), 12);
+    }
+
+    #[test]
+    fn insert_rows_with_parent_keeps_only_rows_whose_parent_exists() {
+        let rows = [thing(), thing()];
+        let sql = Sql::insert_rows_with_parent(&rows, "owner", "owners");
+        assert_eq!(
+            sql.text(),
+            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at) \
+             SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, \
+             v.column7, v.column8 FROM (VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), \
+             (?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)) AS v \
+             WHERE EXISTS (SELECT 1 FROM owners p WHERE p.uuid = v.column2)"
+        );
+        assert_eq!(sql.args().len(), 16);
+        check_count(&sql);
     }
 
     #[test]

@@ -213,10 +213,17 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        // A chatbot with many webhooks needs more parameters than one statement binds.
+        // A chatbot with many webhooks needs more parameters than one statement binds. A
+        // webhook deleted since it was read gets no delivery.
         let statements = rows
             .chunks(Sql::rows_per_insert::<DeliveryRow>())
-            .map(|group| self.prepare(&Sql::insert_rows(group)))
+            .map(|group| {
+                self.prepare(&Sql::insert_rows_with_parent(
+                    group,
+                    "webhook_uuid",
+                    "webhooks",
+                ))
+            })
             .collect::<ApiResult<Vec<_>>>()?;
         self.batch(statements, || {
             edgechat_core::api::error::ApiError::internal("a webhook delivery was recorded twice")
