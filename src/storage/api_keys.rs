@@ -137,13 +137,11 @@ impl Store {
     }
 
     pub async fn account_exists(&self, account_uuid: &str) -> ApiResult<bool> {
-        let row: Option<serde_json::Value> = self
-            .row(
-                "SELECT 1 AS found FROM accounts WHERE uuid = ?1",
-                &[Arg::Text(account_uuid)],
-            )
-            .await?;
-        Ok(row.is_some())
+        self.exists(
+            "SELECT 1 AS found FROM accounts WHERE uuid = ?1",
+            &[Arg::Text(account_uuid)],
+        )
+        .await
     }
 
     /// Stores a key; with `new_account` the account is created in the same batch.

@@ -233,13 +233,11 @@ impl Store {
     /// A source, if its chatbot belongs to `account_uuid`.
     /// Whether the source still exists (a step reading it may race its deletion).
     pub async fn source_exists(&self, uuid: &str) -> ApiResult<bool> {
-        let row: Option<serde_json::Value> = self
-            .row(
-                "SELECT 1 AS found FROM data_sources WHERE uuid = ?1",
-                &[Arg::Text(uuid)],
-            )
-            .await?;
-        Ok(row.is_some())
+        self.exists(
+            "SELECT 1 AS found FROM data_sources WHERE uuid = ?1",
+            &[Arg::Text(uuid)],
+        )
+        .await
     }
 
     pub async fn get_source(

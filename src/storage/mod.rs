@@ -134,6 +134,11 @@ impl Store {
         Ok(self.statement(sql, args)?.first::<T>(None).await?)
     }
 
+    /// Whether `sql` finds a row.
+    async fn exists(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<bool> {
+        Ok(self.row::<serde_json::Value>(sql, args).await?.is_some())
+    }
+
     /// Runs one write; the number of rows it changed.
     async fn execute(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<usize> {
         self.count_call();

@@ -270,8 +270,42 @@ impl<'a> Sql<'a> {
     /// One `INSERT` of several rows: `VALUES (?1, ...), (?n+1, ...)`; at most
     /// `rows_per_insert` of them.
     pub fn insert_rows<R: Row>(rows: &'a [R]) -> Self {
+        let (mut sql, values) = Self::bound_tuples(rows);
+        sql.text = format!(
+            "INSERT INTO {} ({}) VALUES {values}",
+            R::TABLE.name,
+            written_names::<R>().join(", ")
+        );
+        sql
+    }
+
+    /// As `insert_rows`, but rows whose `column` names no row of `parent` (by `uuid`) are
+    /// left out rather than failing the statement: the parent may have been deleted since the
+    /// rows were made, and its children would be deleted with it anyway.
+    pub fn insert_rows_with_parent<R: Row>(rows: &'a [R], column: &str, parent: &str) -> Self {
+        let names = written_names::<R>();
+        let Some(at) = names.iter().position(|n| *n == column) else {
+            debug_assert!(false, "{} writes no column {column}", R::TABLE.name);
+            return Self::insert_rows(rows);
+        };
+        let (mut sql, values) = Self::bound_tuples(rows);
+        // SQLite names a VALUES list's columns column1, column2, ...
+        let picked: Vec<String> = (1..=names.len()).map(|i| format!("v.column{i}")).collect();
+        sql.text = format!(
+            "INSERT INTO {} ({}) SELECT {} FROM (VALUES {values}) AS v \
+             WHERE EXISTS (SELECT 1 FROM {parent} p WHERE p.uuid = v.column{})",
+            R::TABLE.name,
+            names.join(", "),
+            picked.join(", "),
+            at + 1
+        );
+        sql
+    }
+
+    /// The rows' written columns bound in order, as `(?1, ...), (?n+1, ...)`, with the `Sql`
+    /// holding their values.
+    fn bound_tuples<R: Row>(rows: &'a [R]) -> (Self, String) {
         let mut sql = Sql::new("");
-        let names: Vec<&str> = R::TABLE.written().map(|(_, c)| c.name).collect();
         let tuples: Vec<String> = rows
             .iter()
             .map(|row| {
@@ -283,42 +317,12 @@ impl<'a> Sql<'a> {
                 format!("({})", params.join(", "))
             })
             .collect();
-        sql.text = format!(
-            "INSERT INTO {} ({}) VALUES {}",
-            R::TABLE.name,
-            names.join(", "),
-            tuples.join(", ")
-        );
-        sql
+        (sql, tuples.join(", "))
     }
+}
 
-    /// As `insert_rows`, but rows whose `column` names no row of `parent` (by `uuid`) are
-    /// left out rather than failing the statement: the parent may have been deleted since the
-    /// rows were made, and its children would be deleted with it anyway.
-    pub fn insert_rows_with_parent<R: Row>(rows: &'a [R], column: &str, parent: &str) -> Self {
-        let mut sql = Self::insert_rows(rows);
-        let names: Vec<&str> = R::TABLE.written().map(|(_, c)| c.name).collect();
-        let Some(at) = names.iter().position(|n| *n == column) else {
-            debug_assert!(false, "{} writes no column {column}", R::TABLE.name);
-            return sql;
-        };
-        // SQLite names a VALUES list's columns column1, column2, ...
-        let picked: Vec<String> = (1..=names.len()).map(|i| format!("v.column{i}")).collect();
-        let values = sql
-            .text
-            .split_once(" VALUES ")
-            .map(|(_, v)| v.to_string())
-            .unwrap_or_default();
-        sql.text = format!(
-            "INSERT INTO {} ({}) SELECT {} FROM (VALUES {values}) AS v \
-             WHERE EXISTS (SELECT 1 FROM {parent} p WHERE p.uuid = v.column{})",
-            R::TABLE.name,
-            names.join(", "),
-            picked.join(", "),
-            at + 1
-        );
-        sql
-    }
+fn written_names<R: Row>() -> Vec<&'static str> {
+    R::TABLE.written().map(|(_, c)| c.name).collect()
 }
 
 /// How a row field is bound.
