@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
+import { Agent, setGlobalDispatcher } from "undici";
 
 const execFileAsync = promisify(execFile);
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -64,10 +65,17 @@ async function migratedStateDir(config) {
  * `inspector: false` runs it through serve.mjs instead of `wrangler dev`: the same runtime
  * without the DevTools inspector, whose per-request relaying the benchmarks would otherwise
  * measure; it prints only warnings and errors unless `workerLogs` (then also the Worker's own
- * info lines, such as its `ingestion step` figures). With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
+ * info lines, such as its `ingestion step` figures). `direct` (with `inspector: false`) sends
+ * requests to the runtime's own socket instead of through wrangler's local proxy: under load,
+ * the proxy's pooled connection to the runtime and the runtime's server both drop a connection
+ * idle for 5 s, and a request written on one at that moment fails; the proxy answers a POST so
+ * failed with 503 "Your worker restarted mid-request" though nothing restarted (workers-sdk
+ * issue 14641). Direct requests go out on connections this process drops after 1 s idle, so
+ * they never meet that race. With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
  * error at any time in its life (the end-to-end tests start every Worker so, see suite.mjs).
  */
-export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, failOnInternalErrors = false, workerLogs = false } = {}) {
+export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, direct = false, failOnInternalErrors = false, workerLogs = false } = {}) {
+  if (direct && inspector) throw new Error("startWorker: `direct` needs `inspector: false`");
   const stateDir = await migratedStateDir(config);
   const worker = new Worker(stateDir, {
     ADMIN_TOKEN: randomBytes(16).toString("hex"),
@@ -80,6 +88,8 @@ export async function startWorker({ vars = {}, testScheduled = false, config, in
   worker.testScheduled = testScheduled;
   worker.config = config;
   worker.inspector = inspector;
+  worker.direct = direct;
+  if (direct) setGlobalDispatcher(new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 }));
   worker.workerLogs = workerLogs;
   worker.failOnInternalErrors = failOnInternalErrors;
   await worker.start();
@@ -127,12 +137,15 @@ class Worker {
     if (this.config) args.push("--config", this.config);
     // Its own process group, so stopping it ends node, esbuild and workerd together.
     const spawnedAt = performance.now();
+    this.runtimeUrl = undefined;
     const command = this.inspector === false ? process.execPath : WRANGLER;
     this.child = spawn(command, args, { cwd: ROOT, env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     // Lines are judged whole: a chunk of output may end in the middle of one.
     const watch = (stream) => {
       let partial = "";
       const judge = (line) => {
+        const runtime = /^Runtime on (http:\/\/\S+)/.exec(line);
+        if (runtime) this.runtimeUrl = runtime[1];
         if (INTERNAL_ERROR.test(line)) this.internalErrors.push(line);
         if (line.includes('"ingestion step"')) {
           try { this.ingestionSteps.push(JSON.parse(line.slice(line.indexOf("{"))).report); } catch { /* not a whole line */ }
@@ -159,12 +172,25 @@ class Worker {
         if (r.status === 200) {
           // From spawning wrangler to the first healthy answer (the benchmark reports it).
           this.readyMs = performance.now() - spawnedAt;
+          if (this.direct) await this.useRuntimeSocket(deadline);
           return;
         }
       } catch { /* not listening yet */ }
       await sleep(this.pollMs ?? 100);
     }
     throw new Error(`the Worker did not become ready:\n${this.log}`);
+  }
+
+  /** Switches `base` to the runtime's own socket, which serve.mjs prints once it is ready. */
+  async useRuntimeSocket(deadline) {
+    while (Date.now() < deadline) {
+      if (this.runtimeUrl) {
+        this.base = this.runtimeUrl;
+        return;
+      }
+      await sleep(50);
+    }
+    throw new Error(`serve.mjs did not print the runtime's address:\n${this.log}`);
   }
 
   async stop() {

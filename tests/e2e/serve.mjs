@@ -6,8 +6,11 @@
 //   node tests/e2e/serve.mjs --ip 127.0.0.1 --port N --persist-to DIR [--config FILE]
 //        [--var NAME:VALUE]... [--test-scheduled] [--worker-logs]
 // With --worker-logs the Worker's own lines are printed too (and wrangler's per-request lines).
+// Once ready it prints `Ready on URL` (wrangler's proxy, as `wrangler dev` serves) and
+// `Runtime on URL`: the runtime's own socket, which the proxy forwards to. Both serve the same
+// Worker, bindings and state.
 import { parseArgs } from "node:util";
-import { unstable_startWorker } from "wrangler";
+import { unstable_DevEnv } from "wrangler";
 
 const { values: opts } = parseArgs({
   options: {
@@ -32,7 +35,20 @@ for (const v of opts.var) {
   bindings[v.slice(0, at)] = { type: "plain_text", value: v.slice(at + 1) };
 }
 
-const worker = await unstable_startWorker({
+// The runtime's address is known only to wrangler's proxy, which learns it from this event.
+const devEnv = new unstable_DevEnv();
+// It can arrive after the proxy says it is ready.
+let runtimeKnown;
+const runtimeUrl = new Promise((resolve) => { runtimeKnown = resolve; });
+const dispatch = devEnv.dispatch.bind(devEnv);
+devEnv.dispatch = (event) => {
+  if (event.type === "reloadComplete") {
+    const { protocol, hostname, port } = event.proxyData.userWorkerUrl;
+    runtimeKnown(`${protocol}//${hostname}:${port}`);
+  }
+  return dispatch(event);
+};
+const worker = await devEnv.startWorker({
   config: opts.config,
   bindings,
   dev: {
@@ -47,6 +63,7 @@ const worker = await unstable_startWorker({
 });
 await worker.ready;
 console.log(`Ready on ${await worker.url}`);
+console.log(`Runtime on ${await runtimeUrl}`);
 const stop = async () => {
   await worker.dispose();
   process.exit(0);
