@@ -42,7 +42,7 @@ async function timeStream(url, init, countPieces) {
 }
 
 const model = await startModelServer({ tokenDelayMs: pace });
-const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base }, inspector: process.env.BENCH_INSPECTOR === "1" });
+const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base }, inspector: process.env.BENCH_INSPECTOR === "1", direct: process.env.BENCH_DIRECT === "1" });
 try {
   const key = (await worker.newAccount()).key;
   const api = client(worker, key);

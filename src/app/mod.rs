@@ -180,6 +180,11 @@ async fn serve(
             return chat_session::forward(&env, &uuid, req).await;
         }
     }
+    // A chat completion is a turn like a message: its session's object runs it (see
+    // `openai_compat::forward`).
+    if room.is_none() && matches!(endpoint, Endpoint::OpenAiChatCompletions) {
+        return handlers::openai_compat::forward(&env, req).await;
+    }
     // A site visitor's page on another origin may read what a visitor route answers, errors
     // included, when its token was minted for that site.
     let cors = if admits_visitors(endpoint) {

@@ -354,7 +354,7 @@ fn requested_format(call: &Call) -> ApiResult<WireFormat> {
 
 /// The session held for this turn, when the call runs in the session's object: a second
 /// message meanwhile is a 409.
-fn claim(call: &Call) -> ApiResult<Option<Claim>> {
+pub(crate) fn claim(call: &Call) -> ApiResult<Option<Claim>> {
     call.room.as_ref().map(|room| room.claim()).transpose()
 }
 

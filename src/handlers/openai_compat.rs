@@ -1,21 +1,45 @@
 //! OpenAI's Chat Completions over the chat (`/api/v1/openai/...`), so a client configured
 //! with base URL `{worker}/api/v1/openai` and an edgechat key (or a visitor token) works
 //! unchanged. `model` is a chatbot's uuid; each call is one chat turn in a session of that
-//! chatbot, new unless `metadata.session_uuid` names one. The request is read in
+//! chatbot, new unless `metadata.session_uuid` names one. Like a message, the turn runs in
+//! its session's object (`forward`): one answer at a time per session, produced to its end
+//! and readable again through `/message/{uuid}/stream`. The request is read in
 //! `edgechat_core::chat::openai_compat`; errors take OpenAI's shape (`app::handle`).
 
-use super::messages::{begin_turn, collect_answer, stream_answer, Plan};
+use super::messages::{begin_turn, claim, collect_answer, stream_answer, Plan};
 use super::new_uuid;
 use crate::app::http::json_response;
 use crate::app::{Call, Caller};
+use crate::platform::chat_session;
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::openai_compat::{completion, model_entry, parse_call, CompletionCall};
 use edgechat_core::chat::wire::{Encoder, WireFormat};
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
 use edgechat_core::time;
+use edgechat_core::api::validate::canonical_uuid;
 use serde_json::{json, Map, Value};
-use worker::Response;
+use worker::{Env, Request, Response};
+
+/// In the Worker: hands the call to the object of the session it names, or, naming none, to
+/// the object of a new session's uuid, which the turn then creates (`session_for`). Which
+/// session it is comes from a first look at the body; the object reads it again, whole, and
+/// answers a body that is not a chat completion with the usual error.
+pub async fn forward(env: &Env, mut req: Request) -> ApiResult<Response> {
+    let body = chat_session::read_json_body(&mut req).await?;
+    let named = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
+        v.pointer("/metadata/session_uuid")
+            .and_then(Value::as_str)
+            .and_then(canonical_uuid)
+    });
+    match named {
+        Some(uuid) => chat_session::forward_read(env, &uuid, &req, &body, None).await,
+        None => {
+            let uuid = new_uuid();
+            chat_session::forward_read(env, &uuid, &req, &body, Some(&uuid)).await
+        }
+    }
+}
 
 /// Whose chatbot may answer: an account's own, or a visitor's one chatbot.
 struct Asker {
@@ -67,7 +91,8 @@ async fn session_for(call: &Call, asker: &Asker, req: &CompletionCall) -> ApiRes
     }
     let now = time::now();
     let session = Session {
-        uuid: new_uuid(),
+        // In a session's object, the uuid the object is named by (see `forward`).
+        uuid: chat_session::new_session_uuid(&call.req).unwrap_or_else(new_uuid),
         chatbot_uuid: req.chatbot_uuid.clone(),
         initial_variables: None,
         meta: Map::new(),
@@ -117,6 +142,8 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     let body = call.json_body().await?;
     let req = parse_call(&body)?;
     let asker = asker(&call, &req.chatbot_uuid)?;
+    // In the session's object: the session answers one turn at a time (409 while busy).
+    let claim = claim(&call)?;
     let session_uuid = session_for(&call, &asker, &req).await?;
     // A named session brings its own history; a new one takes the request's.
     let history = req
@@ -138,9 +165,9 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     };
     if req.stream {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
-        return stream_answer(call, exchange, agents, encoder, None).await;
+        return stream_answer(call, exchange, agents, encoder, claim).await;
     }
-    let message = collect_answer(&call, exchange, agents, None).await?;
+    let message = collect_answer(&call, exchange, agents, claim).await?;
     json_response(&completion(&message, &req.chatbot_uuid, created))
 }
 

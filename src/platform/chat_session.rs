@@ -660,18 +660,49 @@ pub async fn forward(
     session_uuid: &str,
     mut req: Request,
 ) -> ApiResult<worker::Response> {
+    let body = read_json_body(&mut req).await?;
+    forward_read(env, session_uuid, &req, &body, None).await
+}
+
+/// A request body as `forward` sends it on: read whole, within the JSON limit.
+pub async fn read_json_body(req: &mut Request) -> ApiResult<Vec<u8>> {
     use crate::app::http::{read_body_capped, MAX_JSON_BODY_BYTES};
-    let body = read_body_capped(&mut req, MAX_JSON_BODY_BYTES).await?;
+    read_body_capped(req, MAX_JSON_BODY_BYTES).await
+}
+
+/// The header through which the Worker tells a session's object that the turn it forwards
+/// starts that session (`new_session_uuid`). Only the Worker sets it: a caller's own is
+/// dropped on the way.
+pub const NEW_SESSION_HEADER: &str = "X-Edgechat-New-Session";
+
+/// `forward` of a request whose body was read already; with `new_session`, the turn creates
+/// the session the object is named by.
+pub async fn forward_read(
+    env: &Env,
+    session_uuid: &str,
+    req: &Request,
+    body: &[u8],
+    new_session: Option<&str>,
+) -> ApiResult<worker::Response> {
+    let headers = req.headers().clone();
+    headers.delete(NEW_SESSION_HEADER)?;
+    if let Some(uuid) = new_session {
+        headers.set(NEW_SESSION_HEADER, uuid)?;
+    }
     let mut init = worker::RequestInit::new();
-    init.with_method(req.method())
-        .with_headers(req.headers().clone());
+    init.with_method(req.method()).with_headers(headers);
     if !body.is_empty() {
-        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        init.with_body(Some(js_sys::Uint8Array::from(body).into()));
     }
     let forwarded = Request::new_with_init(req.url()?.as_str(), &init)?;
     Ok(stub(env, session_uuid)?
         .fetch_with_request(forwarded)
         .await?)
+}
+
+/// In a session's object: the session a forwarded turn is to create, if any.
+pub fn new_session_uuid(req: &Request) -> Option<String> {
+    req.headers().get(NEW_SESSION_HEADER).ok().flatten()
 }
 
 /// Asks the session's object for something of its own (`/follow`, `/stop`, `/listen`), by

@@ -206,20 +206,6 @@ test("the rate limit answers 429 with Retry-After and the chatbot's message, and
   assert.equal((await streamMessage(worker, key, session.uuid, "seven")).status, 429);
 });
 
-test("under 100 concurrent messages to a chatbot limited to N, exactly N are answered", async () => {
-  const N = 10;
-  const bot = await newChatbot(api, { name: "Burst", rate_limit: [N, 300] });
-  // One message per session: a session answers one message at a time (resume.test.mjs).
-  const sessions = await Promise.all(Array.from({ length: 100 }, () => newSession(api, bot)));
-  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => streamMessage(worker, key, sessions[i].uuid, `burst ${i}`)));
-  const answered = results.filter((r) => r.status === 200).length;
-  const limited = results.filter((r) => r.status === 429).length;
-  assert.equal(answered, N);
-  assert.equal(limited, 100 - N);
-  const stored = await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE chatbot_uuid = '${bot.uuid}'`);
-  assert.equal(stored[0].n, N);
-});
-
 test("history stays within a session", async () => {
   const bot = await shopBot();
   const a = await newSession(api, bot);

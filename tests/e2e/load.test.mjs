@@ -74,3 +74,19 @@ test("each session's messages stay in the order they were sent, with all session
     assert.deepEqual(list.map((m) => m.query), [0, 1, 2, 3, 4].map((i) => `s${n} turn ${i}`));
   }
 });
+
+test("under 100 concurrent messages to a chatbot limited to N, exactly N are answered", async () => {
+  const N = 10;
+  const bot = await newChatbot(api, { name: "Burst", rate_limit: [N, 300] });
+  // One message per session: a session answers one message at a time (resume.test.mjs).
+  const sessions = await Promise.all(Array.from({ length: 100 }, () => newSession(api, bot)));
+  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => streamMessage(worker, key, sessions[i].uuid, `burst ${i}`)));
+  const unexpected = results.filter((r) => r.status !== 200 && r.status !== 429);
+  assert.deepEqual(unexpected.map((r) => `${r.status} ${r.text ?? ""}`), [], "only answers and rate limits");
+  const answered = results.filter((r) => r.status === 200).length;
+  const limited = results.filter((r) => r.status === 429).length;
+  assert.equal(answered, N);
+  assert.equal(limited, 100 - N);
+  const stored = await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE chatbot_uuid = '${bot.uuid}'`);
+  assert.equal(stored[0].n, N);
+});

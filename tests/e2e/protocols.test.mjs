@@ -95,6 +95,41 @@ test("openai client: streaming chunks end with [DONE], and a named session keeps
   assert.equal((await messagesOf(api, session)).length, 2);
 });
 
+test("openai client: a completion is a turn of its session's object: one at a time, followed again after its reader left", async () => {
+  const bot = await llmBot();
+  const session = await newSession(api, bot);
+  const client = openai(key);
+  const named = { model: bot.uuid, metadata: { session_uuid: session.uuid } };
+  // A streamed completion whose reader leaves after its first piece.
+  const stream = await client.chat.completions.create({ ...named, stream: true, messages: [{ role: "user", content: "tell me everything [long]" }] });
+  let first = "";
+  for await (const chunk of stream) {
+    first += chunk.choices[0]?.delta?.content ?? "";
+    if (first.length > 20) break;
+  }
+  // Meanwhile the session is busy: a second completion is refused in OpenAI's shape, and so
+  // is a message sent the usual way.
+  await assert.rejects(client.chat.completions.create({ ...named, messages: [{ role: "user", content: "and now?" }] }),
+    (err) => err instanceof OpenAI.ConflictError && err.status === 409 && /still answering/.test(err.message));
+  const usual = await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "and now?" } });
+  assert.equal(usual.status, 409);
+  // The answer went on without its reader; read again from its start, it is whole.
+  const [running] = await messagesOf(api, session);
+  const again = await worker.request("GET", `/api/v1/message/${running.uuid}/stream`, { key, timeoutMs: 30_000 });
+  assert.equal(again.status, 200);
+  assert.ok(again.text.startsWith(first), "the replay starts with what the first reader saw");
+  const stored = await eventually(async () => {
+    const [m] = await messagesOf(api, session);
+    return m.finish_reason === "streaming" ? null : m;
+  }, 20_000);
+  assert.equal(stored.finish_reason, "stop");
+  assert.equal(again.text, stored.response);
+  // Free again: the next completion in the session answers, with the first as history.
+  const next = await client.chat.completions.create({ ...named, messages: [{ role: "user", content: "and now?" }] });
+  assert.equal(next.choices[0].message.content, "You asked: and now?.");
+  assert.equal((await messagesOf(api, session)).length, 2);
+});
+
 test("openai client: a visitor token works for its own chatbot, in its own sessions only", async () => {
   const bot = await llmBot({ visibility: "public" });
   const other = await llmBot({ visibility: "public" });
