@@ -21,10 +21,12 @@ const median = (xs) => {
 };
 const summary = (xs) => ({ runs: xs.map((x) => round(x, 1)), median: round(median(xs), 1), min: round(Math.min(...xs), 1), max: round(Math.max(...xs), 1) });
 
+/** The release Worker's module: the .wasm files directly in `dir` (the tests' panic-probe build
+ * lives in a folder of its own under it and is not the Worker). */
 async function wasmFiles(dir) {
   const out = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(".wasm")) out.push(path.join(entry.parentPath ?? entry.path, entry.name));
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isFile() && entry.name.endsWith(".wasm")) out.push(path.join(dir, entry.name));
   }
   return out.sort();
 }
