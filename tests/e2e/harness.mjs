@@ -178,6 +178,9 @@ class Worker {
       } catch { /* not listening yet */ }
       await sleep(this.pollMs ?? 100);
     }
+    // Its process group runs on its own: a Worker that never became ready is stopped here, not
+    // left behind when the test process ends.
+    await this.stop();
     throw new Error(`the Worker did not become ready:\n${this.log}`);
   }
 
