@@ -763,7 +763,10 @@ async function main() {
   log("starting the Worker (wrangler's local runtime, fresh local state)");
   // Without the DevTools inspector (see tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
   // Its own log lines on, for each ingestion step's figures.
-  const worker = await startWorker({ inspector: process.env.BENCH_INSPECTOR === "1", workerLogs: true });
+  // On the runtime's own socket, as in bench/stream.mjs: wrangler's local proxy is not on the
+  // deployed path (BENCH_PROXY=1 keeps it).
+  const inspector = process.env.BENCH_INSPECTOR === "1";
+  const worker = await startWorker({ inspector, direct: !inspector && process.env.BENCH_PROXY !== "1", workerLogs: true });
   try {
     const { key } = await worker.newAccount("bench");
     const api = client(worker, key);
