@@ -55,6 +55,8 @@ declared |= {q["binding"] for q in config.get("queues", {}).get("producers", [])
 declared |= {k["binding"] for k in config.get("kv_namespaces", [])}
 if "ai" in config:
     declared.add(config["ai"]["binding"])
+if "binding" in config.get("assets", {}):
+    declared.add(config["assets"]["binding"])
 problems = []
 for name in sorted(used - optional - declared):
     problems.append(f"the code uses binding {name}, which wrangler.toml does not declare")
@@ -63,7 +65,7 @@ for name in sorted(declared - used):
 # Nothing may name a binding by a string of its own: the list above must be the whole truth.
 for path in sorted(pathlib.Path("src").rglob("*.rs")):
     for n, line in enumerate(path.read_text().splitlines(), 1):
-        if re.search(r'\.(d1|bucket|durable_object|ai|queue|kv|service)\(\s*"', line):
+        if re.search(r'\.(d1|bucket|durable_object|ai|queue|kv|service|assets)\(\s*"', line):
             problems.append(f"{path}:{n} names a binding by string; use edgechat_core::config::bindings")
 # Durable Object classes: in the code, bound, and created by a migration.
 code_classes = set()

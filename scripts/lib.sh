@@ -29,7 +29,7 @@ build_worker() {
   local dir="${1:-build}"
   if [ $# -gt 0 ]; then shift; fi
   local out="$ROOT/$dir/worker/shim.mjs"
-  if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/crates" "$ROOT/openapi" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
+  if [ -f "$out" ] && [ -z "$(find "$ROOT/src" "$ROOT/crates" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$out" -print -quit)" ]; then
     say "The Worker build in $dir is up to date"
     return 0
   fi

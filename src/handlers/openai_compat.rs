@@ -13,11 +13,11 @@ use crate::app::{Call, Caller};
 use crate::platform::chat_session;
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
+use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::chat::openai_compat::{completion, model_entry, parse_call, CompletionCall};
 use edgechat_core::chat::wire::{Encoder, WireFormat};
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
 use edgechat_core::time;
-use edgechat_core::api::validate::canonical_uuid;
 use serde_json::{json, Map, Value};
 use worker::{Env, Request, Response};
 

@@ -14,7 +14,7 @@ test("the API description answers without a key, as the document in the reposito
   assert.equal(r.json.openapi, "3.1.0");
   assert.deepEqual(r.json.servers, [{ url: "/" }]);
   assert.deepEqual(r.json.paths["/api/v1/openapi.json"].get.security, []);
-  const onDisk = JSON.parse(await readFile(path.join(ROOT, "openapi/openapi.json"), "utf8"));
+  const onDisk = JSON.parse(await readFile(path.join(ROOT, "public/openapi.json"), "utf8"));
   assert.deepEqual(r.json, onDisk);
 });
 

@@ -23,6 +23,8 @@ pub mod bindings {
     pub const WEBHOOK_QUEUE: &str = "WEBHOOK_QUEUE";
     /// Producer of the ingestion queue (`queues::INGEST`).
     pub const INGEST_QUEUE: &str = "INGEST_QUEUE";
+    /// The static files of `public/` (`[assets]`), the API description among them.
+    pub const ASSETS: &str = "ASSETS";
     /// Every binding, for checks that compare the code with the deploy configuration
     /// (`scripts/deploy-check.sh` reads these two lists).
     pub const ALL: &[&str] = &[
@@ -34,6 +36,7 @@ pub mod bindings {
         AI,
         WEBHOOK_QUEUE,
         INGEST_QUEUE,
+        ASSETS,
     ];
     /// Bindings the Worker works without (it checks for them at run time).
     pub const OPTIONAL: &[&str] = &[AI];

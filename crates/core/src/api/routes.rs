@@ -120,7 +120,7 @@ pub const API_PREFIX: &str = "/api/v1";
 /// Each route's last argument is who may call it: `Public`, or `Key(scope)` with the narrowest
 /// scope that opens it (`Admin` for keys, `Manage` for configuration, `Chat` for sessions and
 /// messages; a `GET` is also open to `read` keys unless it is `Admin`). A new route is one
-/// more line here, its scope included, and a path in `openapi/openapi.json`.
+/// more line here, its scope included, and a path in `public/openapi.json`.
 #[rustfmt::skip]
 pub const ROUTES: &[Route] = &[
     route("GET",    "/health",                          Health,        Public),
