@@ -22,7 +22,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
-import { startWorker, client, upload, sleep, ROOT } from "../tests/e2e/harness.mjs";
+import { startWorker, benchWorkerOptions, client, upload, sleep, ROOT } from "../tests/e2e/harness.mjs";
 import { largePdf, largeText } from "../tests/e2e/large_docs.mjs";
 
 const execFileAsync = promisify(execFile);
@@ -761,12 +761,9 @@ async function main() {
   };
 
   log("starting the Worker (wrangler's local runtime, fresh local state)");
-  // Without the DevTools inspector (see tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
-  // Its own log lines on, for each ingestion step's figures.
-  // On the runtime's own socket, as in bench/stream.mjs: wrangler's local proxy is not on the
-  // deployed path (BENCH_PROXY=1 keeps it).
-  const inspector = process.env.BENCH_INSPECTOR === "1";
-  const worker = await startWorker({ inspector, direct: !inspector && process.env.BENCH_PROXY !== "1", workerLogs: true });
+  // Reached as benchWorkerOptions says (no inspector, no local proxy); its own log lines on,
+  // for each ingestion step's figures.
+  const worker = await startWorker({ ...benchWorkerOptions(), workerLogs: true });
   try {
     const { key } = await worker.newAccount("bench");
     const api = client(worker, key);

@@ -1,11 +1,11 @@
 // Streaming overhead: time to first byte and token rate of a streamed answer through the
-// Worker, next to reading the same local model server directly, in one run. The Worker runs
-// without the DevTools inspector (tests/e2e/serve.mjs) unless BENCH_INSPECTOR=1.
+// Worker, next to reading the same local model server directly, in one run. The Worker is
+// reached as `benchWorkerOptions` says: no inspector, no local proxy, unless asked.
 //   node bench/stream.mjs [--runs 20] [--tokens 100] [--pace-ms 10]
 import { parseArgs } from "node:util";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { startWorker, client, ROOT } from "../tests/e2e/harness.mjs";
+import { startWorker, benchWorkerOptions, client, ROOT } from "../tests/e2e/harness.mjs";
 import { startModelServer, FAKE_KEY } from "../tests/e2e/model_server.mjs";
 
 const { values: opts } = parseArgs({
@@ -42,11 +42,7 @@ async function timeStream(url, init, countPieces) {
 }
 
 const model = await startModelServer({ tokenDelayMs: pace });
-// Requests go to the runtime's own socket: wrangler's local proxy in front of it is not on the
-// deployed path, and its hop would be counted as the Worker's (BENCH_PROXY=1 keeps it).
-const inspector = process.env.BENCH_INSPECTOR === "1";
-const direct = !inspector && process.env.BENCH_PROXY !== "1";
-const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base }, inspector, direct });
+const worker = await startWorker({ vars: { OPENAI_API_KEY: FAKE_KEY, OPENAI_BASE_URL: model.base }, ...benchWorkerOptions() });
 try {
   const key = (await worker.newAccount()).key;
   const api = client(worker, key);

@@ -74,6 +74,16 @@ async function migratedStateDir(config) {
  * they never meet that race. With `failOnInternalErrors`, `dispose()` throws when the Worker logged an internal
  * error at any time in its life (the end-to-end tests start every Worker so, see suite.mjs).
  */
+/**
+ * How a benchmark reaches its Worker: without the inspector unless BENCH_INSPECTOR=1, and then
+ * on the runtime's own socket unless BENCH_PROXY=1 (wrangler's local proxy is not on the
+ * deployed path, and its hop would be counted as the Worker's).
+ */
+export function benchWorkerOptions() {
+  const inspector = process.env.BENCH_INSPECTOR === "1";
+  return { inspector, direct: !inspector && process.env.BENCH_PROXY !== "1" };
+}
+
 export async function startWorker({ vars = {}, testScheduled = false, config, inspector = true, direct = false, failOnInternalErrors = false, workerLogs = false } = {}) {
   if (direct && inspector) throw new Error("startWorker: `direct` needs `inspector: false`");
   const stateDir = await migratedStateDir(config);
