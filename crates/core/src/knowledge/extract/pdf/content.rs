@@ -103,9 +103,11 @@ impl<'d, 'a> Extractor<'d, 'a> {
     pub(super) fn page(&mut self, p: &Page) -> PageLines {
         let doc = self.doc;
         let mut data = Vec::new();
-        let contents = p.dict.get(b"Contents").map(|c| doc.resolve(c));
+        // A page's content streams are read once, so they are not kept in the document's
+        // cache.
+        let contents = p.contents.as_ref().map(|c| doc.resolve_once(c));
         let parts: Vec<Obj> = match contents {
-            Some(Obj::Array(a)) => a.iter().map(|c| doc.resolve(c)).collect(),
+            Some(Obj::Array(a)) => a.iter().map(|c| doc.resolve_once(c)).collect(),
             Some(o) => vec![o],
             None => Vec::new(),
         };
@@ -152,7 +154,7 @@ impl<'d, 'a> Extractor<'d, 'a> {
         });
         let mut lines = layout(spans);
         mark_bullets(&mut lines, &dots);
-        PageLines { lines, box_x }
+        PageLines::pack(lines, box_x)
     }
 
     fn font(&self, res: Option<&Dict>, name: &[u8]) -> Rc<Font> {

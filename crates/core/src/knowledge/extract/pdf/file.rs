@@ -327,8 +327,28 @@ impl<'a> Doc<'a> {
     }
 
     pub(crate) fn resolve(&self, o: &Obj) -> Obj {
-        let mut cur = o.clone();
-        for _ in 0..8 {
+        self.follow(o.clone(), 8)
+    }
+
+    /// Like [`Doc::resolve`], for an object read once (a page, its content streams): it is
+    /// taken out of the cache rather than kept there, so that a long document's pages are
+    /// not all held at once.
+    pub(crate) fn resolve_once(&self, o: &Obj) -> Obj {
+        match o {
+            Obj::Ref(n) => {
+                let cached = self.cache.borrow_mut().remove(n);
+                match cached.or_else(|| self.load_nested(*n)) {
+                    Some(first) => self.follow(first, 7),
+                    None => Obj::Null,
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Follows references from `cur`, at most `hops` of them.
+    fn follow(&self, mut cur: Obj, hops: usize) -> Obj {
+        for _ in 0..hops {
             match cur {
                 Obj::Ref(n) => cur = self.get(n),
                 other => return other,
@@ -341,15 +361,24 @@ impl<'a> Doc<'a> {
         if let Some(o) = self.cache.borrow().get(&num) {
             return o.clone();
         }
+        let Some(obj) = self.load_nested(num) else {
+            return Obj::Null;
+        };
+        self.cache.borrow_mut().insert(num, obj.clone());
+        obj
+    }
+
+    /// Loads an object from the file; `None` (not a null object to remember) when loads
+    /// already nest too deeply.
+    fn load_nested(&self, num: u32) -> Option<Obj> {
         let depth = self.depth.get();
         if depth >= MAX_LOAD_DEPTH {
-            return Obj::Null;
+            return None;
         }
         self.depth.set(depth + 1);
         let obj = self.load(num);
         self.depth.set(depth);
-        self.cache.borrow_mut().insert(num, obj.clone());
-        obj
+        Some(obj)
     }
 
     fn load(&self, num: u32) -> Obj {

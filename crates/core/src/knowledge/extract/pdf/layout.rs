@@ -12,6 +12,7 @@ pub(super) struct Seg {
     pub(super) text: String,
 }
 
+/// A line as one page's layout finds it, before the page's lines are packed.
 pub(super) struct Line {
     pub(super) y: f64,
     /// Size of the text that carries most of the line's characters.
@@ -25,20 +26,133 @@ pub(super) struct Line {
     pub(super) dot: bool,
 }
 
-impl Line {
-    fn text(&self) -> String {
-        let parts: Vec<&str> = self.segs.iter().map(|s| s.text.as_str()).collect();
-        parts.join(" | ")
+/// A page's lines and the horizontal extent of its page box, packed: the text of all its
+/// segments is one string, and each segment and line only says where it ends. Every page's
+/// lines are held until the document's body and heading sizes are known, and with a
+/// `String` and a `Vec` per line they took several times the size of their text.
+pub(super) struct PageLines {
+    text: String,
+    segs: Vec<PackedSeg>,
+    lines: Vec<PackedLine>,
+    pub(super) box_x: Option<(f64, f64)>,
+}
+
+struct PackedSeg {
+    x0: f64,
+    /// Where the segment's text ends in the page's text; it starts where the previous one
+    /// ends.
+    end: usize,
+}
+
+struct PackedLine {
+    y: f64,
+    h: f64,
+    x0: f64,
+    x1: f64,
+    /// Where the line's segments end in the page's segments; they start where the previous
+    /// line's end.
+    segs_end: usize,
+    bold: bool,
+    dot: bool,
+}
+
+impl PageLines {
+    pub(super) fn pack(lines: Vec<Line>, box_x: Option<(f64, f64)>) -> PageLines {
+        let all_segs = || lines.iter().flat_map(|l| &l.segs);
+        let mut text = String::with_capacity(all_segs().map(|s| s.text.len()).sum());
+        let mut segs = Vec::with_capacity(all_segs().count());
+        let mut packed = Vec::with_capacity(lines.len());
+        for l in &lines {
+            for s in &l.segs {
+                text.push_str(&s.text);
+                segs.push(PackedSeg {
+                    x0: s.x0,
+                    end: text.len(),
+                });
+            }
+            packed.push(PackedLine {
+                y: l.y,
+                h: l.h,
+                x0: l.x0,
+                x1: l.x1,
+                segs_end: segs.len(),
+                bold: l.bold,
+                dot: l.dot,
+            });
+        }
+        PageLines {
+            text,
+            segs,
+            lines: packed,
+            box_x,
+        }
     }
-    fn cells(&self) -> bool {
-        self.segs.len() > 1
+
+    /// The page's lines, in order.
+    fn lines(&self) -> impl Iterator<Item = LineRef<'_>> + '_ {
+        let (mut first_seg, mut start) = (0, 0);
+        self.lines.iter().map(move |l| {
+            let segs = self.segs.get(first_seg..l.segs_end).unwrap_or_default();
+            let line = LineRef {
+                y: l.y,
+                h: l.h,
+                x0: l.x0,
+                x1: l.x1,
+                bold: l.bold,
+                dot: l.dot,
+                segs,
+                start,
+                text: &self.text,
+            };
+            first_seg = l.segs_end;
+            start = segs.last().map_or(start, |s| s.end);
+            line
+        })
     }
 }
 
-/// A page's lines and the horizontal extent of its page box.
-pub(super) struct PageLines {
-    pub(super) lines: Vec<Line>,
-    pub(super) box_x: Option<(f64, f64)>,
+/// One line of a packed page.
+#[derive(Clone, Copy)]
+struct LineRef<'p> {
+    y: f64,
+    h: f64,
+    x0: f64,
+    x1: f64,
+    bold: bool,
+    dot: bool,
+    segs: &'p [PackedSeg],
+    /// Where the first segment's text starts in `text`, the page's text.
+    start: usize,
+    text: &'p str,
+}
+
+impl<'p> LineRef<'p> {
+    /// Each segment's left edge and text.
+    fn segs(self) -> impl Iterator<Item = (f64, &'p str)> {
+        let mut start = self.start;
+        self.segs.iter().map(move |s| {
+            let text = self.text.get(start..s.end).unwrap_or_default();
+            start = s.end;
+            (s.x0, text)
+        })
+    }
+
+    /// The characters of all its segments.
+    fn chars(self) -> usize {
+        let end = self.segs.last().map_or(self.start, |s| s.end);
+        self.text
+            .get(self.start..end)
+            .map_or(0, |t| t.chars().count())
+    }
+
+    fn text(self) -> String {
+        let parts: Vec<&str> = self.segs().map(|(_, t)| t).collect();
+        parts.join(" | ")
+    }
+
+    fn cells(self) -> bool {
+        self.segs.len() > 1
+    }
 }
 
 /// Size bucket used to compare font sizes across lines.
@@ -207,27 +321,28 @@ struct RowAcc {
     pitch: Option<f64>,
 }
 
-pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
+/// The document's blocks from its pages' lines, which are let go page by page as their
+/// blocks are built.
+pub(super) fn build_blocks(pages: Vec<PageLines>) -> Vec<Block> {
     // Body size: the size carrying the most characters.
     let mut weight: FastMap<i64, usize> = FastMap::default();
-    for l in pages.iter().flat_map(|p| &p.lines) {
-        *weight.entry(bucket(l.h)).or_default() +=
-            l.segs.iter().map(|s| s.text.chars().count()).sum::<usize>();
+    for l in pages.iter().flat_map(PageLines::lines) {
+        *weight.entry(bucket(l.h)).or_default() += l.chars();
     }
     let body = weight
         .iter()
         .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
         .map_or(10.0, |(&b, _)| b as f64 / 2.0);
-    let is_heading = |l: &Line| {
+    let is_heading = |l: LineRef| {
         !l.cells()
             && l.y.is_finite()
-            && l.segs.iter().map(|s| s.text.chars().count()).sum::<usize>() <= 200
+            && l.chars() <= 200
             && (l.h >= body * 1.15 || (l.bold && l.h >= body * 1.05))
     };
     let mut heading_sizes: Vec<i64> = pages
         .iter()
-        .flat_map(|p| &p.lines)
-        .filter(|l| is_heading(l))
+        .flat_map(PageLines::lines)
+        .filter(|&l| is_heading(l))
         .map(|l| bucket(l.h))
         .collect();
     heading_sizes.sort_unstable_by(|a, b| b.cmp(a));
@@ -241,14 +356,13 @@ pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
     let mut blocks: Vec<Block> = Vec::new();
     let mut carry: Option<Acc> = None;
     for page in pages {
-        let lines = &page.lines;
-        let left = lines
-            .iter()
+        let left = page
+            .lines()
             .map(|l| l.x0)
             .filter(|x| x.is_finite())
             .fold(f64::MAX, f64::min);
-        let widest = lines
-            .iter()
+        let widest = page
+            .lines()
             .map(|l| l.x1)
             .filter(|x| x.is_finite())
             .fold(f64::MIN, f64::max);
@@ -264,17 +378,17 @@ pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
         let mut from_prev_page = cur.is_some();
         let mut row: Option<RowAcc> = None;
         let mut last_heading: Option<(f64, f64)> = None;
-        for l in lines {
+        for l in page.lines() {
             if let Some(r) = row.as_mut() {
                 if continues_row(r, l) {
-                    for seg in &l.segs {
+                    for (x0, text) in l.segs() {
                         let target = r
                             .segs
                             .iter_mut()
-                            .min_by(|a, b| (a.x0 - seg.x0).abs().total_cmp(&(b.x0 - seg.x0).abs()));
+                            .min_by(|a, b| (a.x0 - x0).abs().total_cmp(&(b.x0 - x0).abs()));
                         if let Some(t) = target {
                             t.text.push(' ');
-                            t.text.push_str(&seg.text);
+                            t.text.push_str(text);
                         }
                     }
                     if let Some(Block::Table(table)) = blocks.last_mut() {
@@ -290,13 +404,12 @@ pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
                 flush(&mut cur, &mut blocks);
                 last_heading = None;
                 let pitch = row.as_ref().map(|r| r.y - l.y).filter(|p| *p > 0.0);
-                blocks.push_row(Row::data(l.segs.iter().map(|s| s.text.clone())));
+                blocks.push_row(Row::data(l.segs().map(|(_, text)| text.to_string())));
                 let segs = l
-                    .segs
-                    .iter()
-                    .map(|s| Seg {
-                        x0: s.x0,
-                        text: s.text.clone(),
+                    .segs()
+                    .map(|(x0, text)| Seg {
+                        x0,
+                        text: text.to_string(),
                     })
                     .collect();
                 row = Some(RowAcc {
@@ -395,20 +508,22 @@ pub(super) fn build_blocks(pages: &[PageLines]) -> Vec<Block> {
 /// Whether `l` is wrapped text of the cells of the row above: fewer pieces,
 /// each starting under a cell, and either closer than rows are to each other
 /// or missing the first column, which a new row would almost always fill.
-fn continues_row(r: &RowAcc, l: &Line) -> bool {
+fn continues_row(r: &RowAcc, l: LineRef) -> bool {
     let gap = r.y - l.y;
     let h = l.h.max(r.h);
-    let aligned = |s: &Seg, c: &Seg| (c.x0 - s.x0).abs() < 0.6 * h;
+    let aligned = |x0: f64, c: &Seg| (c.x0 - x0).abs() < 0.6 * h;
     let tighter = r.pitch.is_none_or(|p| gap < 0.9 * p);
     let no_first = r
         .segs
         .first()
-        .is_some_and(|c| !l.segs.iter().any(|s| aligned(s, c)));
+        .is_some_and(|c| !l.segs.iter().any(|s| aligned(s.x0, c)));
     gap > 0.0
         && gap <= 1.6 * h
         && (tighter || no_first)
         && l.segs.len() < r.segs.len()
-        && l.segs.iter().all(|s| r.segs.iter().any(|c| aligned(s, c)))
+        && l.segs
+            .iter()
+            .all(|s| r.segs.iter().any(|c| aligned(s.x0, c)))
 }
 
 fn flush(cur: &mut Option<Acc>, blocks: &mut Vec<Block>) {

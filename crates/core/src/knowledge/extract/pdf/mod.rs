@@ -13,8 +13,6 @@ mod font;
 mod layout;
 mod objects;
 
-use std::rc::Rc;
-
 use super::binary::{err, Budget, FastSet, DECOMPRESS_BUDGET};
 use super::clean::squeeze_lines;
 use super::document::Document;
@@ -23,7 +21,7 @@ use content::{Extractor, MAX_GLYPHS, MAX_OPS};
 use file::Doc;
 use font::pdf_doc_char;
 use layout::build_blocks;
-use objects::{find, Dict, Obj};
+use objects::{find, Obj};
 
 const MAX_PAGES: usize = 100_000;
 
@@ -54,20 +52,23 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         // Text from the surviving part would silently index half a document.
         return err("the PDF is truncated: the file ends early, so part of it is missing");
     }
-    let pages = collect_pages(&doc, root.get(b"Pages"));
-    if pages.is_empty() {
+    let mut pages = PageTree::new(&doc, root.get(b"Pages"));
+    let Some(first) = pages.next() else {
         return err("the PDF is damaged: it has no readable pages");
-    }
+    };
 
     let mut ex = Extractor::new(&doc);
     let mut page_lines = Vec::new();
-    for p in &pages {
+    let mut next = Some(first);
+    while let Some(page) = next {
+        page_lines.push(ex.page(&page));
+        // Checked before the tree is walked to the next page, which may read more objects.
         if ex.ops > MAX_OPS || ex.glyphs > MAX_GLYPHS {
             break;
         }
-        page_lines.push(ex.page(p));
+        next = pages.next();
     }
-    let blocks = build_blocks(&page_lines);
+    let blocks = build_blocks(page_lines);
     if blocks.iter().all(|b| b.is_blank()) {
         if budget.exhausted.get() {
             return err(
@@ -127,51 +128,84 @@ fn text_string(s: &[u8]) -> String {
     s.iter().filter_map(|&c| pdf_doc_char(c)).collect()
 }
 
+/// What the reader needs of a page, rather than its whole dictionary: its content streams,
+/// and its resources, rotation and page box (its own, or inherited from the page tree).
 struct Page {
-    dict: Rc<Dict>,
+    contents: Option<Obj>,
     resources: Option<Obj>,
     rotate: i64,
     media_box: Option<Obj>,
 }
 
-fn collect_pages(doc: &Doc, root: Option<&Obj>) -> Vec<Page> {
-    let mut out = Vec::new();
-    let Some(root) = root else { return out };
-    let mut seen = FastSet::default();
-    let mut stack: Vec<(Obj, Option<Obj>, i64, Option<Obj>)> = vec![(root.clone(), None, 0, None)];
-    while let Some((node, res, rot, mbox)) = stack.pop() {
-        if out.len() >= MAX_PAGES || seen.len() > MAX_PAGES * 2 {
-            break;
-        }
-        if let Obj::Ref(n) = node {
-            if !seen.insert(n) {
-                continue;
-            }
-        }
-        let Obj::Dict(d) = doc.resolve(&node) else {
-            continue;
-        };
-        let res = d.get(b"Resources").cloned().or(res);
-        let rot = d
-            .get(b"Rotate")
-            .and_then(|r| doc.resolve(r).as_i64())
-            .unwrap_or(rot);
-        let mbox = d.get(b"CropBox").or(d.get(b"MediaBox")).cloned().or(mbox);
-        let kids = d.get(b"Kids").map(|k| doc.resolve(k));
-        let is_tree = d.get(b"Type").and_then(Obj::as_name) == Some(b"Pages");
-        match kids.as_ref().and_then(Obj::as_array) {
-            Some(kids) if is_tree || d.get(b"Contents").is_none() => {
-                for k in kids.iter().rev() {
-                    stack.push((k.clone(), res.clone(), rot, mbox.clone()));
-                }
-            }
-            _ => out.push(Page {
-                dict: d,
-                resources: res,
-                rotate: rot,
-                media_box: mbox,
-            }),
+/// The page tree, walked in reading order one page at a time, so that only the page being
+/// read is held however long the document is.
+struct PageTree<'d, 'a> {
+    doc: &'d Doc<'a>,
+    /// Nodes still to visit, last first, with the resources, rotation and page box they
+    /// inherit.
+    stack: Vec<(Obj, Option<Obj>, i64, Option<Obj>)>,
+    seen: FastSet<u32>,
+    pages: usize,
+}
+
+impl<'d, 'a> PageTree<'d, 'a> {
+    fn new(doc: &'d Doc<'a>, root: Option<&Obj>) -> Self {
+        PageTree {
+            doc,
+            stack: root
+                .map(|r| (r.clone(), None, 0, None))
+                .into_iter()
+                .collect(),
+            seen: FastSet::default(),
+            pages: 0,
         }
     }
-    out
+}
+
+impl Iterator for PageTree<'_, '_> {
+    type Item = Page;
+
+    fn next(&mut self) -> Option<Page> {
+        let doc = self.doc;
+        while let Some((node, res, rot, mbox)) = self.stack.pop() {
+            if self.pages >= MAX_PAGES || self.seen.len() > MAX_PAGES * 2 {
+                self.stack.clear();
+                return None;
+            }
+            if let Obj::Ref(n) = node {
+                if !self.seen.insert(n) {
+                    continue;
+                }
+            }
+            // Each node is read once, so it is not kept in the document's cache.
+            let Obj::Dict(d) = doc.resolve_once(&node) else {
+                continue;
+            };
+            let res = d.get(b"Resources").cloned().or(res);
+            let rot = d
+                .get(b"Rotate")
+                .and_then(|r| doc.resolve(r).as_i64())
+                .unwrap_or(rot);
+            let mbox = d.get(b"CropBox").or(d.get(b"MediaBox")).cloned().or(mbox);
+            let kids = d.get(b"Kids").map(|k| doc.resolve(k));
+            let is_tree = d.get(b"Type").and_then(Obj::as_name) == Some(b"Pages");
+            match kids.as_ref().and_then(Obj::as_array) {
+                Some(kids) if is_tree || d.get(b"Contents").is_none() => {
+                    for k in kids.iter().rev() {
+                        self.stack.push((k.clone(), res.clone(), rot, mbox.clone()));
+                    }
+                }
+                _ => {
+                    self.pages += 1;
+                    return Some(Page {
+                        contents: d.get(b"Contents").cloned(),
+                        resources: res,
+                        rotate: rot,
+                        media_box: mbox,
+                    });
+                }
+            }
+        }
+        None
+    }
 }
