@@ -80,38 +80,63 @@ fn run_end(text: &str, from: usize, limit: usize, pred: impl Fn(char) -> bool) -
 pub(crate) fn for_each_piece(text: &str, mut f: impl FnMut(Kind, &str)) {
     let mut i = 0;
     while i < text.len() {
-        let rest = &text[i..];
-        let mut chars = rest.chars();
-        let Some(c) = chars.next() else { break };
-        let next = chars.next();
-        let clen = c.len_utf8();
-
-        if c == '\'' {
-            if let Some(n) = contraction_len(&rest[1..]) {
-                f(Kind::Contraction, &rest[..1 + n]);
-                i += 1 + n;
-                continue;
-            }
-        }
-        let (kind, end) = if is_letter(c) {
-            (Kind::Word, run_end(text, i, usize::MAX, is_letter))
-        } else if !is_newline(c) && !is_number(c) && next.is_some_and(is_letter) {
-            (Kind::Word, run_end(text, i + clen, usize::MAX, is_letter))
-        } else if is_number(c) {
-            (Kind::Digits, run_end(text, i, 3, is_number))
-        } else if is_symbol(c) || (c == ' ' && next.is_some_and(is_symbol)) {
-            let start = if c == ' ' { i + 1 } else { i };
-            let sym_end = run_end(text, start, usize::MAX, is_symbol);
-            (Kind::Punct, run_end(text, sym_end, usize::MAX, is_newline))
-        } else {
-            whitespace_piece(text, i)
-        };
-        // A defensive guard: every branch above consumes at least `c`, but
-        // an infinite loop here would hang a Worker, so never risk it.
-        let end = end.max(i + clen);
+        let (kind, end) = ascii_word_at(text, i).unwrap_or_else(|| piece_at(text, i));
         f(kind, &text[i..end]);
         i = end;
     }
+}
+
+/// The piece at `i` when it is an ASCII word, with or without its leading space: most pieces
+/// of most text, cut by byte where `piece_at` goes char by char to the same end.
+fn ascii_word_at(text: &str, i: usize) -> Option<(Kind, usize)> {
+    let bytes = text.as_bytes();
+    let from = match bytes[i] {
+        b if b.is_ascii_alphabetic() => i,
+        b' ' if bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => i + 1,
+        _ => return None,
+    };
+    let ascii_end = bytes[from..]
+        .iter()
+        .position(|b| !b.is_ascii_alphabetic())
+        .map_or(bytes.len(), |n| from + n);
+    let end = if bytes.get(ascii_end).is_some_and(|&b| b >= 0x80) {
+        run_end(text, ascii_end, usize::MAX, is_letter)
+    } else {
+        ascii_end
+    };
+    Some((Kind::Word, end))
+}
+
+/// The kind and end (byte offset) of the piece starting at `i`, a char boundary.
+fn piece_at(text: &str, i: usize) -> (Kind, usize) {
+    let rest = &text[i..];
+    let mut chars = rest.chars();
+    let Some(c) = chars.next() else {
+        return (Kind::Spaces, text.len());
+    };
+    let next = chars.next();
+    let clen = c.len_utf8();
+    if c == '\'' {
+        if let Some(n) = contraction_len(&rest[1..]) {
+            return (Kind::Contraction, i + 1 + n);
+        }
+    }
+    let (kind, end) = if is_letter(c) {
+        (Kind::Word, run_end(text, i, usize::MAX, is_letter))
+    } else if !is_newline(c) && !is_number(c) && next.is_some_and(is_letter) {
+        (Kind::Word, run_end(text, i + clen, usize::MAX, is_letter))
+    } else if is_number(c) {
+        (Kind::Digits, run_end(text, i, 3, is_number))
+    } else if is_symbol(c) || (c == ' ' && next.is_some_and(is_symbol)) {
+        let start = if c == ' ' { i + 1 } else { i };
+        let sym_end = run_end(text, start, usize::MAX, is_symbol);
+        (Kind::Punct, run_end(text, sym_end, usize::MAX, is_newline))
+    } else {
+        whitespace_piece(text, i)
+    };
+    // A defensive guard: every branch above consumes at least `c`, but
+    // an infinite loop here would hang a Worker, so never risk it.
+    (kind, end.max(i + clen))
 }
 
 /// Resolves the three whitespace alternatives for a run starting at `i`.
@@ -508,3 +533,32 @@ fn prefix_extra(c: char, capital: bool) -> f64 {
 
 #[cfg(test)]
 mod calibration;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wherever the byte-wise cut of ASCII words applies, it ends where the char-wise one does.
+    #[test]
+    fn ascii_words_are_cut_as_the_general_path_cuts_them() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let mut texts: Vec<String> = std::fs::read_dir(dir)
+            .expect("tests/corpus exists")
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+            .collect();
+        texts.push(
+            "café naïve Straße x\u{300}y don't I'M ab12 a\u{2019}s \ttab  two\r\nword \u{4e2d}\u{6587}a \
+             a\u{3042}b over-the-top e.g. x_y \u{0410}b ".repeat(3),
+        );
+        let mut compared = 0;
+        for text in &texts {
+            for i in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
+                if let Some(fast) = ascii_word_at(text, i) {
+                    assert_eq!(fast, piece_at(text, i), "at byte {i}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 10_000, "only {compared} positions compared");
+    }
+}
