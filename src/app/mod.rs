@@ -59,6 +59,8 @@ pub struct Call {
     pub log: Rc<RequestLog>,
     /// Set when the request runs in its session's object (`platform::chat_session`).
     pub room: Option<Rc<Room>>,
+    /// A message's turn read while its caller was checked (`handlers::messages::EarlyTurn`).
+    pub early_turn: Option<handlers::messages::EarlyTurn>,
 }
 
 impl Call {
@@ -93,6 +95,9 @@ impl Call {
     }
 
     pub async fn json_body(&mut self) -> ApiResult<Map<String, Value>> {
+        if let Some(body) = self.early_turn.as_mut().and_then(|turn| turn.body.take()) {
+            return body;
+        }
         http::read_json_object(&mut self.req).await
     }
 }
@@ -147,11 +152,11 @@ async fn serve(
     let config = config::read(&env);
     if method == "OPTIONS" {
         let requested = req.headers().get("Access-Control-Request-Method")?;
-        if let Some((endpoint, params)) = requested.and_then(|m| visitor_route(&m, &path)) {
+        if let Some((endpoint, params)) = requested.and_then(|m| visitor_route(&m, path)) {
             return widget::preflight(&req, &env, endpoint, &params).await;
         }
     }
-    let (endpoint, access, params) = match match_route(&method, &path) {
+    let (endpoint, access, params) = match match_route(method, path) {
         RouteMatch::Found {
             endpoint,
             access,
@@ -164,7 +169,7 @@ async fn serve(
             ))
         }
     };
-    if let Some(pattern) = route_pattern(&method, endpoint) {
+    if let Some(pattern) = route_pattern(method, endpoint) {
         log.route(format!("{endpoint:?}"), pattern);
     }
     if let Some(uuid) = params.first().and_then(|p| canonical_uuid(p)) {
@@ -195,43 +200,38 @@ async fn serve(
     };
     // Set once an API key is known: its request count, sent back on every answer.
     let key_window = std::cell::Cell::new(None::<WindowDecision>);
+    let mut req = req;
     let result = async {
         let store = Store::new(&env)?;
-        let (caller, key_use) = authenticate(&req, &config, &store, method, endpoint, access).await?;
-        match &caller {
-            Caller::Account { account_uuid, .. } => log.account(account_uuid),
-            Caller::Visitor(visitor) => log.account(&visitor.account_uuid),
-            _ => {}
-        }
-        if let Some(key_use) = key_use {
-            let window = admit_request(&env, &limit_names::api_key(&key_use.key_uuid), key_use.limit).await?;
-            key_window.set(Some(window));
-            if !window.admitted {
-                return Err(ApiError::RateLimited {
-                    message: format!(
-                        "This API key made its {} requests allowed in {} seconds; try again in {} seconds.",
-                        key_use.limit.count, key_use.limit.window_secs, window.reset_secs
-                    ),
-                    retry_after_secs: window.reset_secs,
-                });
+        // A message's turn in its session's object reads what it needs while the key is
+        // checked, instead of after the check: two round trips fewer before the first token.
+        let mut early_turn = match (&room, endpoint) {
+            (Some(_), Endpoint::MessageStream | Endpoint::MessageNonStream) => {
+                Some(handlers::messages::EarlyTurn::read_body(&mut req, &params).await)
             }
-            if key_use.touch {
-                let touch_env = env.clone();
-                ctx.wait_until(async move {
-                    let now = time::now();
-                    let stale_before = chrono::Utc::now()
-                        - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
-                    let result = async {
-                        Store::new(&touch_env)?
-                            .touch_key(&key_use.key_uuid, &now, &time::format(stale_before))
-                            .await
-                    }
-                    .await;
-                    if let Err(err) = result {
-                        crate::platform::log::background_failure("marking a key used", &key_use.key_uuid, &err);
-                    }
-                });
+            _ => None,
+        };
+        let key_hash = account_key_hash(&req, &config)?;
+        let prefetch = async {
+            match (&early_turn, &key_hash) {
+                (Some(turn), Some(hash)) => Some(turn.prefetch(&store, hash).await),
+                _ => None,
             }
+        };
+        let check = admit_caller(
+            &req,
+            (&env, &ctx),
+            (&config, &store),
+            log,
+            (method, endpoint, access),
+            &key_window,
+        );
+        let (caller, prefetched) = futures::join!(check, prefetch);
+        let caller = caller?;
+        if let (Some(turn), Some(context), Caller::Account { .. }) =
+            (early_turn.as_mut(), prefetched, &caller)
+        {
+            turn.context = Some(context);
         }
         let call = Call {
             req,
@@ -243,6 +243,7 @@ async fn serve(
             params,
             log: Rc::clone(log),
             room,
+            early_turn,
         };
         dispatch(endpoint, call).await
     }
@@ -271,6 +272,75 @@ fn with_rate_limit_headers(mut response: Response, window: WindowDecision) -> Re
     let _ = headers.set("X-RateLimit-Remaining", &window.remaining.to_string());
     let _ = headers.set("X-RateLimit-Reset", &window.reset_secs.to_string());
     response
+}
+
+/// The caller, checked (`authenticate`), and an API key counted against its request rate; a
+/// key's window goes to `key_window` for the response's headers.
+async fn admit_caller(
+    req: &Request,
+    (env, ctx): (&Env, &Context),
+    (config, store): (&Config, &Store),
+    log: &RequestLog,
+    (method, endpoint, access): (&str, Endpoint, Access),
+    key_window: &std::cell::Cell<Option<WindowDecision>>,
+) -> ApiResult<Caller> {
+    let (caller, key_use) = authenticate(req, config, store, method, endpoint, access).await?;
+    match &caller {
+        Caller::Account { account_uuid, .. } => log.account(account_uuid),
+        Caller::Visitor(visitor) => log.account(&visitor.account_uuid),
+        _ => {}
+    }
+    let Some(key_use) = key_use else {
+        return Ok(caller);
+    };
+    let window =
+        admit_request(env, &limit_names::api_key(&key_use.key_uuid), key_use.limit).await?;
+    key_window.set(Some(window));
+    if !window.admitted {
+        return Err(ApiError::RateLimited {
+            message: format!(
+                "This API key made its {} requests allowed in {} seconds; try again in {} seconds.",
+                key_use.limit.count, key_use.limit.window_secs, window.reset_secs
+            ),
+            retry_after_secs: window.reset_secs,
+        });
+    }
+    if key_use.touch {
+        let touch_env = env.clone();
+        ctx.wait_until(async move {
+            let now = time::now();
+            let stale_before =
+                chrono::Utc::now() - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
+            let result = async {
+                Store::new(&touch_env)?
+                    .touch_key(&key_use.key_uuid, &now, &time::format(stale_before))
+                    .await
+            }
+            .await;
+            if let Err(err) = result {
+                crate::platform::log::background_failure(
+                    "marking a key used",
+                    &key_use.key_uuid,
+                    &err,
+                );
+            }
+        });
+    }
+    Ok(caller)
+}
+
+/// The hash of the account API key the request holds, if it holds one: not a visitor's token,
+/// not the admin token (`authenticate` tells them apart the same way).
+fn account_key_hash(req: &Request, config: &Config) -> ApiResult<Option<String>> {
+    let header = req.headers().get("Authorization")?;
+    let Some(token) = bearer_token(header.as_deref()) else {
+        return Ok(None);
+    };
+    let admin = config
+        .admin_token
+        .as_deref()
+        .is_some_and(|admin| constant_time_eq(admin.as_bytes(), token.as_bytes()));
+    Ok((!admin && !token.starts_with(VISITOR_TOKEN_PREFIX)).then(|| hash_key(token)))
 }
 
 /// What the request does with the key it holds: count against this limit, and mark the key

@@ -1,4 +1,4 @@
-use crate::app::http::{json_response, success_response};
+use crate::app::http::{json_response, read_json_object, success_response};
 use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
@@ -22,7 +22,8 @@ use edgechat_core::domain::widget::visitor_message_json;
 use edgechat_core::knowledge::query::phrases;
 
 use crate::platform::stream::StreamSink;
-use serde_json::json;
+use edgechat_core::api::validate::canonical_uuid;
+use serde_json::{json, Map, Value};
 use worker::{Env, Headers, Response};
 
 /// What happens to a message.
@@ -58,6 +59,52 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
     }
 }
 
+/// A message's turn as far as it can be read while the caller is checked: its body, and, for
+/// an account key, what the turn needs from D1 (`Store::turn_context`) read for the account
+/// holding that key. The read is used only once the key has passed its checks
+/// (`app::serve`); a key that fails them makes it read nothing or be dropped.
+pub struct EarlyTurn {
+    session_uuid: Option<String>,
+    /// Taken by `Call::json_body`.
+    pub body: Option<ApiResult<Map<String, Value>>>,
+    pub context: Option<ApiResult<Option<TurnContext>>>,
+}
+
+impl EarlyTurn {
+    pub async fn read_body(req: &mut worker::Request, params: &[String]) -> Self {
+        EarlyTurn {
+            session_uuid: params.first().and_then(|p| canonical_uuid(p)),
+            body: Some(read_json_object(req).await),
+            context: None,
+        }
+    }
+
+    /// `Store::turn_context` for the session, as the account holding the key `key_hash`.
+    pub async fn prefetch(&self, store: &Store, key_hash: &str) -> ApiResult<Option<TurnContext>> {
+        let Some(session_uuid) = &self.session_uuid else {
+            return Ok(None);
+        };
+        let phrases = match &self.body {
+            Some(Ok(body)) => turn_query(body).map(|q| phrases(&q)).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        store
+            .turn_context(
+                Owner::KeyHolder(key_hash),
+                session_uuid,
+                conversation::HISTORY_TURNS,
+                &phrases,
+            )
+            .await
+    }
+}
+
+/// The question a message's body asks.
+fn turn_query(body: &Map<String, Value>) -> ApiResult<String> {
+    // An AI SDK client (`useChat`) sends its conversation instead of a `query`.
+    ui_chat_query(body).unwrap_or_else(|| query_from_body(body))
+}
+
 /// Everything up to the model call: session, question, rate limit, then either the live-chat
 /// path or the agent and its prompt. Every read sits between the question and the first
 /// token, so the stored state comes in one D1 batch, and the rate-limit object is asked while
@@ -66,29 +113,35 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
     // a wrong key) is still a 404 (or 401).
-    let query = call.json_body().await.and_then(|body| {
-        // An AI SDK client (`useChat`) sends its conversation instead of a `query`.
-        ui_chat_query(&body).unwrap_or_else(|| query_from_body(&body))
-    });
+    let query = call.json_body().await.and_then(|body| turn_query(&body));
+    let early = call
+        .early_turn
+        .as_mut()
+        .and_then(|turn| turn.context.take());
     // The caller's account; for a site visitor, its own session's (see `widget`).
     let owner = widget::turn_owner(call, &session_uuid).await?;
-    begin_turn(call, owner, &session_uuid, query, None).await
+    begin_turn(call, owner, &session_uuid, query, (None, early)).await
 }
 
 /// `begin` once the session's owner is known. `given_history` replaces the session's stored
-/// messages as the prompt's history (a caller that keeps the conversation itself).
+/// messages as the prompt's history (a caller that keeps the conversation itself); `early` is
+/// the turn's read when it was made while the caller was checked (`EarlyTurn`).
 pub(crate) async fn begin_turn(
     call: &Call,
     owner: Owner<'_>,
     session_uuid: &str,
     query: ApiResult<String>,
-    given_history: Option<Vec<Message>>,
+    (given_history, early): (Option<Vec<Message>>, Option<ApiResult<Option<TurnContext>>>),
 ) -> ApiResult<Plan> {
-    let phrases = query.as_deref().map(phrases).unwrap_or_default();
-    let context = call
-        .store
-        .turn_context(owner, session_uuid, conversation::HISTORY_TURNS, &phrases)
-        .await?;
+    let context = match early {
+        Some(context) => context?,
+        None => {
+            let phrases = query.as_deref().map(phrases).unwrap_or_default();
+            call.store
+                .turn_context(owner, session_uuid, conversation::HISTORY_TURNS, &phrases)
+                .await?
+        }
+    };
     let Some(context) = context else {
         return Err(call.missing("session").await);
     };

@@ -152,7 +152,14 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         .then(|| given_history(&req, &session_uuid));
     let owner = Owner::Account(&asker.account_uuid);
     let created = time::now_ms().div_euclid(1000);
-    let plan = begin_turn(&call, owner, &session_uuid, Ok(req.query.clone()), history).await?;
+    let plan = begin_turn(
+        &call,
+        owner,
+        &session_uuid,
+        Ok(req.query.clone()),
+        (history, None),
+    )
+    .await?;
     let (exchange, agents) = match plan {
         Plan::Answer(ex, agents) => (*ex, agents),
         // A person answers in live chat: the question is stored, and no answer follows here.

@@ -64,10 +64,14 @@ impl From<&Arg<'_>> for JsValue {
 }
 
 /// Whose records a read may return: the caller's account (the key was checked before the
-/// handler ran: its scopes, expiry, addresses and rate need its row anyway).
+/// handler ran: its scopes, expiry, addresses and rate need its row anyway), or the account
+/// holding a key, for a read sent beside that key's check (`handlers::messages::prefetch_turn`)
+/// and used only once the check has passed.
 #[derive(Clone, Copy)]
 pub enum Owner<'a> {
     Account(&'a str),
+    /// The account of the API key whose hash this is.
+    KeyHolder(&'a str),
 }
 
 impl<'a> Owner<'a> {
@@ -78,13 +82,18 @@ impl<'a> Owner<'a> {
 
     /// SQL for the owner's account, the owner bound at `placeholder`.
     fn account(&self, placeholder: &str) -> String {
-        placeholder.to_string()
+        match self {
+            Owner::Account(_) => placeholder.to_string(),
+            Owner::KeyHolder(_) => {
+                format!("(SELECT account_uuid FROM api_keys WHERE key_hash = {placeholder})")
+            }
+        }
     }
 
-    /// What is bound for the owner: the account's uuid.
+    /// What is bound for the owner: the account's uuid, or the key's hash.
     fn value(&self) -> &'a str {
         match *self {
-            Owner::Account(uuid) => uuid,
+            Owner::Account(uuid) | Owner::KeyHolder(uuid) => uuid,
         }
     }
 

@@ -259,6 +259,29 @@ test("a key bound to addresses answers 403 from anywhere else", async () => {
   assert.deepEqual((await admin.get("/chatbots")).json, [], "nothing was created from the wrong address");
 });
 
+test("a message is refused to a key that is expired, from another address or without the chat scope, and nothing is stored", async () => {
+  // A message's turn reads its session while the key is checked: the read must count for nothing.
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const bot = await newChatbot(admin, { name: "Guarded" });
+  const session = await newSession(admin, bot);
+  const soon = new Date(Date.now() + 2_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const expiring = (await keyOf(admin, { scopes: ["chat"], expires_at: soon })).key;
+  const bound = (await keyOf(admin, { scopes: ["chat"], allowed_ips: ["203.0.113.0/24"] })).key;
+  const reader = (await keyOf(admin, { scopes: ["read"] })).key;
+  const paths = ["stream", "non-stream"].map((kind) => `/api/v1/session/${session.uuid}/message/${kind}`);
+  for (const path of paths) {
+    assert.equal((await worker.request("POST", path, { key: bound, body: { query: "hello" }, headers: { "CF-Connecting-IP": "203.0.113.9" } })).status, 200);
+  }
+  await sleep(Math.max(0, Date.parse(soon) - Date.now()) + 1_100);
+  for (const path of paths) {
+    assert.match(expectError(assert, await worker.request("POST", path, { key: expiring, body: { query: "hello" } }), 401, "unauthorized").message, /expired/);
+    assert.match(expectError(assert, await worker.request("POST", path, { key: bound, body: { query: "hello" }, headers: { "CF-Connecting-IP": "198.51.100.1" } }), 403, "forbidden").message, /address/);
+    assert.match(expectError(assert, await worker.request("POST", path, { key: reader, body: { query: "hello" } }), 403, "forbidden").message, /`chat`/);
+  }
+  assert.equal((await worker.sql(`SELECT COUNT(*) AS n FROM messages WHERE session_uuid = '${session.uuid}'`))[0].n, 2, "only the two admitted messages");
+});
+
 test("last_used_at moves when a key is used, at most once a minute", async () => {
   const acct = await worker.newAccount("owner");
   const admin = client(worker, acct.key);
