@@ -495,9 +495,10 @@ async function pool(items, n, fn) {
  * Uploads `files` to `bot` and waits for every source to settle. Time runs from the first
  * upload to the poll that sees the last source settled (polls every 50 ms).
  */
-async function ingest(worker, key, api, bot, files, label) {
+export async function ingest(worker, key, api, bot, files, label) {
   const bytes = files.reduce((n, f) => n + f.bytes.length, 0);
-  const stepsBefore = worker.ingestionSteps.length;
+  // A Worker started by another checkout's harness may not collect its steps.
+  const stepsBefore = worker.ingestionSteps?.length ?? 0;
   log(`  ${label}: uploading ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB`);
   const t0 = performance.now();
   const uuids = await pool(files, CONFIG.uploadConcurrency, async (f) => {
@@ -535,7 +536,7 @@ async function ingest(worker, key, api, bot, files, label) {
     mb_per_s: round(okBytes / 1e6 / seconds, 3),
     tokens: Object.values(statuses).reduce((n, s) => n + (s.tokens ?? 0), 0),
     errors: errors.map((s) => `${s.file_name}: ${s.meta?.error ?? "error"}`),
-    steps: stepFigures(worker.ingestionSteps.slice(stepsBefore)),
+    steps: stepFigures((worker.ingestionSteps ?? []).slice(stepsBefore)),
   };
   log(`  ${label}: ${result.mb_per_s} MB/s (${(bytes / 1e6).toFixed(2)} MB in ${result.seconds} s, ${errors.length} errors)`);
   return { ...result, uuids };
@@ -585,6 +586,31 @@ function bundles(docs, count, bytes) {
     out.push({ title, text, name: `${title.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase().replace(/-+$/, "")}` });
   }
   return out;
+}
+
+/**
+ * The upload batches ingestion is measured with: text files bundled from the other chatbot's
+ * documents, and PDFs typeset from the next ones (so the two hold different text) beside the
+ * fixture PDFs. The same files every run.
+ */
+export async function ingestionFiles(corpus) {
+  const shuffled = [...corpus.other];
+  const rand = rng(11);
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+  }
+  const textDocs = [];
+  let textBytes = 0;
+  while (shuffled.length && textBytes < CONFIG.textFiles * CONFIG.textFileBytes) {
+    const d = shuffled.shift();
+    textDocs.push(d);
+    textBytes += Buffer.byteLength(d.text);
+  }
+  const textFiles = bundles(textDocs, CONFIG.textFiles, CONFIG.textFileBytes).map((b) => ({
+    name: `${b.name}.txt`, bytes: Buffer.from(b.text), type: "text/plain",
+  }));
+  return { textFiles, pdfs: await makePdfs(shuffled) };
 }
 
 async function makePdfs(docs) {
@@ -731,23 +757,8 @@ async function main() {
   log(`  handbook: ${corpus.summary.handbook.documents} documents, ${(corpus.summary.handbook.bytes / 1e6).toFixed(1)} MB; ` +
     `other: ${corpus.summary.other.documents} documents, ${(corpus.summary.other.bytes / 1e6).toFixed(1)} MB`);
 
-  // The other chatbot's documents, shuffled once: the first ones become text uploads, the next
-  // ones PDFs, so the two batches hold different text.
-  const shuffled = [...corpus.other];
-  const rand = rng(11);
-  for (let i = shuffled.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
-  }
-  const textDocs = [];
-  let textBytes = 0;
-  while (shuffled.length && textBytes < CONFIG.textFiles * CONFIG.textFileBytes) {
-    const d = shuffled.shift();
-    textDocs.push(d);
-    textBytes += Buffer.byteLength(d.text);
-  }
   log("typesetting PDFs with fpdf2 (cached in bench-output/pdf)");
-  const pdfs = await makePdfs(shuffled);
+  const { textFiles, pdfs } = await ingestionFiles(corpus);
   if (pdfs.note) log(`  ${pdfs.note}; using the fixture PDFs only`);
 
   const report = {
@@ -778,9 +789,6 @@ async function main() {
 
     // Ingestion throughput, into the other chatbot.
     log("ingestion: text uploads");
-    const textFiles = bundles(textDocs, CONFIG.textFiles, CONFIG.textFileBytes).map((b) => ({
-      name: `${b.name}.txt`, bytes: Buffer.from(b.text), type: "text/plain",
-    }));
     const { uuids: _t, ...text } = await ingest(worker, key, api, other, textFiles, "text");
     report.ingestion.text = text;
     log("ingestion: PDF uploads");
