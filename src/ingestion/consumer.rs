@@ -37,14 +37,15 @@ async fn run(ctx: &StepEnv<'_>, step: &Step) -> ApiResult<Outcome> {
     }
 }
 
-/// Runs one step and says whether it is done. A failure worth retrying is recorded on the
-/// source first, so the dead-letter consumer can name it.
-async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
+/// Runs one step and says whether it is done, and how many D1 calls plus subrequests it made.
+/// A failure worth retrying is recorded on the source first, so the dead-letter consumer can
+/// name it. `before` is what the invocation's earlier steps made.
+async fn run_logged(env: &Env, config: &Config, step: &Step, before: u32) -> (bool, u32) {
     let store = match Store::new(env) {
         Ok(store) => store,
         Err(err) => {
             log::background_failure("opening the database for a step", "", &err);
-            return false;
+            return (false, 0);
         }
     };
     let sent = Subrequests::default();
@@ -81,13 +82,14 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
         }
     }
     let calls = store.calls() + sent.count();
-    if calls > CALL_BUDGET {
+    let invocation_calls = before + calls;
+    if invocation_calls > CALL_BUDGET {
         // A step is built to stay within the budget; past it, Cloudflare would refuse calls.
         log::background_failure(
             step.kind(),
             &record,
             &ApiError::internal(format!(
-                "the step made {calls} D1 calls and subrequests, over {CALL_BUDGET}"
+                "the invocation made {invocation_calls} D1 calls and subrequests, over {CALL_BUDGET}"
             )),
         );
     }
@@ -100,12 +102,13 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> bool {
             "reason": reason,
             "d1_calls": store.calls(),
             "subrequests": sent.count(),
-            "within_budget": calls <= CALL_BUDGET,
+            "invocation_calls": invocation_calls,
+            "within_budget": invocation_calls <= CALL_BUDGET,
             "duration_ms": time::now_ms() - started,
             "wasm_memory_bytes": wasm_memory_bytes(),
         }),
     );
-    done
+    (done, calls)
 }
 
 /// The size of the module's linear memory, which only grows: the most this isolate's steps
@@ -121,8 +124,15 @@ fn wasm_memory_bytes() -> u64 {
     }
 }
 
+/// Runs a batch's steps in turn. After the first, a step runs only while its bound fits what
+/// the invocation has left of the call budget (`Step::fits_after`); the steps left over go
+/// back on the queue in one send, as new messages, since they never ran. Under a burst of
+/// uploads one invocation so reads several small files instead of one.
 pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
     let config = crate::platform::config::read(&env);
+    let mut used = 0;
+    let mut ran_any = false;
+    let mut left_over = Vec::new();
     for message in batch.messages()? {
         let step: Step = match serde_json::from_value(message.body().clone()) {
             Ok(step) => step,
@@ -137,10 +147,30 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()>
                 continue;
             }
         };
-        if run_logged(&env, &config, &step).await {
+        if !left_over.is_empty() || (ran_any && !step.fits_after(used, CALL_BUDGET)) {
+            left_over.push((message, step));
+            continue;
+        }
+        ran_any = true;
+        let (done, calls) = run_logged(&env, &config, &step, used).await;
+        used += calls;
+        if done {
             message.ack();
         } else {
             message.retry();
+        }
+    }
+    if !left_over.is_empty() {
+        let steps = left_over.iter().map(|(_, step)| step.clone()).collect();
+        let passed_on = super::enqueue(&env, steps, &Subrequests::default()).await;
+        for (message, _) in &left_over {
+            match &passed_on {
+                Ok(()) => message.ack(),
+                Err(_) => message.retry(),
+            }
+        }
+        if let Err(err) = passed_on {
+            log::background_failure("passing steps on to the next invocation", "", &err);
         }
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! Reading sources, as bounded steps on the ingestion queue (`edgechat_core::knowledge::steps`):
 //! the create call stores the source in `await` and queues its first step; the consumer
-//! (`consumer`) runs one step per invocation. A web page is fetched, an upload extracted from
-//! R2, then chunked and indexed, in one step when it is small and in slices when it is large.
+//! (`consumer`) runs a batch's steps in turn while they fit one invocation's call budget. A
+//! web page is fetched, an upload extracted from R2, then chunked and indexed, in one step
+//! when it is small and in slices when it is large.
 //! A source ends in `success`, or in `error` with the reason in its meta; a step that keeps
 //! failing reaches the dead-letter queue, whose consumer marks its source `error`.
 

@@ -65,6 +65,8 @@ function assertStepsWithinLimits(source, kinds) {
   for (const kind of kinds) assert.ok(steps.some((s) => s.step === kind), `a ${kind} step ran: ${JSON.stringify(steps)}`);
   for (const s of steps) {
     assert.ok(s.d1_calls + s.subrequests <= 50, `within the call budget: ${JSON.stringify(s)}`);
+    // Steps that share an invocation share its budget too.
+    assert.ok(s.invocation_calls >= s.d1_calls + s.subrequests && s.invocation_calls <= 50, `within the invocation's budget: ${JSON.stringify(s)}`);
     assert.equal(s.within_budget, true, JSON.stringify(s));
     assert.ok(s.wasm_memory_bytes > 0 && s.wasm_memory_bytes < 96 * 2 ** 20, `memory: ${JSON.stringify(s)}`);
   }

@@ -79,6 +79,26 @@ impl Step {
         }
     }
 
+    /// The most D1 calls plus subrequests the step can make, where that is known tightly:
+    /// reading an upload (claim, the file, then either its batch and what follows a reading's
+    /// end, or a run of at most `MAX_SLICES` staged slices and their queue send, then the
+    /// failure's record) and indexing a slice (the slice, its drafts, the swap, the staged
+    /// slices' removal, the source, what follows its end, the failure's record). The other
+    /// steps' calls grow with what they find on the web or in the index, up to the budget.
+    pub fn call_bound(&self) -> Option<u32> {
+        match self {
+            Step::ExtractFile { .. } => Some(MAX_SLICES as u32 + 5),
+            Step::IndexSlice(_) => Some(10),
+            _ => None,
+        }
+    }
+
+    /// Whether the step may run in an invocation that has made `used` of its `budget` calls,
+    /// keeping one for the queue send that passes on whatever the invocation leaves.
+    pub fn fits_after(&self, used: u32, budget: u32) -> bool {
+        self.call_bound().is_some_and(|bound| used + bound < budget)
+    }
+
     /// A short name for logs and benchmark figures.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -218,6 +238,29 @@ impl Refresh {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invocation_runs_more_steps_only_while_their_bounds_fit_its_budget() {
+        let extract = Step::ExtractFile { source: "s".into() };
+        // Small uploads cost 4 calls each: four of them fit 50 with a send to spare.
+        let mut used = 0;
+        let mut ran = 0;
+        while ran == 0 || extract.fits_after(used, 50) {
+            used += 4;
+            ran += 1;
+        }
+        assert_eq!(ran, 4);
+        assert!(used + extract.call_bound().unwrap_or(0) + 1 > 50);
+        // A step whose calls depend on what it finds never follows another.
+        let crawl = Step::CrawlStart {
+            crawl: "c".into(),
+            resync: false,
+        };
+        assert!(!crawl.fits_after(0, 50));
+        assert_eq!(crawl.call_bound(), None);
+        // Whatever ran first, the second step's bound still fits under the budget.
+        assert!(extract.call_bound().unwrap_or(u32::MAX) < 50);
+    }
 
     fn chunk(position: u32, bytes: usize) -> StagedChunk {
         StagedChunk {
