@@ -31,9 +31,8 @@ if build_worker; then
   rm -rf "$out" && mkdir -p "$out"
   # Every test server starts from a copy of this migrated, empty state.
   apply_migrations "$out/state-template"
-  # The load test runs by itself after the others: it is about this Worker under load, and
-  # another file's Worker competing for the two cores makes wrangler's local proxy drop
-  # requests before they reach the Worker ("Your worker restarted mid-request").
+  # The load test runs by itself after the others: it is about this Worker under load, not
+  # about another file's Worker competing for the same two cores.
   e2e_files=()
   for f in tests/e2e/*.test.mjs; do [ "$f" = tests/e2e/load.test.mjs ] || e2e_files+=("$f"); done
   E2E_STATE_TEMPLATE="$out/state-template" E2E_OUTPUT="$out" \

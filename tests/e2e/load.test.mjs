@@ -1,15 +1,13 @@
 // Load: many requests at once, mixing writes and streamed answers across 160 sessions (a
 // session answers one message at a time, so each gets one of the concurrent messages). Every
 // answered message is stored exactly once, a session's messages keep their order, and rate
-// limits hold exactly. Requests go to the runtime directly, not through wrangler's local proxy:
-// at this concurrency the proxy's connection pool meets the runtime's 5 s keep-alive timeout and
-// answers POSTs written at that moment with a 503 of its own (see `direct` in harness.mjs).
+// limits hold exactly.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { startAccount, newChatbot, newSession, streamMessage, eventually } from "./suite.mjs";
 
 let worker, api, key;
-before(async () => ({ worker, api, key } = await startAccount({ inspector: false, direct: true })));
+before(async () => ({ worker, api, key } = await startAccount()));
 
 async function chatbotWithSessions(name, limit, sessions) {
   const bot = await newChatbot(api, { name, rate_limit: limit });

@@ -2,8 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startAccount, newChatbot, client } from "./suite.mjs";
 
+// The `wrangler dev` command itself, as `make dev` runs it.
 test("state survives a restart of wrangler dev", async () => {
-  const { worker, account: acct, api } = await startAccount();
+  const { worker, account: acct, api } = await startAccount({ cli: true });
   const bot = await newChatbot(api, { name: "Durable", rate_limit: [7, 70] });
   const agents = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
 

@@ -45,9 +45,18 @@ after(async () => {
  * Starts a Worker (see `startWorker` in harness.mjs for the options) that is disposed after
  * this file's tests. `expectInternalErrors: true` is for a test that provokes an internal error
  * on purpose: that Worker's log is not held against the file, and the test checks it itself.
+ *
+ * Tests speak to the runtime's own socket (`direct`, through serve.mjs: wrangler's own dev
+ * server, the same runtime, bindings and local state as `wrangler dev`, its log lines
+ * included). Wrangler's local proxy in front of it is not on the deployed path, and on a busy
+ * machine it now and then loses a request: a GET whose connection to the runtime drops is
+ * queued for a reload that never comes, so the client waits forever, and a POST is answered
+ * with its own 503 (see `direct` in harness.mjs). `cli: true` starts the `wrangler dev`
+ * command itself, proxy included, as `make dev` runs it.
  */
-export async function startWorker({ expectInternalErrors = false, ...options } = {}) {
-  const worker = await harness.startWorker({ ...options, failOnInternalErrors: !expectInternalErrors });
+export async function startWorker({ expectInternalErrors = false, cli = false, ...options } = {}) {
+  const reach = cli ? {} : { inspector: false, direct: true, workerLogs: true };
+  const worker = await harness.startWorker({ ...reach, ...options, failOnInternalErrors: !expectInternalErrors });
   stops.push(() => worker.dispose());
   return worker;
 }
