@@ -95,9 +95,6 @@ impl Call {
     }
 
     pub async fn json_body(&mut self) -> ApiResult<Map<String, Value>> {
-        if let Some(body) = self.early_turn.as_mut().and_then(|turn| turn.body.take()) {
-            return body;
-        }
         http::read_json_object(&mut self.req).await
     }
 }
@@ -141,7 +138,7 @@ fn failure(log: &RequestLog, err: ApiError, path: &str) -> Response {
 }
 
 async fn serve(
-    req: Request,
+    mut req: Request,
     env: Env,
     ctx: Context,
     log: &Rc<RequestLog>,
@@ -200,7 +197,6 @@ async fn serve(
     };
     // Set once an API key is known: its request count, sent back on every answer.
     let key_window = std::cell::Cell::new(None::<WindowDecision>);
-    let mut req = req;
     let result = async {
         let store = Store::new(&env)?;
         // A message's turn in its session's object reads what it needs while the key is

@@ -59,14 +59,13 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
     }
 }
 
-/// A message's turn as far as it can be read while the caller is checked: its body, and, for
-/// an account key, what the turn needs from D1 (`Store::turn_context`) read for the account
+/// A message's turn as far as it can be read while the caller is checked: its question, and,
+/// for an account key, what the turn needs from D1 (`Store::turn_context`) read for the account
 /// holding that key. The read is used only once the key has passed its checks
-/// (`app::serve`); a key that fails them makes it read nothing or be dropped.
+/// (`app::serve`); a key that fails them makes it read nothing or be dropped. `begin` takes it.
 pub struct EarlyTurn {
     session_uuid: Option<String>,
-    /// Taken by `Call::json_body`.
-    pub body: Option<ApiResult<Map<String, Value>>>,
+    query: ApiResult<String>,
     pub context: Option<ApiResult<Option<TurnContext>>>,
 }
 
@@ -74,7 +73,9 @@ impl EarlyTurn {
     pub async fn read_body(req: &mut worker::Request, params: &[String]) -> Self {
         EarlyTurn {
             session_uuid: params.first().and_then(|p| canonical_uuid(p)),
-            body: Some(read_json_object(req).await),
+            query: read_json_object(req)
+                .await
+                .and_then(|body| turn_query(&body)),
             context: None,
         }
     }
@@ -84,10 +85,7 @@ impl EarlyTurn {
         let Some(session_uuid) = &self.session_uuid else {
             return Ok(None);
         };
-        let phrases = match &self.body {
-            Some(Ok(body)) => turn_query(body).map(|q| phrases(&q)).unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let phrases = self.query.as_deref().map(phrases).unwrap_or_default();
         store
             .turn_context(
                 Owner::KeyHolder(key_hash),
@@ -113,11 +111,13 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
     // a wrong key) is still a 404 (or 401).
-    let query = call.json_body().await.and_then(|body| turn_query(&body));
-    let early = call
-        .early_turn
-        .as_mut()
-        .and_then(|turn| turn.context.take());
+    let (query, early) = match call.early_turn.take() {
+        Some(turn) => (turn.query, turn.context),
+        None => (
+            call.json_body().await.and_then(|body| turn_query(&body)),
+            None,
+        ),
+    };
     // The caller's account; for a site visitor, its own session's (see `widget`).
     let owner = widget::turn_owner(call, &session_uuid).await?;
     begin_turn(call, owner, &session_uuid, query, (None, early)).await

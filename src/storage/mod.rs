@@ -65,7 +65,7 @@ impl From<&Arg<'_>> for JsValue {
 
 /// Whose records a read may return: the caller's account (the key was checked before the
 /// handler ran: its scopes, expiry, addresses and rate need its row anyway), or the account
-/// holding a key, for a read sent beside that key's check (`handlers::messages::prefetch_turn`)
+/// holding a key, for a read sent beside that key's check (`handlers::messages::EarlyTurn`)
 /// and used only once the check has passed.
 #[derive(Clone, Copy)]
 pub enum Owner<'a> {
