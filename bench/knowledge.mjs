@@ -626,6 +626,8 @@ async function makePdfs(docs) {
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", () => resolve({ paths: [], note: "python3 not found" }));
+    // A script that exits at once (fpdf2 missing) closes its input before it is written.
+    child.stdin.on("error", () => {});
     child.on("exit", (code) => {
       if (code === 0) resolve({ paths: JSON.parse(stdout), note: null });
       else resolve({ paths: [], note: `fpdf2 could not typeset the PDFs (${stderr.trim().split("\n").pop()})` });

@@ -302,6 +302,30 @@ impl<'a> Sql<'a> {
         sql
     }
 
+    /// One `INSERT` of every row of the JSON array `rows` (objects keyed by column name),
+    /// with each of `shared`'s columns bound once for all of them: a few arguments however
+    /// many rows, where `insert_rows` binds every value on its own.
+    pub fn insert_json_rows<R: Row>(shared: Vec<(&'static str, Arg<'a>)>, rows: &'a str) -> Self {
+        let mut sql = Sql::new("");
+        let mut shared = shared;
+        let values: Vec<String> = written_names::<R>()
+            .into_iter()
+            .map(|name| match shared.iter().position(|(n, _)| *n == name) {
+                Some(at) => sql.bind(shared.swap_remove(at).1),
+                None => format!("json_extract(j.value, '$.{name}')"),
+            })
+            .collect();
+        debug_assert!(shared.is_empty(), "{} has no such column", R::TABLE.name);
+        let array = sql.bind(Arg::Text(rows));
+        sql.text = format!(
+            "INSERT INTO {} ({}) SELECT {} FROM json_each({array}) j",
+            R::TABLE.name,
+            written_names::<R>().join(", "),
+            values.join(", ")
+        );
+        sql
+    }
+
     /// The rows' written columns bound in order, as `(?1, ...), (?n+1, ...)`, with the `Sql`
     /// holding their values.
     fn bound_tuples<R: Row>(rows: &'a [R]) -> (Self, String) {
@@ -632,6 +656,25 @@ mod tests {
              WHERE EXISTS (SELECT 1 FROM owners p WHERE p.uuid = v.column2)"
         );
         assert_eq!(sql.args().len(), 16);
+        check_count(&sql);
+    }
+
+    #[test]
+    fn insert_json_rows_binds_shared_columns_once_and_reads_the_rest_from_the_array() {
+        let rows = r#"[{"uuid": "a", "type": "k", "name": "n", "size": 1}]"#;
+        let sql = Sql::insert_json_rows::<ThingRow>(
+            vec![("created_at", Arg::Text("c")), ("owner", Arg::Text("o"))],
+            rows,
+        );
+        assert_eq!(
+            sql.text(),
+            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at) \
+             SELECT json_extract(j.value, '$.uuid'), ?1, json_extract(j.value, '$.type'), \
+             json_extract(j.value, '$.name'), json_extract(j.value, '$.size'), \
+             json_extract(j.value, '$.note'), ?2, json_extract(j.value, '$.modified_at') \
+             FROM json_each(?3) j"
+        );
+        assert_eq!(texts(&sql), ["o", "c", rows]);
         check_count(&sql);
     }
 
