@@ -87,7 +87,7 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     let chunks = qa_chunks(&qa.question, &qa.answer);
     source.tokens = estimate_tokens(&format!("{}\n{}", qa.question, qa.answer)) as i64;
     source.status = Status::Success;
-    call.store.insert_source(&source, None, &chunks).await?;
+    call.store.insert_source(&source, None, chunks).await?;
     call.log.record(&source.uuid);
     // Ready as it is stored: webhooks hear of it now, as they do when a reading ends.
     call.ctx.wait_until(crate::webhooks::notify(
@@ -207,7 +207,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     files::put(&call.env, &key, bytes, kind.media_type(), &file_name).await?;
     if let Err(err) = call
         .store
-        .insert_source(&source, Some(&content_hash), &[])
+        .insert_source(&source, Some(&content_hash), Vec::new())
         .await
     {
         files::delete(&call.env, vec![key]).await?;

@@ -225,7 +225,7 @@ async fn finish(
     source.status = Status::Success;
     source.modified_at = now;
     ctx.store
-        .finish_reading(&source, &first, &validators)
+        .finish_reading(&source, first, &validators)
         .await?;
     super::source_ended(ctx.env, ctx.config, ctx.store, &source, ctx.sent).await?;
     Ok(Outcome::Done)

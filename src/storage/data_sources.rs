@@ -3,7 +3,7 @@ use super::{batch_rows, object_text, Arg, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
-use edgechat_core::knowledge::query::{cjk_pairs, is_cjk};
+use edgechat_core::knowledge::query::is_cjk;
 use edgechat_core::knowledge::retrieve::ChunkHit;
 use edgechat_core::knowledge::steps::{split_by_size, StagedChunk, DRAFT_STATEMENT_BYTES};
 use serde::Deserialize;
@@ -173,15 +173,26 @@ impl Store {
     pub(super) fn insert_chunk_statements(
         &self,
         source: &DataSource,
-        chunks: &[Chunk],
+        chunks: Vec<Chunk>,
     ) -> ApiResult<Vec<D1PreparedStatement>> {
+        // Chunks with CJK text are indexed again as character pairs (migration 0010), found by
+        // their source and position once inserted; the pairs are taken out before the chunks
+        // are written, so they are not sent twice.
+        let mut pairs: Vec<serde_json::Value> = Vec::new();
+        let staged: Vec<StagedChunk> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let mut staged = StagedChunk::from(chunk);
+                staged.index_pairs();
+                if let Some(p) = staged.pairs.take() {
+                    pairs.push(serde_json::json!({"position": staged.position, "pairs": p}));
+                }
+                staged
+            })
+            .collect();
         // The chunks travel as JSON arrays, one argument per statement. Bound value by value
         // (six a row, sixteen rows a statement under D1's 100 parameters), writing took 60 %
         // of the step reading a 300 KB text file, and twice as long as this.
-        let staged: Vec<StagedChunk> = chunks
-            .iter()
-            .map(|c| StagedChunk::from(c.clone()))
-            .collect();
         let parts = split_by_size(&staged, DRAFT_STATEMENT_BYTES, usize::MAX)
             .into_iter()
             .map(serde_json::to_string)
@@ -198,16 +209,6 @@ impl Store {
                 ))
             })
             .collect::<ApiResult<Vec<_>>>()?;
-        // Chunks with CJK text are indexed again as character pairs (migration 0010), found by
-        // their source and position once inserted.
-        let pairs: Vec<serde_json::Value> = chunks
-            .iter()
-            .filter_map(|c| {
-                let heading = c.heading.as_deref().unwrap_or_default();
-                cjk_pairs(&format!("{heading}\n{}", c.text))
-                    .map(|p| serde_json::json!({"position": c.position, "pairs": p}))
-            })
-            .collect();
         for group in pairs.chunks(CJK_ROWS_PER_STATEMENT) {
             let list = serde_json::to_string(group)?;
             statements.push(self.statement(
@@ -227,7 +228,7 @@ impl Store {
         &self,
         source: &DataSource,
         content_hash: Option<&str>,
-        chunks: &[Chunk],
+        chunks: Vec<Chunk>,
     ) -> ApiResult<()> {
         let mut statements = vec![self.insert_source_statement(source, content_hash)?];
         statements.extend(self.insert_chunk_statements(source, chunks)?);

@@ -102,7 +102,7 @@ impl Store {
     pub async fn finish_reading(
         &self,
         source: &DataSource,
-        chunks: &[Chunk],
+        chunks: Vec<Chunk>,
         marks: &NewMarks,
     ) -> ApiResult<()> {
         let meta = object_text(&source.meta);

@@ -305,12 +305,15 @@ impl<'a> Sql<'a> {
     /// One `INSERT` of every row of the JSON array `rows` (objects keyed by column name),
     /// with each of `shared`'s columns bound once for all of them: a few arguments however
     /// many rows, where `insert_rows` binds every value on its own.
-    pub fn insert_json_rows<R: Row>(shared: Vec<(&'static str, Arg<'a>)>, rows: &'a str) -> Self {
+    pub fn insert_json_rows<R: Row>(
+        mut shared: Vec<(&'static str, Arg<'a>)>,
+        rows: &'a str,
+    ) -> Self {
         let mut sql = Sql::new("");
-        let mut shared = shared;
-        let values: Vec<String> = written_names::<R>()
-            .into_iter()
-            .map(|name| match shared.iter().position(|(n, _)| *n == name) {
+        let names = written_names::<R>();
+        let values: Vec<String> = names
+            .iter()
+            .map(|name| match shared.iter().position(|(n, _)| n == name) {
                 Some(at) => sql.bind(shared.swap_remove(at).1),
                 None => format!("json_extract(j.value, '$.{name}')"),
             })
@@ -320,7 +323,7 @@ impl<'a> Sql<'a> {
         sql.text = format!(
             "INSERT INTO {} ({}) SELECT {} FROM json_each({array}) j",
             R::TABLE.name,
-            written_names::<R>().join(", "),
+            names.join(", "),
             values.join(", ")
         );
         sql
