@@ -218,6 +218,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         &call.env,
         Step::ExtractFile {
             source: source.uuid.clone(),
+            file_bytes: Some(source.file_size as u64),
         },
     )
     .await?;

@@ -51,8 +51,10 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
         resync: true,
     }));
     steps.extend(stalled.iter().map(|(source, kind)| match kind {
+        // Its size is not at hand here: the step reads it with the full bound.
         SourceType::File => Step::ExtractFile {
             source: source.clone(),
+            file_bytes: None,
         },
         _ => Step::FetchPage {
             source: source.clone(),

@@ -148,7 +148,9 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
     finish(ctx, source, &marks, reading, validators).await
 }
 
-pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
+/// `inline`: the step promised to read the file in one step (`Step::reads_inline`); a reading
+/// too long for that is handed to a step that may stage it.
+pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str, inline: bool) -> ApiResult<Outcome> {
     let now = time::now();
     let Some((source, marks)) = ctx.store.source_for_step(uuid, &now, true).await? else {
         return Ok(Outcome::Done);
@@ -178,14 +180,16 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str) -> ApiResult<Outcome> {
         Ok(d) => d,
         Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
     };
-    finish(
-        ctx,
-        source,
-        &marks,
-        begin_reading(document),
-        NewMarks::default(),
-    )
-    .await
+    let reading = begin_reading(document);
+    if inline && reading.chunks.text().len() > INLINE_TEXT_BYTES {
+        let step = Step::ExtractFile {
+            source: source.uuid,
+            file_bytes: None,
+        };
+        enqueue(ctx.env, vec![step], ctx.sent).await?;
+        return Ok(Outcome::Done);
+    }
+    finish(ctx, source, &marks, reading, NewMarks::default()).await
 }
 
 /// Indexes a reading: in this step when it is small, else staged in slices of its layout for

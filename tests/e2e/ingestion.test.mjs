@@ -114,6 +114,42 @@ test("a step that always fails ends in error through the dead-letter queue, with
   assert.equal(hits.get("/down"), 4);
 });
 
+test("small uploads are read side by side; a small file with a long text is handed on to be staged", { timeout: 300_000 }, async () => {
+  const bot = await newChatbot(api, { name: "Burst" });
+  const texts = Array.from({ length: 6 }, (_, i) => ({
+    name: `note-${i}.txt`,
+    bytes: Buffer.from(largeText(20_000, `The burst marker number ${i} names the tawny kingfisher ${i}.`, 100 + i)),
+    type: "text/plain",
+  }));
+  // 160 pages of compressed text: a file of about 280 KB whose text is about 750 KB, longer
+  // than one step indexes, though the file is small enough to be promised one step.
+  const pdf = largePdf(160, "The cobalt axolotl signs the ferry manifest at dawn.", 5);
+  assert.ok(pdf.length < 450 * 1024, `${pdf.length} bytes`);
+  const uploads = await Promise.all([...texts, { name: "dense.pdf", bytes: pdf, type: "application/pdf" }]
+    .map((file) => upload(worker, key, bot.uuid, file)));
+  for (const r of uploads) assert.equal(r.status, 200, r.text);
+  const done = [];
+  for (const r of uploads) {
+    const source = await settled(api, r.json.uuid, 240_000);
+    assert.equal(source.status, "success", source.meta_json);
+    await assertIndexedOnce(source, bot.uuid);
+    done.push(source);
+  }
+  const textSteps = done.slice(0, -1).flatMap((source) => assertStepsWithinLimits(source, ["extract_file"]));
+  assert.ok(textSteps.every((s) => s.step === "extract_file" && s.outcome === "done"), JSON.stringify(textSteps));
+  assert.ok(textSteps.some((s) => s.ran_together > 1), `some ran side by side: ${JSON.stringify(textSteps)}`);
+  const pdfSteps = assertStepsWithinLimits(done.at(-1), ["extract_file", "index_slice"]);
+  const extracts = pdfSteps.filter((s) => s.step === "extract_file");
+  assert.equal(extracts.length, 2, `handed on once, then staged: ${JSON.stringify(pdfSteps)}`);
+  assert.ok(extracts[0].d1_calls + extracts[0].subrequests <= 8, `the small step kept its bound: ${JSON.stringify(extracts[0])}`);
+  for (let i = 0; i < texts.length; i++) {
+    const hits = await search(bot, `burst marker number ${i} tawny kingfisher`);
+    assert.ok(hits.some((h) => h.text.includes(`number ${i} names`)), JSON.stringify(hits.slice(0, 2)));
+  }
+  const hits = await search(bot, "cobalt axolotl ferry manifest");
+  assert.ok(hits.some((h) => h.text.includes("cobalt axolotl")), JSON.stringify(hits.slice(0, 2)));
+});
+
 /** About `bytes` of Japanese-and-Chinese text in paragraphs, `marker` in the last one. */
 function largeCjkText(bytes, marker) {
   const words = ["山", "川", "海", "風", "雨", "雪", "花", "鳥", "月", "星", "森", "道", "町", "村", "空",

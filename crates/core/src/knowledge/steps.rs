@@ -20,8 +20,14 @@ pub enum Step {
         #[serde(default)]
         recheck: bool,
     },
-    /// Read an upload's original from R2, extract and chunk it.
-    ExtractFile { source: String },
+    /// Read an upload's original from R2, extract and chunk it. `file_bytes` is the upload's
+    /// size when whoever queued the step knew it: a small file is read in one step of a small
+    /// bound (`reads_inline`), which lets several run at once.
+    ExtractFile {
+        source: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file_bytes: Option<u64>,
+    },
     /// Chunk one staged slice of a large reading's layout and write its chunks as drafts; the
     /// slice that completes the reading swaps all of them in at once.
     IndexSlice(SliceStep),
@@ -65,7 +71,7 @@ impl Step {
     /// The data source the step reads, if it reads one.
     pub fn source(&self) -> Option<&str> {
         match self {
-            Step::FetchPage { source, .. } | Step::ExtractFile { source } => Some(source),
+            Step::FetchPage { source, .. } | Step::ExtractFile { source, .. } => Some(source),
             Step::IndexSlice(slice) => Some(&slice.source),
             Step::CrawlStart { .. } | Step::CrawlSitemap { .. } | Step::SyncVectors => None,
         }
@@ -85,8 +91,15 @@ impl Step {
     /// failure's record) and indexing a slice (the slice, its drafts, the swap, the staged
     /// slices' removal, the source, what follows its end, the failure's record). The other
     /// steps' calls grow with what they find on the web or in the index, up to the budget.
+    /// A small upload's step never stages: its reading is indexed in the step, or, when its
+    /// text turns out longer than `INLINE_TEXT_BYTES` (a compressed PDF, say), handed to a
+    /// step of the full bound (claim, the file, the send, the failure's record). Either way
+    /// it makes at most the claim, the file, its batch, what follows a reading's end (the
+    /// webhooks read, their deliveries written and queued, the vector step queued) and the
+    /// failure's record.
     pub fn call_bound(&self) -> Option<u32> {
         match self {
+            Step::ExtractFile { .. } if self.reads_inline() => Some(INLINE_STEP_CALLS),
             Step::ExtractFile { .. } => Some(MAX_SLICES as u32 + 5),
             Step::IndexSlice(_) => Some(10),
             _ => None,
@@ -97,6 +110,19 @@ impl Step {
     /// keeping one for the queue send that passes on whatever the invocation leaves.
     pub fn fits_after(&self, used: u32, budget: u32) -> bool {
         self.call_bound().is_some_and(|bound| used + bound < budget)
+    }
+
+    /// Whether the step promises to read its source in one step, never staging slices: an
+    /// upload queued with a size of at most `SMALL_FILE_BYTES`.
+    pub fn reads_inline(&self) -> bool {
+        matches!(self, Step::ExtractFile { file_bytes: Some(bytes), .. } if *bytes <= SMALL_FILE_BYTES)
+    }
+
+    /// Whether the step may run at the same time as others of the invocation: its calls are
+    /// few and known, and what it holds in memory is small. While one waits on D1 or R2,
+    /// another extracts.
+    pub fn runs_beside_others(&self) -> bool {
+        self.reads_inline()
     }
 
     /// A short name for logs and benchmark figures.
@@ -112,10 +138,44 @@ impl Step {
     }
 }
 
+/// How many of `waiting`'s leading steps run next, together, in an invocation that has made
+/// `used` of its `budget` calls (none yet when `ran_any` is false). The invocation's first
+/// step always runs. After it a step runs only while its bound fits (`Step::fits_after`), and
+/// steps that run beside others join the round while all their bounds fit at once. 0: the
+/// invocation is done, the rest go back on the queue.
+pub fn next_round(waiting: &[Step], used: u32, budget: u32, ran_any: bool) -> usize {
+    let Some(first) = waiting.first() else {
+        return 0;
+    };
+    if ran_any && !first.fits_after(used, budget) {
+        return 0;
+    }
+    if !first.runs_beside_others() {
+        return 1;
+    }
+    let mut reserved = used;
+    waiting
+        .iter()
+        .take_while(|step| {
+            let fits = step.runs_beside_others() && step.fits_after(reserved, budget);
+            reserved += step.call_bound().unwrap_or(budget);
+            fits
+        })
+        .count()
+        .max(1)
+}
+
 /// A reading whose text is at most this long (about 600 chunks) is chunked and written in the
 /// step that read it, in one batch; a longer one is staged in slices of its layout, each
 /// chunked and written by a step of its own, so no step does all of a large file's chunking.
 pub const INLINE_TEXT_BYTES: usize = 450 * 1024;
+
+/// An upload at most this large is read in one step (`Step::reads_inline`). Its text is
+/// usually shorter than the file, so it is rarely handed on to be staged.
+pub const SMALL_FILE_BYTES: u64 = INLINE_TEXT_BYTES as u64;
+
+/// The most D1 calls plus subrequests of a small upload's step (`Step::call_bound`).
+pub const INLINE_STEP_CALLS: u32 = 8;
 
 /// Target size of one staged slice, in bytes of its text. A slice is one R2 object and one D1
 /// batch; at 1 MiB the largest accepted file makes a few dozen.
@@ -241,7 +301,10 @@ mod tests {
 
     #[test]
     fn an_invocation_runs_more_steps_only_while_their_bounds_fit_its_budget() {
-        let extract = Step::ExtractFile { source: "s".into() };
+        let extract = Step::ExtractFile {
+            source: "s".into(),
+            file_bytes: None,
+        };
         // Small uploads cost 4 calls each: four of them fit 50 with a send to spare.
         let mut used = 0;
         let mut ran = 0;
@@ -260,6 +323,55 @@ mod tests {
         assert_eq!(crawl.call_bound(), None);
         // Whatever ran first, the second step's bound still fits under the budget.
         assert!(extract.call_bound().unwrap_or(u32::MAX) < 50);
+    }
+
+    #[test]
+    fn small_uploads_run_together_while_all_their_bounds_fit() {
+        let small = |n: u64| Step::ExtractFile {
+            source: "s".into(),
+            file_bytes: Some(n),
+        };
+        let large = Step::ExtractFile {
+            source: "l".into(),
+            file_bytes: Some(SMALL_FILE_BYTES + 1),
+        };
+        let unknown = Step::ExtractFile {
+            source: "u".into(),
+            file_bytes: None,
+        };
+        assert!(small(SMALL_FILE_BYTES).reads_inline());
+        assert!(!large.reads_inline() && !unknown.reads_inline());
+        assert_eq!(large.call_bound(), unknown.call_bound());
+        // Six small uploads' bounds (8 each) fit 50 with a send to spare; a seventh does not.
+        let ten = vec![small(1000); 10];
+        assert_eq!(next_round(&ten, 0, 50, false), 6);
+        // A later round starts from what the earlier ones really made.
+        assert_eq!(next_round(&ten[6..], 24, 50, true), 3);
+        assert_eq!(next_round(&ten[6..], 45, 50, true), 0);
+        // A large upload or a step without a known bound runs alone, first or not at all.
+        let mixed = vec![small(1), small(1), large.clone(), small(1)];
+        assert_eq!(next_round(&mixed, 0, 50, false), 2);
+        assert_eq!(next_round(&mixed[2..], 0, 50, false), 1);
+        assert_eq!(next_round(&mixed[2..], 8, 50, true), 1);
+        assert_eq!(next_round(&mixed[2..], 16, 50, true), 0);
+        let crawl = Step::CrawlStart {
+            crawl: "c".into(),
+            resync: false,
+        };
+        assert_eq!(next_round(&[crawl.clone(), small(1)], 0, 50, false), 1);
+        assert_eq!(next_round(&[small(1), crawl], 0, 50, false), 1);
+        assert_eq!(next_round(&[], 0, 50, false), 0);
+        // Old messages, queued before steps carried a size, still read.
+        let old: Step =
+            serde_json::from_str(r#"{"step":"extract_file","source":"s"}"#).expect("old step");
+        assert_eq!(old, unknown_named("s"));
+    }
+
+    fn unknown_named(source: &str) -> Step {
+        Step::ExtractFile {
+            source: source.into(),
+            file_bytes: None,
+        }
     }
 
     fn chunk(position: u32, bytes: usize) -> StagedChunk {
