@@ -7,9 +7,8 @@ use crate::platform::log;
 use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::config::Config;
-use edgechat_core::knowledge::steps::{next_round, Step};
+use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
-use futures::future::join_all;
 use serde_json::{json, Value};
 use worker::{Env, MessageBatch, MessageExt};
 
@@ -40,27 +39,15 @@ async fn run(ctx: &StepEnv<'_>, step: &Step) -> ApiResult<Outcome> {
     }
 }
 
-/// What one step did, for the invocation to account and log once its round is over.
-struct StepRun {
-    done: bool,
-    /// D1 calls plus subrequests.
-    calls: u32,
-    report: Value,
-}
-
-/// Runs one step and says whether it is done and how many D1 calls plus subrequests it made.
+/// Runs one step and says whether it is done, and how many D1 calls plus subrequests it made.
 /// A failure worth retrying is recorded on the source first, so the dead-letter consumer can
-/// name it.
-async fn run_logged(env: &Env, config: &Config, step: &Step) -> StepRun {
+/// name it. `before` is what the invocation's earlier steps made.
+async fn run_logged(env: &Env, config: &Config, step: &Step, before: u32) -> (bool, u32) {
     let store = match Store::new(env) {
         Ok(store) => store,
         Err(err) => {
             log::background_failure("opening the database for a step", "", &err);
-            return StepRun {
-                done: false,
-                calls: 0,
-                report: Value::Null,
-            };
+            return (false, 0);
         }
     };
     let sent = Subrequests::default();
@@ -96,46 +83,34 @@ async fn run_logged(env: &Env, config: &Config, step: &Step) -> StepRun {
             log::background_failure("recording a step's failure", source, &err);
         }
     }
-    StepRun {
-        done,
-        calls: store.calls() + sent.count(),
-        report: json!({
+    let calls = store.calls() + sent.count();
+    let invocation_calls = before + calls;
+    if invocation_calls > CALL_BUDGET {
+        // A step is built to stay within the budget; past it, Cloudflare would refuse calls.
+        log::background_failure(
+            step.kind(),
+            &record,
+            &ApiError::internal(format!(
+                "the invocation made {invocation_calls} D1 calls and subrequests, over {CALL_BUDGET}"
+            )),
+        );
+    }
+    log::report(
+        "ingestion step",
+        json!({
             "step": step.kind(),
             "record": record,
             "outcome": outcome,
             "reason": reason,
             "d1_calls": store.calls(),
             "subrequests": sent.count(),
+            "invocation_calls": invocation_calls,
+            "within_budget": invocation_calls <= CALL_BUDGET,
             "duration_ms": time::now_ms() - started,
             "wasm_memory_bytes": wasm_memory_bytes(),
         }),
-    }
-}
-
-/// Logs a step's line with what the invocation has made so far and how many steps ran at
-/// the same time as it (itself included), and says loudly when that is
-/// over the budget: a step is built to stay within it, and past it Cloudflare would refuse
-/// calls.
-fn account(step: &Step, run: StepRun, invocation_calls: u32, ran_together: usize) {
-    if invocation_calls > CALL_BUDGET {
-        log::background_failure(
-            step.kind(),
-            step.source().or(step.crawl()).unwrap_or_default(),
-            &ApiError::internal(format!(
-                "the invocation made {invocation_calls} D1 calls and subrequests, over {CALL_BUDGET}"
-            )),
-        );
-    }
-    let mut report = run.report;
-    if let Value::Object(fields) = &mut report {
-        fields.insert("invocation_calls".into(), json!(invocation_calls));
-        fields.insert(
-            "within_budget".into(),
-            json!(invocation_calls <= CALL_BUDGET),
-        );
-        fields.insert("ran_together".into(), json!(ran_together));
-        log::report("ingestion step", report);
-    }
+    );
+    (done, calls)
 }
 
 /// The size of the module's linear memory, which only grows: the most this isolate's steps
@@ -151,21 +126,18 @@ fn wasm_memory_bytes() -> u64 {
     }
 }
 
-/// Runs a batch's steps in rounds (`next_round`): after the first, a step runs only while its
-/// bound fits what the invocation has left of the call budget, and small uploads run side by
-/// side while all their bounds fit at once, so one waits on D1 or R2 while another extracts.
-/// The steps left over go back on the queue in one send, as new messages, since they never
-/// ran. Under a burst of uploads one invocation so reads several small files instead of one.
+/// Runs a batch's steps in turn. After the first, a step runs only while its bound fits what
+/// the invocation has left of the call budget (`Step::fits_after`); the steps left over go
+/// back on the queue in one send, as new messages, since they never ran. Under a burst of
+/// uploads one invocation so reads several small files instead of one.
 pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
     let config = crate::platform::config::read(&env);
-    let mut messages = Vec::new();
-    let mut waiting = Vec::new();
+    let mut used = 0;
+    let mut ran_any = false;
+    let mut left_over = Vec::new();
     for message in batch.messages()? {
-        match serde_json::from_value::<Step>(message.body().clone()) {
-            Ok(step) => {
-                messages.push(message);
-                waiting.push(step);
-            }
+        let step: Step = match serde_json::from_value(message.body().clone()) {
+            Ok(step) => step,
             Err(err) => {
                 // A message no step reads can only fail again: it is dropped, loudly.
                 log::background_failure(
@@ -174,33 +146,26 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()>
                     &ApiError::internal(format!("not an ingestion step: {err}")),
                 );
                 message.ack();
+                continue;
             }
+        };
+        if !left_over.is_empty() || (ran_any && !step.fits_after(used, CALL_BUDGET)) {
+            left_over.push((message, step));
+            continue;
+        }
+        ran_any = true;
+        let (done, calls) = run_logged(&env, &config, &step, used).await;
+        used += calls;
+        if done {
+            message.ack();
+        } else {
+            message.retry();
         }
     }
-    let mut used = 0;
-    let mut ran = 0;
-    loop {
-        let round = next_round(&waiting[ran..], used, CALL_BUDGET, ran > 0);
-        if round == 0 {
-            break;
-        }
-        let steps = &waiting[ran..ran + round];
-        let runs = join_all(steps.iter().map(|step| run_logged(&env, &config, step))).await;
-        for ((step, message), run) in steps.iter().zip(&messages[ran..]).zip(runs) {
-            used += run.calls;
-            if run.done {
-                message.ack();
-            } else {
-                message.retry();
-            }
-            account(step, run, used, round);
-        }
-        ran += round;
-    }
-    let left_over = waiting.split_off(ran);
     if !left_over.is_empty() {
-        let passed_on = super::enqueue(&env, left_over, &Subrequests::default()).await;
-        for message in &messages[ran..] {
+        let steps = left_over.iter().map(|(_, step)| step.clone()).collect();
+        let passed_on = super::enqueue(&env, steps, &Subrequests::default()).await;
+        for (message, _) in &left_over {
             match &passed_on {
                 Ok(()) => message.ack(),
                 Err(_) => message.retry(),

@@ -118,13 +118,6 @@ impl Step {
         matches!(self, Step::ExtractFile { file_bytes: Some(bytes), .. } if *bytes <= SMALL_FILE_BYTES)
     }
 
-    /// Whether the step may run at the same time as others of the invocation: its calls are
-    /// few and known, and what it holds in memory is small. While one waits on D1 or R2,
-    /// another extracts.
-    pub fn runs_beside_others(&self) -> bool {
-        self.reads_inline()
-    }
-
     /// A short name for logs and benchmark figures.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -136,33 +129,6 @@ impl Step {
             Step::SyncVectors => "sync_vectors",
         }
     }
-}
-
-/// How many of `waiting`'s leading steps run next, together, in an invocation that has made
-/// `used` of its `budget` calls (none yet when `ran_any` is false). The invocation's first
-/// step always runs. After it a step runs only while its bound fits (`Step::fits_after`), and
-/// steps that run beside others join the round while all their bounds fit at once. 0: the
-/// invocation is done, the rest go back on the queue.
-pub fn next_round(waiting: &[Step], used: u32, budget: u32, ran_any: bool) -> usize {
-    let Some(first) = waiting.first() else {
-        return 0;
-    };
-    if ran_any && !first.fits_after(used, budget) {
-        return 0;
-    }
-    if !first.runs_beside_others() {
-        return 1;
-    }
-    let mut reserved = used;
-    waiting
-        .iter()
-        .take_while(|step| {
-            let fits = step.runs_beside_others() && step.fits_after(reserved, budget);
-            reserved += step.call_bound().unwrap_or(budget);
-            fits
-        })
-        .count()
-        .max(1)
 }
 
 /// A reading whose text is at most this long (about 600 chunks) is chunked and written in the
@@ -326,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn small_uploads_run_together_while_all_their_bounds_fit() {
+    fn a_small_upload_promises_a_small_bound_so_more_share_an_invocation() {
         let small = |n: u64| Step::ExtractFile {
             source: "s".into(),
             file_bytes: Some(n),
@@ -342,36 +308,23 @@ mod tests {
         assert!(small(SMALL_FILE_BYTES).reads_inline());
         assert!(!large.reads_inline() && !unknown.reads_inline());
         assert_eq!(large.call_bound(), unknown.call_bound());
-        // Six small uploads' bounds (8 each) fit 50 with a send to spare; a seventh does not.
-        let ten = vec![small(1000); 10];
-        assert_eq!(next_round(&ten, 0, 50, false), 6);
-        // A later round starts from what the earlier ones really made.
-        assert_eq!(next_round(&ten[6..], 24, 50, true), 3);
-        assert_eq!(next_round(&ten[6..], 45, 50, true), 0);
-        // A large upload or a step without a known bound runs alone, first or not at all.
-        let mixed = vec![small(1), small(1), large.clone(), small(1)];
-        assert_eq!(next_round(&mixed, 0, 50, false), 2);
-        assert_eq!(next_round(&mixed[2..], 0, 50, false), 1);
-        assert_eq!(next_round(&mixed[2..], 8, 50, true), 1);
-        assert_eq!(next_round(&mixed[2..], 16, 50, true), 0);
-        let crawl = Step::CrawlStart {
-            crawl: "c".into(),
-            resync: false,
+        assert_eq!(small(1).call_bound(), Some(INLINE_STEP_CALLS));
+        // Small uploads cost 4 calls each: eleven of them share 50 with a send to spare,
+        // where steps of unknown size stop at four.
+        let ran = |step: &Step| {
+            let (mut used, mut ran) = (0, 0);
+            while ran == 0 || step.fits_after(used, 50) {
+                used += 4;
+                ran += 1;
+            }
+            ran
         };
-        assert_eq!(next_round(&[crawl.clone(), small(1)], 0, 50, false), 1);
-        assert_eq!(next_round(&[small(1), crawl], 0, 50, false), 1);
-        assert_eq!(next_round(&[], 0, 50, false), 0);
-        // Old messages, queued before steps carried a size, still read.
+        assert_eq!(ran(&small(1000)), 11);
+        assert_eq!(ran(&unknown), 4);
+        // Messages queued before steps carried a size still read, with the full bound.
         let old: Step =
-            serde_json::from_str(r#"{"step":"extract_file","source":"s"}"#).expect("old step");
-        assert_eq!(old, unknown_named("s"));
-    }
-
-    fn unknown_named(source: &str) -> Step {
-        Step::ExtractFile {
-            source: source.into(),
-            file_bytes: None,
-        }
+            serde_json::from_str(r#"{"step":"extract_file","source":"u"}"#).expect("old step");
+        assert_eq!(old, unknown);
     }
 
     fn chunk(position: u32, bytes: usize) -> StagedChunk {
