@@ -18,8 +18,8 @@ use edgechat_core::knowledge::ingest::{
     begin_reading, detect_page, detect_upload, read_document, DocKind, Reading,
 };
 use edgechat_core::knowledge::steps::{
-    slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES,
-    INLINE_TEXT_BYTES, MAX_SLICES, SLICE_POSITION_BITS,
+    slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, MAX_SLICES,
+    SLICE_POSITION_BITS,
 };
 use edgechat_core::time;
 use serde_json::{json, Value};
@@ -181,7 +181,7 @@ pub async fn extract_file(ctx: &StepEnv<'_>, uuid: &str, inline: bool) -> ApiRes
         Err(ExtractError(reason)) => return fail(ctx, source, reason).await,
     };
     let reading = begin_reading(document);
-    if inline && reading.chunks.text().len() > INLINE_TEXT_BYTES {
+    if inline && reading.is_staged() {
         let step = Step::ExtractFile {
             source: source.uuid,
             file_bytes: None,
@@ -207,7 +207,7 @@ async fn finish(
         .title
         .take()
         .filter(|_| source.title_from_document());
-    if reading.chunks.text().len() > INLINE_TEXT_BYTES {
+    if reading.is_staged() {
         stage(ctx, &source, reading, title, validators.page_hash).await?;
         return Ok(Outcome::Done);
     }

@@ -5,6 +5,7 @@ use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChun
 use super::extract::{
     csv, docx, html, json, markdown, pdf, render, text, Document, ExtractError, Extracted,
 };
+use super::steps::INLINE_TEXT_BYTES;
 use super::tokens::estimate_tokens;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +216,14 @@ pub struct Reading {
     pub title: Option<String>,
     pub tokens: usize,
     pub chunks: DocumentChunks,
+}
+
+impl Reading {
+    /// Whether the reading is too long to index in the step that read it, and is staged in
+    /// slices instead (`INLINE_TEXT_BYTES`).
+    pub fn is_staged(&self) -> bool {
+        self.chunks.text().len() > INLINE_TEXT_BYTES
+    }
 }
 
 /// Starts reading a document into chunks.

@@ -22,7 +22,7 @@ pub enum Step {
     },
     /// Read an upload's original from R2, extract and chunk it. `file_bytes` is the upload's
     /// size when whoever queued the step knew it: a small file is read in one step of a small
-    /// bound (`reads_inline`), which lets several run at once.
+    /// bound (`reads_inline`), so more of them share an invocation.
     ExtractFile {
         source: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +265,17 @@ impl Refresh {
 mod tests {
     use super::*;
 
+    /// How many copies of `step`, each making 4 calls, one invocation of 50 runs in turn, and
+    /// the calls they make.
+    fn run_in_one_invocation(step: &Step) -> (usize, u32) {
+        let (mut ran, mut used) = (0, 0);
+        while ran == 0 || step.fits_after(used, 50) {
+            used += 4;
+            ran += 1;
+        }
+        (ran, used)
+    }
+
     #[test]
     fn an_invocation_runs_more_steps_only_while_their_bounds_fit_its_budget() {
         let extract = Step::ExtractFile {
@@ -272,12 +283,7 @@ mod tests {
             file_bytes: None,
         };
         // Small uploads cost 4 calls each: four of them fit 50 with a send to spare.
-        let mut used = 0;
-        let mut ran = 0;
-        while ran == 0 || extract.fits_after(used, 50) {
-            used += 4;
-            ran += 1;
-        }
+        let (ran, used) = run_in_one_invocation(&extract);
         assert_eq!(ran, 4);
         assert!(used + extract.call_bound().unwrap_or(0) + 1 > 50);
         // A step whose calls depend on what it finds never follows another.
@@ -311,16 +317,8 @@ mod tests {
         assert_eq!(small(1).call_bound(), Some(INLINE_STEP_CALLS));
         // Small uploads cost 4 calls each: eleven of them share 50 with a send to spare,
         // where steps of unknown size stop at four.
-        let ran = |step: &Step| {
-            let (mut used, mut ran) = (0, 0);
-            while ran == 0 || step.fits_after(used, 50) {
-                used += 4;
-                ran += 1;
-            }
-            ran
-        };
-        assert_eq!(ran(&small(1000)), 11);
-        assert_eq!(ran(&unknown), 4);
+        assert_eq!(run_in_one_invocation(&small(1000)).0, 11);
+        assert_eq!(run_in_one_invocation(&unknown).0, 4);
         // Messages queued before steps carried a size still read, with the full bound.
         let old: Step =
             serde_json::from_str(r#"{"step":"extract_file","source":"u"}"#).expect("old step");
