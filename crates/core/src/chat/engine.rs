@@ -5,7 +5,7 @@
 
 use crate::domain::data_source::SourceType;
 use crate::knowledge::query::content_terms;
-use crate::knowledge::retrieve::{stem, stems, Ranked};
+use crate::knowledge::retrieve::{held_stems, stem, Ranked};
 use std::collections::HashSet;
 
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
@@ -245,10 +245,10 @@ struct Candidate {
 
 /// The sentences of ranked chunk `chunk` that hold some of `terms`, scored.
 fn scored_sentences(terms: &HashSet<String>, chunk: usize, r: &Ranked) -> Vec<Candidate> {
-    let heading_stems = stems(&r.hit.heading);
+    let heading_stems = held_stems(&r.hit.heading, terms);
     let mut out = Vec::new();
     for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
-        let own = stems(&sentence);
+        let own = held_stems(&sentence, terms);
         let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
         let heading_hits = terms
             .iter()

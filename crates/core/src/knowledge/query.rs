@@ -423,35 +423,58 @@ pub fn cjk_pairs(text: &str) -> Option<String> {
 /// become their overlapping character pairs (see `cjk_pairs`).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, |word| out.push(word.to_string()));
+    out
+}
+
+/// `words` without collecting them: `visit` sees each word in turn, from one reused buffer,
+/// so scanning a long text for a few terms allocates nothing per word.
+pub fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
     let mut current = String::new();
     let mut run: Vec<char> = Vec::new();
+    let mut pair = String::new();
+    let mut flush_run = |run: &mut Vec<char>, visit: &mut dyn FnMut(&str)| {
+        if run.len() == 1 {
+            pair.clear();
+            pair.push(run[0]);
+            visit(&pair);
+        }
+        for two in run.windows(2) {
+            pair.clear();
+            pair.extend(two);
+            visit(&pair);
+        }
+        run.clear();
+    };
     for ch in text.chars() {
         if is_cjk(ch) {
             if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
+                visit(&current);
+                current.clear();
             }
             run.push(ch);
             continue;
         }
         if !run.is_empty() {
-            push_pairs(&run, &mut out);
-            run.clear();
+            flush_run(&mut run, &mut visit);
         }
-        if ch.is_alphanumeric() {
+        if ch.is_ascii_alphanumeric() {
+            current.push(ch.to_ascii_lowercase());
+        } else if !ch.is_ascii() && ch.is_alphanumeric() {
             current.extend(ch.to_lowercase());
         } else if (ch == '\'' || ch == '’') && !current.is_empty() {
             continue;
         } else if !current.is_empty() {
-            out.push(std::mem::take(&mut current));
+            visit(&current);
+            current.clear();
         }
     }
     if !current.is_empty() {
-        out.push(current);
+        visit(&current);
     }
     if !run.is_empty() {
-        push_pairs(&run, &mut out);
+        flush_run(&mut run, &mut visit);
     }
-    out
 }
 
 /// The content terms of a query, in order, without duplicates. When a query is nothing but

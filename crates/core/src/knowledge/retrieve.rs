@@ -2,7 +2,7 @@
 //! candidates; this pass blends in how much of the question each chunk covers, lets a Q&A
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
-use super::query::{content_terms, is_stop_word, words};
+use super::query::{content_terms, for_each_word, is_stop_word, words};
 use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
@@ -112,6 +112,34 @@ pub fn stems(text: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The members of `terms` (stems, as `stem` makes them) that `text` holds: `stems(text)`
+/// intersected with `terms`, without stemming every word of a long text. A stem keeps at
+/// least the first two characters of its word (`stem` never cuts a word below two), so only
+/// words starting like one of the terms are stemmed and compared.
+pub fn held_stems(text: &str, terms: &HashSet<String>) -> HashSet<String> {
+    let starts: HashSet<&str> = terms.iter().map(|t| first_chars(t, 2)).collect();
+    let mut held = HashSet::new();
+    if terms.is_empty() {
+        return held;
+    }
+    for_each_word(text, |word| {
+        if held.len() == terms.len() || !starts.contains(first_chars(word, 2)) || is_stop_word(word)
+        {
+            return;
+        }
+        let stemmed = stem(word);
+        if terms.contains(&stemmed) {
+            held.insert(stemmed);
+        }
+    });
+    held
+}
+
+/// The first `n` characters of `s` (all of it when shorter).
+fn first_chars(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(at, _)| &s[..at])
+}
+
 fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
@@ -155,9 +183,14 @@ pub fn rank_in_context(
     let query_set: HashSet<String> = term_weight.keys().cloned().collect();
     let weight_sum: f64 = term_weight.values().sum();
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
+    // Which of the query's terms each candidate holds: all the comparisons below ask.
     let chunk_stems: Vec<HashSet<String>> = hits
         .iter()
-        .map(|h| stems(&format!("{} {}", h.heading, h.text)))
+        .map(|h| {
+            let mut held = held_stems(&h.heading, &query_set);
+            held.extend(held_stems(&h.text, &query_set));
+            held
+        })
         .collect();
     // Terms weigh by how rare they are among the candidates: one that every candidate holds
     // says nothing about which is the answer.
@@ -311,6 +344,31 @@ pub fn pick_diverse<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_stems_are_the_texts_stems_among_the_terms() {
+        let texts = [
+            "Running runners ran; the RUNNING man's runs were rerun. Rebasing rebased rebases.",
+            "Configurations, configuration, configure and configured: rational nationalism.",
+            "bbbing bbbed zzzing ssses ies flies flied relational organization hopefulness",
+            "Café naïve résumé über Straße ÉCOLE école 退款政策 是 退 a I x y",
+            "don't customer's ‘quoted’ it’s dont customers 42 4th v2.0 x86_64",
+        ];
+        for text in texts {
+            let all = stems(text);
+            let mut terms: HashSet<String> = all.iter().step_by(2).cloned().collect();
+            // Terms the text does not hold, some sharing a start with its words.
+            for absent in ["runway", "config", "zz", "退", "caf", "x", "nothing"] {
+                if !all.contains(absent) {
+                    terms.insert(absent.to_string());
+                }
+            }
+            let expected: HashSet<String> = all.intersection(&terms).cloned().collect();
+            assert_eq!(held_stems(text, &terms), expected, "{text}");
+            assert_eq!(held_stems(text, &all), all, "{text}");
+        }
+        assert!(held_stems("anything at all", &HashSet::new()).is_empty());
+    }
 
     fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {
         ChunkHit {
