@@ -133,37 +133,37 @@ async function ftsRules() {
     if (terms.length === 0) terms = [...new Set(all)];
     return terms.slice(0, max).map((t) => `"${t}"`);
   };
-  // `gated_expression`: past the budget, the rarest phrases gate which chunks are scored.
-  const gated = (list, frequencies) => {
-    const every = list.join(" OR ");
-    if (list.length <= 1 || frequencies.length !== list.length || frequencies.reduce((a, b) => a + b, 0) <= budget) return every;
-    const order = list.map((_, i) => i).sort((i, j) => frequencies[i] - frequencies[j] || i - j);
-    const gate = new Set();
-    let total = 0;
-    for (const [n, i] of order.entries()) {
-      if (n > 0 && total + frequencies[i] > budget) break;
-      gate.add(i);
-      total += frequencies[i];
-    }
-    return `(${list.filter((_, i) => gate.has(i)).join(" OR ")}) AND (${every})`;
-  };
-  return { phrases, gated, budget };
+  return { phrases, budget };
 }
 
-// What the Worker runs for one question: the phrases' frequencies when there are several
-// (`phrase_frequencies`), then the search (`search_chunks`, 40 candidates, no agent filter).
+// What the Worker runs for one question (`Store::chunk_search_statement`, 40 candidates, no
+// agent filter): one statement that counts the phrases, chooses the gated expression and
+// searches with it. `gatedExpression` is its first part alone.
 const CANDIDATES = 40;
-function frequencySql(phrases) {
-  return "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n " +
-    `FROM json_each(${lit(JSON.stringify(phrases))}) p ORDER BY p.key`;
-}
-function searchSql(botUuid, expression) {
+function gateCtes(phrases, budget) {
   return (
+    `WITH p AS MATERIALIZED (SELECT key, value, CASE WHEN json_array_length(${lit(JSON.stringify(phrases))}) > 1 ` +
+    "THEN (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH value) ELSE 0 END AS n " +
+    `FROM json_each(${lit(JSON.stringify(phrases))})), ` +
+    "g AS MATERIALIZED (SELECT value, ROW_NUMBER() OVER w AS place, SUM(n) OVER w AS total FROM p " +
+    "WINDOW w AS (ORDER BY n, key ROWS UNBOUNDED PRECEDING)), " +
+    "every AS (SELECT group_concat(value, ' OR ') AS e FROM (SELECT value FROM p)), " +
+    `m AS MATERIALIZED (SELECT CASE WHEN (SELECT SUM(n) FROM p) > ${budget} ` +
+    `THEN '(' || (SELECT group_concat(value, ' OR ') FROM g WHERE place = 1 OR total <= ${budget}) || ') AND (' || e || ')' ` +
+    "ELSE e END AS expression FROM every) "
+  );
+}
+function gatedExpression(phrases, budget) {
+  return `${gateCtes(phrases, budget)} SELECT expression FROM m`;
+}
+function searchSql(botUuid, phrases, budget) {
+  return (
+    gateCtes(phrases, budget) +
     "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, " +
     "s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank " +
-    "FROM (SELECT chunks_fts.rowid AS id, bm25(chunks_fts, 3.0, 1.0) AS rank " +
+    "FROM (SELECT * FROM (SELECT chunks_fts.rowid AS id, bm25(chunks_fts, 3.0, 1.0) AS rank " +
     "FROM chunks_fts JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = chunks_fts.rowid " +
-    `WHERE chunks_fts MATCH ${lit(expression)} AND k.chatbot_uuid = ${lit(botUuid)} ORDER BY rank LIMIT ${CANDIDATES}) best ` +
+    `WHERE chunks_fts MATCH (SELECT expression FROM m) AND k.chatbot_uuid = ${lit(botUuid)} ORDER BY rank LIMIT ${CANDIDATES})) best ` +
     "JOIN chunks c ON c.id = best.id JOIN data_sources s ON s.uuid = c.data_source_uuid ORDER BY best.rank"
   );
 }
@@ -710,14 +710,11 @@ async function measureLevel(worker, key, api, bot, fts) {
   const sqlTimes = [];
   let exprs = [];
   for (let run = 0; run < 2; run++) {
-    const freq = JSON.parse((await d1(worker, ["--json", "--command",
-      lists.map((l) => (l.length > 1 ? frequencySql(l) : "SELECT 0 AS n")).join(";\n")])).stdout);
-    exprs = lists.map((l, i) => fts.gated(l, l.length > 1 ? freq[i].results.map((r) => r.n) : []));
-    const search = JSON.parse((await d1(worker, ["--json", "--command", exprs.map((e) => searchSql(bot.uuid, e)).join(";\n")])).stdout);
-    if (run > 0) {
-      search.forEach((r, i) => sqlTimes.push((r.meta?.duration ?? NaN) + (lists[i].length > 1 ? freq[i].meta?.duration ?? NaN : 0)));
-    }
+    const search = JSON.parse((await d1(worker, ["--json", "--command", lists.map((l) => searchSql(bot.uuid, l, fts.budget)).join(";\n")])).stdout);
+    if (run > 0) search.forEach((r) => sqlTimes.push(r.meta?.duration ?? NaN));
   }
+  exprs = JSON.parse((await d1(worker, ["--json", "--command", lists.map((l) => gatedExpression(l, fts.budget)).join(";\n")])).stdout)
+    .map((r) => r.results[0].expression);
   const here = (e) => `(SELECT COUNT(*) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ${lit(e)} AND c.chatbot_uuid = ${lit(bot.uuid)})`;
   const countSql = lists
     .map((l, i) => `SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ${lit(l.join(" OR "))}) AS everywhere, ` +
@@ -846,13 +843,13 @@ async function main() {
     report.ingestion.large_pdf = largePdfFigures;
 
     const last = report.retrieval[report.retrieval.length - 1];
-    const plan = await worker.sql(`EXPLAIN QUERY PLAN ${searchSql(handbook.uuid, fts.phrases(QUERIES[0]).join(" OR "))}`);
+    const plan = await worker.sql(`EXPLAIN QUERY PLAN ${searchSql(handbook.uuid, fts.phrases(QUERIES[0]), fts.budget)}`);
     report.query_plan = plan.map((r) => r.detail);
     report.fts_index_blocks = (await worker.sql("SELECT COUNT(*) AS n FROM chunks_fts_data"))[0]?.n;
     report.notes.push(
       "Levels above what the uploads produced were seeded with generated INSERTs into chunks (wrangler d1 execute --file); the FTS5 triggers index them as they index the Worker's own inserts.",
       "Seeded chunks are windows of consecutive paragraphs (75-125 words) of the same real documents, starting at random places, so the larger levels repeat text the way many versions of one manual would.",
-      "client_ms: wall time of POST /search from Node over keep-alive HTTP to the Worker in wrangler's local runtime (without the DevTools inspector unless BENCH_INSPECTOR=1) on 127.0.0.1 (key lookup, ownership check, search SQL, re-ranking). sql_ms: D1's own duration for the frequency query and the search SQL, in whole milliseconds. matches: chunks the plain OR of a question's terms matches; scored: chunks the Worker's expression lets FTS5 score. floor_ms: GET /chatbot/{uuid}.",
+      "client_ms: wall time of POST /search from Node over keep-alive HTTP to the Worker in wrangler's local runtime (without the DevTools inspector unless BENCH_INSPECTOR=1) on 127.0.0.1 (key lookup, ownership check, search SQL, re-ranking). sql_ms: D1's own duration for the search statement (counting the phrases, choosing the expression, searching), in whole milliseconds. matches: chunks the plain OR of a question's terms matches; scored: chunks the Worker's expression lets FTS5 score. floor_ms: GET /chatbot/{uuid}.",
       "MB is 10^6 bytes of uploaded file; time runs from the first upload to the last source reaching success.",
     );
     if (last) report.goal = { p50_ms_at_largest_level: last.client_ms.p50, goal_ms: 20, met: last.client_ms.p50 <= 20 };

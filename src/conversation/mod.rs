@@ -82,15 +82,13 @@ pub struct Request {
 
 /// The sources an agent answers `query` from; none when the message goes to a person. A
 /// follow-up is searched with its `context`, or, with a model provider, as the standalone
-/// question the model rewrites it to (`retrieval::standalone_question`); `phrase_frequencies`
-/// count the question's own words.
+/// question the model rewrites it to (`retrieval::standalone_question`).
 pub async fn sources_for(
     searcher: &retrieval::Searcher<'_>,
     chatbot_uuid: &str,
     agent: &Agent,
     escalating: bool,
     (query, context, history): (&str, &Context, &[Message]),
-    phrase_frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
     if escalating {
         return Ok(Vec::new());
@@ -109,7 +107,6 @@ pub async fn sources_for(
             &standalone,
             &topic,
             SOURCES_PER_ANSWER,
-            &[],
         )
         .await;
     }
@@ -120,7 +117,6 @@ pub async fn sources_for(
         query,
         context,
         SOURCES_PER_ANSWER,
-        phrase_frequencies,
     )
     .await
 }

@@ -1,6 +1,6 @@
-//! Retrieval as the Worker runs it: the query's phrases, gated by their frequencies when the
-//! candidate set must be bounded, one ranked FTS5 query, then the re-ranking in
-//! `knowledge::retrieve`. With an embedding model configured, the question's vector is asked
+//! Retrieval as the Worker runs it: the query's phrases, one ranked FTS5 statement (which
+//! gates on the rarest phrases when the candidates must be bounded, see
+//! `Store::search_chunks`), then the re-ranking in `knowledge::retrieve`. With an embedding model configured, the question's vector is asked
 //! of the chatbot's vector index at the same time, and the two lists are fused (and reranked
 //! when a reranker is configured) by `knowledge::semantic::hybrid`. Search by meaning only
 //! ever adds: when its calls fail or time out, the words' answer stands alone.
@@ -8,7 +8,7 @@
 use crate::platform::vector_index;
 use crate::providers::semantic;
 use crate::providers::ChatProvider;
-use crate::storage::{SearchIndex, Store};
+use crate::storage::{ChunkSearch, Owner, SearchIndex, Store};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::followup::{
@@ -18,7 +18,7 @@ use edgechat_core::chat::routing::agent_model;
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::session::Message;
-use edgechat_core::knowledge::query::{gated_expression_with, phrases, CANDIDATE_BUDGET};
+use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
 use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
@@ -40,8 +40,6 @@ pub struct Searcher<'a> {
 
 /// The best chunks of a chatbot's sources for `query` (with the conversation's `context`
 /// terms, weighted down), honouring the agent's sources.
-/// `frequencies` are the index-wide counts of the query's phrases, read by the caller in the
-/// same round trip as its other reads (see `Store::phrase_count_statement`).
 pub async fn retrieve(
     searcher: &Searcher<'_>,
     chatbot_uuid: &str,
@@ -49,19 +47,13 @@ pub async fn retrieve(
     query: &str,
     context: &Context,
     limit: usize,
-    frequencies: &[i64],
 ) -> ApiResult<Vec<Ranked>> {
-    let found = search(
-        searcher,
-        chatbot_uuid,
-        agent,
-        query,
-        context,
-        limit,
-        frequencies,
-    )
-    .await?;
-    Ok(found.into_iter().map(|f| f.ranked).collect())
+    let found = search_as(searcher, None, chatbot_uuid, agent, query, context, limit).await?;
+    Ok(found
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| f.ranked)
+        .collect())
 }
 
 /// `retrieve`, saying for each result how it was found.
@@ -70,13 +62,55 @@ pub async fn search(
     chatbot_uuid: &str,
     agent: Option<&Agent>,
     query: &str,
+    limit: usize,
+) -> ApiResult<Vec<Found>> {
+    let found = search_as(
+        searcher,
+        None,
+        chatbot_uuid,
+        agent,
+        query,
+        &Context::default(),
+        limit,
+    )
+    .await?;
+    Ok(found.unwrap_or_default())
+}
+
+/// `search` when `owner` holds the chatbot, checked in the same round trip as the words'
+/// search: `None` when it is not the owner's.
+pub async fn search_owned(
+    searcher: &Searcher<'_>,
+    owner: Owner<'_>,
+    chatbot_uuid: &str,
+    query: &str,
+    limit: usize,
+) -> ApiResult<Option<Vec<Found>>> {
+    search_as(
+        searcher,
+        Some(owner),
+        chatbot_uuid,
+        None,
+        query,
+        &Context::default(),
+        limit,
+    )
+    .await
+}
+
+/// The search, checking `owner` beside it when given (`None` when not the owner's).
+async fn search_as(
+    searcher: &Searcher<'_>,
+    owner: Option<Owner<'_>>,
+    chatbot_uuid: &str,
+    agent: Option<&Agent>,
+    query: &str,
     context: &Context,
     limit: usize,
-    frequencies: &[i64],
-) -> ApiResult<Vec<Found>> {
+) -> ApiResult<Option<Vec<Found>>> {
     let allowed = agent.and_then(Agent::allowed_sources);
     if allowed.as_ref().is_some_and(Vec::is_empty) {
-        return Ok(Vec::new());
+        return Ok(Some(Vec::new()));
     }
     // A follow-up's meaning includes what the conversation is about.
     let meaning = if context.terms.is_empty() {
@@ -86,18 +120,22 @@ pub async fn search(
     };
     let (hits, neighbours) = futures::join!(
         lexical_hits(
-            searcher.store,
+            searcher,
+            owner,
             chatbot_uuid,
             allowed.as_deref(),
             query,
             context,
-            frequencies
         ),
         neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
-    let hits = hits?;
+    let Some(hits) = hits? else {
+        return Ok(None);
+    };
     if neighbours.is_empty() {
-        return Ok(Found::lexical(rank_in_context(query, context, hits, limit)));
+        return Ok(Some(Found::lexical(rank_in_context(
+            query, context, hits, limit,
+        ))));
     }
     // Neighbours the words did not find are read from D1 (one query); a neighbour whose chunk
     // is gone (deleted, its removal not yet applied to the index) is simply skipped.
@@ -128,56 +166,43 @@ pub async fn search(
     let every = hits.len();
     let fused = fuse_candidates(rank_in_context(query, context, hits, every), vector);
     let fused = rerank(searcher, query, fused).await;
-    Ok(finish(fused, limit))
+    Ok(Some(finish(fused, limit)))
 }
 
+/// The words' candidates (`None` when `owner` is given and does not hold the chatbot). A
+/// follow-up's topic sources are always among them: the best of their chunks for the same
+/// expression, so their bm25 compares, read in the same statement as the whole index's best.
 async fn lexical_hits(
-    store: &Store,
+    searcher: &Searcher<'_>,
+    owner: Option<Owner<'_>>,
     chatbot_uuid: &str,
     allowed: Option<&[String]>,
     query: &str,
     context: &Context,
-    frequencies: &[i64],
-) -> ApiResult<Vec<ChunkHit>> {
+) -> ApiResult<Option<Vec<ChunkHit>>> {
     let phrases = phrases(query);
-    if phrases.is_empty() {
-        return Ok(Vec::new());
-    }
     // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
     let context_phrases: Vec<String> = context.terms.iter().map(|t| format!("\"{t}\"")).collect();
-    let Some(expression) =
-        gated_expression_with(&phrases, frequencies, &context_phrases, CANDIDATE_BUDGET)
-    else {
-        return Ok(Vec::new());
-    };
-    let index = SearchIndex::for_query(query);
-    // A follow-up's topic sources are always among the candidates: the best of their chunks
-    // for the same expression (so their bm25 compares), read beside the whole index's best.
     let topic: Vec<String> = context
         .sources
         .iter()
         .filter(|s| allowed.is_none_or(|a| a.contains(s)))
         .cloned()
         .collect();
-    if topic.is_empty() {
-        return store
-            .search_chunks(index, chatbot_uuid, &expression, allowed, CANDIDATES)
-            .await;
+    let search = ChunkSearch {
+        index: SearchIndex::for_query(query),
+        chatbot_uuid,
+        phrases: &phrases,
+        context_phrases: &context_phrases,
+        allowed_sources: allowed,
+        limit: CANDIDATES,
+        budget: searcher.config.search_candidate_budget,
+        topic: (!topic.is_empty()).then_some((topic.as_slice(), TOPIC_CANDIDATES)),
+    };
+    match owner {
+        Some(owner) => searcher.store.owned_search_chunks(owner, &search).await,
+        None => searcher.store.search_chunks(&search).await.map(Some),
     }
-    let (all, within) = futures::join!(
-        store.search_chunks(index, chatbot_uuid, &expression, allowed, CANDIDATES),
-        store.search_chunks(
-            index,
-            chatbot_uuid,
-            &expression,
-            Some(&topic),
-            TOPIC_CANDIDATES
-        ),
-    );
-    let mut hits = all?;
-    let known: HashSet<i64> = hits.iter().map(|h| h.id).collect();
-    hits.extend(within?.into_iter().filter(|h| !known.contains(&h.id)));
-    Ok(hits)
 }
 
 /// How many chunks of a follow-up's topic sources join the candidates.

@@ -19,7 +19,6 @@ use edgechat_core::domain::data_source::uuid_list;
 use edgechat_core::domain::session::{query_from_body, FinishReason, Message};
 use edgechat_core::domain::webhook::Event;
 use edgechat_core::domain::widget::visitor_message_json;
-use edgechat_core::knowledge::query::phrases;
 
 use crate::platform::stream::StreamSink;
 use edgechat_core::api::validate::canonical_uuid;
@@ -85,13 +84,11 @@ impl EarlyTurn {
         let Some(session_uuid) = &self.session_uuid else {
             return Ok(None);
         };
-        let phrases = self.query.as_deref().map(phrases).unwrap_or_default();
         store
             .turn_context(
                 Owner::KeyHolder(key_hash),
                 session_uuid,
                 conversation::HISTORY_TURNS,
-                &phrases,
             )
             .await
     }
@@ -136,9 +133,8 @@ pub(crate) async fn begin_turn(
     let context = match early {
         Some(context) => context?,
         None => {
-            let phrases = query.as_deref().map(phrases).unwrap_or_default();
             call.store
-                .turn_context(owner, session_uuid, conversation::HISTORY_TURNS, &phrases)
+                .turn_context(owner, session_uuid, conversation::HISTORY_TURNS)
                 .await?
         }
     };
@@ -152,7 +148,6 @@ pub(crate) async fn begin_turn(
         agents,
         history,
         mut tools,
-        phrase_frequencies,
     } = context;
     let history = given_history.unwrap_or(history);
     if live_chat::is_active(&session) {
@@ -186,7 +181,6 @@ pub(crate) async fn begin_turn(
             &agent,
             escalating,
             (&query, &context, &history),
-            &phrase_frequencies,
         )
     );
     admitted?;

@@ -1,14 +1,12 @@
 use crate::app::http::json_response;
 use crate::app::Call;
-use crate::conversation::retrieval::{search as find, Searcher};
+use crate::conversation::retrieval::{search as find, search_owned, Searcher};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
-use edgechat_core::chat::followup::Context;
 use edgechat_core::domain::agent::AgentType;
-use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::knowledge::semantic::hybrid::Found;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use worker::Response;
 
 pub const MAX_SEARCH_RESULTS: usize = 20;
@@ -46,29 +44,43 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
     // Read before the chatbot, but judged after it: someone else's chatbot is a 404 whatever
     // the body says.
     let body = call.json_body().await;
-    let query = body
+    let searcher = Searcher {
+        store: &call.store,
+        env: &call.env,
+        config: &call.config,
+    };
+    // The usual search (a valid body, no agent) checks the chatbot in the same round trip.
+    let usual = body
         .as_ref()
         .ok()
-        .and_then(|b| Body(b).req_str("query", MAX_PROMPT_CHARS).ok());
-    let phrases = query.as_deref().map(phrases).unwrap_or_default();
-    let Some(frequencies) = call
+        .and_then(|b| parse(b).ok())
+        .filter(|request| request.agent_uuid.is_none());
+    if let Some(request) = usual {
+        let found = search_owned(
+            &searcher,
+            call.owner()?,
+            &chatbot_uuid,
+            &request.query,
+            request.limit,
+        )
+        .await?;
+        return match found {
+            Some(results) => results_json(&results),
+            None => Err(call.missing("chatbot").await),
+        };
+    }
+    if call
         .store
-        .owned_phrase_frequencies(call.owner()?, &chatbot_uuid, &phrases)
+        .get_owned_chatbot(call.owner()?, &chatbot_uuid)
         .await?
-    else {
+        .is_none()
+    {
         return Err(call.missing("chatbot").await);
-    };
-    let body = body?;
-    let b = Body(&body);
-    let query = b.req_str("query", MAX_PROMPT_CHARS)?;
-    let limit = b
-        .opt_f64("limit", 1.0, MAX_SEARCH_RESULTS as f64)?
-        .map_or(5, |l| l as usize);
-    let agent = match b.opt_str("agent_uuid", 64)? {
+    }
+    let request = parse(&body?)?;
+    let agent = match request.agent_uuid {
         None => None,
-        Some(raw) => {
-            let uuid = canonical_uuid(&raw)
-                .ok_or_else(|| ApiError::invalid("agent_uuid", "`agent_uuid` must be a uuid."))?;
+        Some(uuid) => {
             let agent = call
                 .store
                 .get_owned_agent(call.owner()?, &uuid)
@@ -85,20 +97,44 @@ pub async fn search(mut call: Call) -> ApiResult<Response> {
             Some(agent)
         }
     };
-    let searcher = Searcher {
-        store: &call.store,
-        env: &call.env,
-        config: &call.config,
-    };
     let results = find(
         &searcher,
         &chatbot_uuid,
         agent.as_ref(),
-        &query,
-        &Context::default(),
-        limit,
-        &frequencies,
+        &request.query,
+        request.limit,
     )
     .await?;
+    results_json(&results)
+}
+
+/// A search request's fields, validated.
+struct SearchRequest {
+    query: String,
+    limit: usize,
+    agent_uuid: Option<String>,
+}
+
+fn parse(body: &Map<String, Value>) -> ApiResult<SearchRequest> {
+    let b = Body(body);
+    let query = b.req_str("query", MAX_PROMPT_CHARS)?;
+    let limit = b
+        .opt_f64("limit", 1.0, MAX_SEARCH_RESULTS as f64)?
+        .map_or(5, |l| l as usize);
+    let agent_uuid = match b.opt_str("agent_uuid", 64)? {
+        None => None,
+        Some(raw) => Some(
+            canonical_uuid(&raw)
+                .ok_or_else(|| ApiError::invalid("agent_uuid", "`agent_uuid` must be a uuid."))?,
+        ),
+    };
+    Ok(SearchRequest {
+        query,
+        limit,
+        agent_uuid,
+    })
+}
+
+fn results_json(results: &[Found]) -> ApiResult<Response> {
     json_response(&json!({ "results": results.iter().map(found_json).collect::<Vec<_>>() }))
 }

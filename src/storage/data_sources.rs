@@ -9,7 +9,7 @@ use edgechat_core::knowledge::steps::{split_by_size, StagedChunk, DRAFT_STATEMEN
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use worker::{D1PreparedStatement, D1Result};
+use worker::D1PreparedStatement;
 
 table! {
     pub(super) struct SourceRow in DATA_SOURCES = "data_sources" {
@@ -139,24 +139,146 @@ impl SearchIndex {
     }
 }
 
-/// How many chunks, in every chatbot, match each phrase of the JSON list `?1`, in order.
-const PHRASE_FREQUENCY_SQL: &str =
-    "SELECT (SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH p.value) AS n \
-     FROM json_each(?1) p ORDER BY p.key";
-
-#[derive(Deserialize)]
-struct PhraseFrequency {
-    n: i64,
+/// The FTS5 expression a search runs, chosen in SQL from the phrases' counts so that counting
+/// and searching are one statement. `?1` is the question's phrases (a JSON list), `?4` the
+/// conversation's (they score but never gate), `?5` the candidate budget. When the question's
+/// phrases together match more chunks than the budget, the rarest of them (as many as fit the
+/// budget together, at least one) gate which chunks are scored: `(rare OR ...) AND (every OR
+/// ...)`; every phrase still counts towards bm25. Otherwise, and for a single phrase, which is
+/// never counted, it is the plain OR of every phrase. Each step is materialised: left to
+/// the planner, D1 evaluated the counts again for the search and took half as long again.
+fn gated_expression_ctes(index: &str) -> String {
+    format!(
+        "WITH p AS MATERIALIZED (SELECT key, value, CASE WHEN json_array_length(?1) > 1 \
+           THEN (SELECT COUNT(*) FROM {index} WHERE {index} MATCH value) ELSE 0 END AS n \
+           FROM json_each(?1)), \
+         g AS MATERIALIZED (SELECT value, ROW_NUMBER() OVER w AS place, SUM(n) OVER w AS total FROM p \
+           WINDOW w AS (ORDER BY n, key ROWS UNBOUNDED PRECEDING)), \
+         every AS (SELECT group_concat(value, ' OR ') AS e FROM (SELECT value FROM p \
+           UNION ALL SELECT value FROM json_each(?4) WHERE value NOT IN (SELECT value FROM p))), \
+         m AS MATERIALIZED (SELECT CASE WHEN (SELECT SUM(n) FROM p) > ?5 \
+           THEN '(' || (SELECT group_concat(value, ' OR ') FROM g WHERE place = 1 OR total <= ?5) \
+             || ') AND (' || e || ')' \
+           ELSE e END AS expression FROM every) "
+    )
 }
 
-/// The phrase counts a batch read at `index` (see `count_phrases_in`); none when the
-/// batch did not count.
-pub(super) fn phrase_counts(results: &[D1Result], index: Option<usize>) -> ApiResult<Vec<i64>> {
-    let Some(index) = index else {
-        return Ok(Vec::new());
-    };
-    let counts = batch_rows::<PhraseFrequency>(results, index)?;
-    Ok(counts.into_iter().map(|c| c.n).collect())
+/// What one search asks of a full-text index.
+pub struct ChunkSearch<'a> {
+    pub index: SearchIndex,
+    pub chatbot_uuid: &'a str,
+    /// The question's phrases (`knowledge::query::phrases`).
+    pub phrases: &'a [String],
+    /// The conversation's phrases, weighted in by bm25 beside the question's.
+    pub context_phrases: &'a [String],
+    /// Only chunks of these sources, when set (an agent's sources).
+    pub allowed_sources: Option<&'a [String]>,
+    /// How many of the best chunks to read.
+    pub limit: usize,
+    /// About how many chunks may be scored (`Config::search_candidate_budget`).
+    pub budget: i64,
+    /// Sources whose best chunks (this many) join the candidates whatever their rank
+    /// elsewhere: a follow-up's topic. They compare by the same bm25.
+    pub topic: Option<(&'a [String], usize)>,
+}
+
+impl Store {
+    /// The statement for `search`: the best chunks, best first, with their sources' fields.
+    /// The best are chosen from the index and the `chunks_by_id_chatbot` index alone; only
+    /// those rows are then read in full.
+    fn chunk_search_statement(&self, search: &ChunkSearch) -> ApiResult<D1PreparedStatement> {
+        let index = search.index.table();
+        let best = |source_filter: &str, limit: &str| {
+            format!(
+                "SELECT * FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
+                 FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
+                 WHERE {index} MATCH (SELECT expression FROM m) AND k.chatbot_uuid = ?2 \
+                 AND {source_filter} ORDER BY rank LIMIT {limit})",
+                bm25 = search.index.bm25(),
+            )
+        };
+        let mut sql = gated_expression_ctes(index);
+        sql.push_str(
+            "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
+             s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank FROM (",
+        );
+        sql.push_str(&best(
+            "(?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6)))",
+            "?3",
+        ));
+        if search.topic.is_some() {
+            sql.push_str(" UNION ");
+            sql.push_str(&best(
+                "k.data_source_uuid IN (SELECT value FROM json_each(?7))",
+                "?8",
+            ));
+        }
+        sql.push_str(
+            ") best JOIN chunks c ON c.id = best.id \
+             JOIN data_sources s ON s.uuid = c.data_source_uuid ORDER BY best.rank",
+        );
+        let phrases = serde_json::to_string(search.phrases)?;
+        let context = serde_json::to_string(search.context_phrases)?;
+        let allowed = search
+            .allowed_sources
+            .map(serde_json::to_string)
+            .transpose()?;
+        let topic = search
+            .topic
+            .map(|(sources, _)| serde_json::to_string(sources))
+            .transpose()?;
+        let mut args = vec![
+            Arg::Text(&phrases),
+            Arg::Text(search.chatbot_uuid),
+            Arg::Int(search.limit as i64),
+            Arg::Text(&context),
+            Arg::Int(search.budget),
+            allowed.as_deref().map_or(Arg::Null, Arg::Text),
+        ];
+        if let (Some(list), Some((_, limit))) = (topic.as_deref(), search.topic) {
+            args.push(Arg::Text(list));
+            args.push(Arg::Int(limit as i64));
+        }
+        self.statement(&sql, &args)
+    }
+
+    /// The chunks that best match `search`, best first (see `chunk_search_statement`).
+    pub async fn search_chunks(&self, search: &ChunkSearch<'_>) -> ApiResult<Vec<ChunkHit>> {
+        if search.phrases.is_empty() {
+            return Ok(Vec::new());
+        }
+        let results = self
+            .read_batch(vec![self.chunk_search_statement(search)?])
+            .await?;
+        batch_rows(&results, 0)
+    }
+
+    /// `search_chunks` when the owner holds the chatbot, checked in the same round trip:
+    /// `None` when it is not the owner's.
+    pub async fn owned_search_chunks(
+        &self,
+        owner: Owner<'_>,
+        search: &ChunkSearch<'_>,
+    ) -> ApiResult<Option<Vec<ChunkHit>>> {
+        let mut statements = vec![self.statement(
+            &format!(
+                "SELECT uuid FROM chatbots WHERE uuid = ?1 AND {}",
+                owner.test("account_uuid", 2)
+            ),
+            &[Arg::Text(search.chatbot_uuid), owner.arg()],
+        )?];
+        if !search.phrases.is_empty() {
+            statements.push(self.chunk_search_statement(search)?);
+        }
+        let results = self.read_batch(statements).await?;
+        if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
+            return Ok(None);
+        }
+        if search.phrases.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        Ok(Some(batch_rows(&results, 1)?))
+    }
 }
 
 impl Store {
@@ -456,80 +578,5 @@ impl Store {
                 .push(r.source_tag_uuid);
         }
         Ok(out)
-    }
-
-    /// Adds to a batch the statement counting each phrase in the index, when there are
-    /// enough phrases for the counts to matter (one phrase is never gated); its position, for
-    /// `phrase_counts`.
-    pub(super) fn count_phrases_in(
-        &self,
-        statements: &mut Vec<D1PreparedStatement>,
-        phrases: &[String],
-    ) -> ApiResult<Option<usize>> {
-        if phrases.len() < 2 {
-            return Ok(None);
-        }
-        let list = serde_json::to_string(phrases)?;
-        statements.push(self.statement(PHRASE_FREQUENCY_SQL, &[Arg::Text(&list)])?);
-        Ok(Some(statements.len() - 1))
-    }
-
-    /// Whether the owner holds the chatbot and, when `phrases` holds more than one phrase,
-    /// how common each is in the index, in one round trip: `None` when it is not the owner's.
-    pub async fn owned_phrase_frequencies(
-        &self,
-        owner: Owner<'_>,
-        chatbot_uuid: &str,
-        phrases: &[String],
-    ) -> ApiResult<Option<Vec<i64>>> {
-        let mut statements = vec![self.statement(
-            &format!(
-                "SELECT uuid FROM chatbots WHERE uuid = ?1 AND {}",
-                owner.test("account_uuid", 2)
-            ),
-            &[Arg::Text(chatbot_uuid), owner.arg()],
-        )?];
-        let count_index = self.count_phrases_in(&mut statements, phrases)?;
-        let results = self.read_batch(statements).await?;
-        if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(phrase_counts(&results, count_index)?))
-    }
-
-    /// The chunks that best match an FTS5 expression in one chatbot, best first, optionally
-    /// only from `allowed_sources`. The best `limit` are chosen from the index and the
-    /// `chunks_by_id_chatbot` index alone; only those rows are then read in full.
-    pub async fn search_chunks(
-        &self,
-        index: SearchIndex,
-        chatbot_uuid: &str,
-        fts_expression: &str,
-        allowed_sources: Option<&[String]>,
-        limit: usize,
-    ) -> ApiResult<Vec<ChunkHit>> {
-        let source_filter = allowed_sources.map(serde_json::to_string).transpose()?;
-        let sql = format!(
-            "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
-             s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
-             FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
-                   FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
-                   WHERE {index} MATCH ?1 AND k.chatbot_uuid = ?2 {filter} ORDER BY rank LIMIT ?3) best \
-             JOIN chunks c ON c.id = best.id JOIN data_sources s ON s.uuid = c.data_source_uuid \
-             ORDER BY best.rank",
-            index = index.table(),
-            bm25 = index.bm25(),
-            filter = if source_filter.is_some() { "AND k.data_source_uuid IN (SELECT value FROM json_each(?4))" } else { "" }
-        );
-        let limit = limit as i64;
-        let mut args = vec![
-            Arg::Text(fts_expression),
-            Arg::Text(chatbot_uuid),
-            Arg::Int(limit),
-        ];
-        if let Some(list) = source_filter.as_deref() {
-            args.push(Arg::Text(list));
-        }
-        self.rows(&sql, &args).await
     }
 }

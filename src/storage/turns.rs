@@ -3,7 +3,6 @@
 
 use super::agents::agents_and_tools;
 use super::chatbots::{ChatbotRow, CHATBOTS};
-use super::data_sources::phrase_counts;
 use super::sessions::{MessageRow, SessionRow, MESSAGES, SESSIONS};
 
 use super::{batch_rows, Arg, Owner, Store, ToolsByAgent};
@@ -21,8 +20,6 @@ pub struct TurnContext {
     pub history: Vec<Message>,
     /// Tool functions of the chatbot's agents, by agent uuid.
     pub tools: ToolsByAgent,
-    /// Index-wide match counts of the query's phrases; empty when none were asked for.
-    pub phrase_frequencies: Vec<i64>,
 }
 
 /// The chatbot of the session `?1`, when that chatbot belongs to the owner bound as `?2`.
@@ -44,14 +41,12 @@ const AGENTS: usize = 3;
 
 impl Store {
     /// The session (if `owner` owns it), its chatbot, the chatbot's agents and tool
-    /// functions, the session's newest `history_limit` messages and, when `phrases` holds
-    /// more than one phrase, how common each is in the index.
+    /// functions and the session's newest `history_limit` messages.
     pub async fn turn_context(
         &self,
         owner: Owner<'_>,
         session_uuid: &str,
         history_limit: usize,
-        phrases: &[String],
     ) -> ApiResult<Option<TurnContext>> {
         let chatbot_of_session = owned_chatbot(owner);
         let args = [Arg::Text(session_uuid), owner.arg()];
@@ -87,7 +82,6 @@ impl Store {
             )?,
         ];
         statements.extend(self.agents_and_tools_statements(&chatbot_of_session, &args)?);
-        let count_index = self.count_phrases_in(&mut statements, phrases)?;
         let results = self.read_batch(statements).await?;
 
         let Some(session) = batch_rows::<SessionRow>(&results, SESSION)?
@@ -107,14 +101,12 @@ impl Store {
             .into_iter()
             .map(Message::try_from)
             .collect::<ApiResult<Vec<_>>>()?;
-        let phrase_frequencies = phrase_counts(&results, count_index)?;
         Ok(Some(TurnContext {
             session: Session::try_from(session)?,
             chatbot: Chatbot::from(chatbot),
             agents,
             history,
             tools,
-            phrase_frequencies,
         }))
     }
 }

@@ -3,7 +3,7 @@
 // Chinese, and a Q&A pair answering a paraphrase of its question alone.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startAccount, startHelpSite, newChatbot, newSession, settled, upload } from "./suite.mjs";
+import { client, startAccount, startHelpSite, newChatbot, newSession, settled, upload } from "./suite.mjs";
 
 let worker, site, api, key;
 
@@ -115,4 +115,49 @@ test("a Q&A pair answers a paraphrase of its question alone", async () => {
   assert.deepEqual(Object.keys(r.citations), ["1"]);
   assert.equal(r.citations["1"].type, "qa");
   assert.equal(r.meta.answered, true);
+});
+
+test("past the candidate budget, only chunks holding a question's rarer words are scored", async () => {
+  // Eight sections say "policy"; one also says "refund". The same text in two Workers: one
+  // with the default budget, one that may score only two chunks per search.
+  const sections = ["Privacy", "Cookies", "Security", "Shipping", "Warranty", "Accessibility", "Pricing"].map(
+    (topic) => `## ${topic}\n\nOur ${topic.toLowerCase()} policy is reviewed every year by the board and published on this page.`,
+  );
+  sections.push("## Money back\n\nOur refund policy gives you thirty days to send an unused item back.");
+  const text = `# Policies\n\n${sections.join("\n\n")}\n`;
+  const { worker: small, key: smallKey, api: smallApi } = await startAccount({ vars: { SEARCH_CANDIDATE_BUDGET: "2" } });
+  const results = {};
+  for (const [name, w, k, a] of [["default", worker, key, api], ["small", small, smallKey, smallApi]]) {
+    const bot = await newChatbot(a, { name: `Policies ${name}`, show_citations: true });
+    const r = await upload(w, k, bot.uuid, { name: "policies.md", bytes: new TextEncoder().encode(text), type: "text/markdown" });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await settled(a, r.json.uuid)).status, "success");
+    const search = await a.post(`/chatbot/${bot.uuid}/search`, { body: { query: "What is the refund policy?", limit: 10 } });
+    assert.equal(search.status, 200, search.text);
+    // A single word is never gated, however common.
+    const single = await a.post(`/chatbot/${bot.uuid}/search`, { body: { query: "policy", limit: 10 } });
+    assert.equal(single.status, 200, single.text);
+    results[name] = { texts: search.json.results.map((x) => x.text), single: single.json.results.length, bot };
+  }
+  assert.match(results.default.texts[0], /refund/);
+  assert.ok(results.default.texts.some((t) => !/refund/.test(t)), "within the budget every chunk saying either word is a candidate");
+  assert.ok(results.small.texts.length > 0);
+  assert.ok(results.small.texts.every((t) => /refund/.test(t)), JSON.stringify(results.small.texts));
+  assert.ok(results.small.single >= 8, `${results.small.single} results for one word`);
+  // A whole turn reads the same gated candidates and answers from the refund section.
+  const session = await newSession(smallApi, results.small.bot);
+  const answer = await smallApi.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "What is the refund policy?" } });
+  assert.equal(answer.status, 200, answer.text);
+  assert.match(answer.json.response, /thirty days/);
+  // Another account's chatbot is still a 404 (checked in the same round trip as the search),
+  // whatever the body says; one's own with a bad body is a 400.
+  const other = await small.newAccount("other");
+  const otherApi = client(small, other.key);
+  const foreignBot = (await otherApi.post("/chatbot/create", { body: { name: "Theirs" } })).json;
+  for (const body of [{ query: "refund policy" }, { query: "" }, { query: "refund", agent_uuid: "nope" }]) {
+    const foreign = await smallApi.post(`/chatbot/${foreignBot.uuid}/search`, { body });
+    assert.equal(foreign.status, 404, foreign.text);
+  }
+  const bad = await smallApi.post(`/chatbot/${results.small.bot.uuid}/search`, { body: { query: "" } });
+  assert.equal(bad.status, 400, bad.text);
 });

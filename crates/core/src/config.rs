@@ -5,6 +5,7 @@
 //! (the shell logs it) and replaced by the safe default, so a typo in a variable degrades one
 //! setting instead of turning requests into 500s.
 
+use crate::knowledge::query::CANDIDATE_BUDGET;
 use crate::knowledge::url_guard::PrivateAccess;
 use std::time::Duration;
 
@@ -87,6 +88,8 @@ pub mod names {
     /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
     /// unless set; tests shorten it.
     pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
+    /// About how many chunks one search may score (`knowledge::query::CANDIDATE_BUDGET`).
+    pub const SEARCH_CANDIDATE_BUDGET: &str = "SEARCH_CANDIDATE_BUDGET";
 }
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -98,6 +101,9 @@ pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
 /// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
 /// message may be delayed.
 pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
+/// The largest candidate budget: past it a search over common words would score most of any
+/// index a Worker can search within its CPU time.
+pub const MAX_CANDIDATE_BUDGET: i64 = 100_000;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -194,6 +200,8 @@ pub struct Config {
     pub webhook_timeout: Duration,
     /// Seconds per unit of the webhook retry schedule.
     pub webhook_retry_unit_secs: u32,
+    /// About how many chunks one search may score before its rarer words gate the rest.
+    pub search_candidate_budget: i64,
 }
 
 /// A setting that could not be used as given, and what was used instead.
@@ -423,6 +431,23 @@ impl Config {
             },
         };
 
+        let search_candidate_budget = match get(names::SEARCH_CANDIDATE_BUDGET) {
+            None => CANDIDATE_BUDGET,
+            Some(v) => match v.trim().parse::<i64>() {
+                Ok(n) if (1..=MAX_CANDIDATE_BUDGET).contains(&n) => n,
+                _ => {
+                    problems.push(Problem {
+                        name: names::SEARCH_CANDIDATE_BUDGET,
+                        reason: format!(
+                            "{v:?} is not a whole number of chunks from 1 to {MAX_CANDIDATE_BUDGET}"
+                        ),
+                        fallback: format!("{CANDIDATE_BUDGET} chunks"),
+                    });
+                    CANDIDATE_BUDGET
+                }
+            },
+        };
+
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
             widget_token_secret,
@@ -439,6 +464,7 @@ impl Config {
             visitor_token_rate_limit,
             webhook_timeout,
             webhook_retry_unit_secs,
+            search_candidate_budget,
         };
         (config, problems)
     }
@@ -612,6 +638,19 @@ mod tests {
         let (config, problems) = parse(&[("EMBEDDINGS_MODEL", "m")]);
         assert_eq!(config.semantic.embeddings, None);
         assert_eq!(problems[0].name, "EMBEDDINGS_MODEL");
+    }
+
+    #[test]
+    fn search_candidate_budget_is_a_count_within_bounds() {
+        assert_eq!(Config::default().search_candidate_budget, CANDIDATE_BUDGET);
+        let (config, problems) = parse(&[("SEARCH_CANDIDATE_BUDGET", " 3 ")]);
+        assert!(problems.is_empty());
+        assert_eq!(config.search_candidate_budget, 3);
+        for bad in ["0", "-5", "many", "100001"] {
+            let (config, problems) = parse(&[("SEARCH_CANDIDATE_BUDGET", bad)]);
+            assert_eq!(config.search_candidate_budget, CANDIDATE_BUDGET, "{bad}");
+            assert_eq!(problems[0].name, "SEARCH_CANDIDATE_BUDGET", "{bad}");
+        }
     }
 
     #[test]

@@ -513,76 +513,12 @@ pub fn fts_expression(query: &str) -> Option<String> {
     (!phrases.is_empty()).then(|| phrases.join(" OR "))
 }
 
-/// About how many chunks one search may score. FTS5 computes bm25 for every chunk an
-/// expression matches, so an OR of common words ("file", "name", "user") would score most of a
-/// large index; past this many, only chunks holding one of the query's rarer terms are scored.
+/// About how many chunks one search may score, unless `SEARCH_CANDIDATE_BUDGET` says
+/// otherwise. FTS5 computes bm25 for every chunk an expression matches, so an OR of common
+/// words ("file", "name", "user") would score most of a large index; past this many, only
+/// chunks holding one of the query's rarer terms are scored (the storage layer's search
+/// statement counts and chooses them).
 pub const CANDIDATE_BUDGET: i64 = 5_000;
-
-/// The MATCH expression for `phrases`, given how many chunks each matches (`frequencies`, in
-/// the same order). When they all fit the budget it is the plain OR. Otherwise the rarest
-/// phrases, as many as fit the budget together (at least one), gate which chunks are read:
-/// `(rare OR ...) AND (every OR ...)`. Every phrase still counts towards bm25; the gate
-/// phrases count twice, which only sharpens the preference bm25 already has for rare terms.
-/// `None` when there is no phrase.
-pub fn gated_expression(phrases: &[String], frequencies: &[i64], budget: i64) -> Option<String> {
-    if phrases.is_empty() {
-        return None;
-    }
-    let every = phrases.join(" OR ");
-    if phrases.len() == 1
-        || frequencies.len() != phrases.len()
-        || frequencies.iter().sum::<i64>() <= budget
-    {
-        return Some(every);
-    }
-    let mut order: Vec<usize> = (0..phrases.len()).collect();
-    order.sort_by_key(|&i| (frequencies[i], i));
-    let mut gate = vec![false; phrases.len()];
-    let mut total = 0;
-    for (n, &i) in order.iter().enumerate() {
-        if n > 0 && total + frequencies[i] > budget {
-            break;
-        }
-        gate[i] = true;
-        total += frequencies[i];
-    }
-    let rare: Vec<&str> = phrases
-        .iter()
-        .zip(&gate)
-        .filter(|(_, &g)| g)
-        .map(|(p, _)| p.as_str())
-        .collect();
-    Some(format!("({}) AND ({every})", rare.join(" OR ")))
-}
-
-/// `gated_expression` for `phrases` plus `extra` phrases whose frequencies are not known
-/// (the conversation's context terms): only `phrases` gate, every phrase scores.
-pub fn gated_expression_with(
-    phrases: &[String],
-    frequencies: &[i64],
-    extra: &[String],
-    budget: i64,
-) -> Option<String> {
-    let extra: Vec<&String> = extra.iter().filter(|e| !phrases.contains(e)).collect();
-    if extra.is_empty() {
-        return gated_expression(phrases, frequencies, budget);
-    }
-    let every = phrases
-        .iter()
-        .chain(extra.iter().copied())
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    match gated_expression(phrases, frequencies, budget) {
-        None => Some(every),
-        // No gate was needed for the question's own phrases; the context ones are few.
-        Some(plain) if !plain.starts_with('(') => Some(every),
-        Some(gated) => {
-            let gate = gated.split(" AND ").next().unwrap_or_default().to_string();
-            Some(format!("{gate} AND ({every})"))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -627,58 +563,6 @@ mod tests {
             vec!["dont", "use", "müllers", "café", "crème"]
         );
         assert_eq!(content_terms("naïve NAÏVE naïve"), vec!["naïve"]);
-    }
-
-    #[test]
-    fn common_terms_are_scored_but_do_not_gate() {
-        let p = phrases("refund policy for damaged parcels");
-        assert_eq!(
-            p,
-            ["\"refund\"", "\"policy\"", "\"damaged\"", "\"parcels\""]
-        );
-        // Within the budget: the plain OR.
-        assert_eq!(
-            gated_expression(&p, &[10, 20, 5, 1], 100).unwrap(),
-            "\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\""
-        );
-        // Over it: the rarest that fit gate, in query order; all still score.
-        assert_eq!(
-            gated_expression(&p, &[300, 9000, 40, 600], 1000).unwrap(),
-            "(\"refund\" OR \"damaged\" OR \"parcels\") AND (\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\")"
-        );
-        // Even when the rarest alone is over the budget, it gates.
-        assert_eq!(
-            gated_expression(&p, &[3000, 9000, 4000, 7000], 1000).unwrap(),
-            "(\"refund\") AND (\"refund\" OR \"policy\" OR \"damaged\" OR \"parcels\")"
-        );
-        // One phrase, or frequencies that do not line up: nothing to gate.
-        assert_eq!(
-            gated_expression(&p[..1], &[50_000], 10).unwrap(),
-            "\"refund\""
-        );
-        assert_eq!(
-            gated_expression(&p, &[], 10).unwrap(),
-            fts_expression("refund policy for damaged parcels").unwrap()
-        );
-        assert!(gated_expression(&[], &[], 10).is_none());
-    }
-
-    #[test]
-    fn context_phrases_score_but_never_gate() {
-        let p = phrases("refund policy");
-        let extra = vec!["\"norway\"".to_string(), "\"refund\"".to_string()];
-        assert_eq!(
-            gated_expression_with(&p, &[10, 20], &extra, 100).unwrap(),
-            "\"refund\" OR \"policy\" OR \"norway\""
-        );
-        assert_eq!(
-            gated_expression_with(&p, &[10, 20_000], &extra, 100).unwrap(),
-            "(\"refund\") AND (\"refund\" OR \"policy\" OR \"norway\")"
-        );
-        assert_eq!(
-            gated_expression_with(&[], &[], &extra, 100).unwrap(),
-            "\"norway\" OR \"refund\""
-        );
     }
 
     #[test]
