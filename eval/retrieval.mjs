@@ -71,7 +71,7 @@ async function main() {
 
   const timings = {};
   let t = performance.now();
-  const worker = await startWorker();
+  const worker = await startWorker({ vars: process.env.SEARCH_CANDIDATE_BUDGET ? { SEARCH_CANDIDATE_BUDGET: process.env.SEARCH_CANDIDATE_BUDGET } : {} });
   let interrupted = false;
   const stop = async (signal) => {
     interrupted = true;
