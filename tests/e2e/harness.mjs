@@ -252,10 +252,19 @@ class Worker {
       h["Content-Type"] ??= "application/json";
     }
     let res;
+    const send = () => fetch(this.base + urlPath, {
+      method, headers: h, body: payload, signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
+    });
     try {
-      res = await fetch(this.base + urlPath, {
-        method, headers: h, body: payload, signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
-      });
+      try {
+        res = await send();
+      } catch (err) {
+        // A kept-alive connection the runtime closes just as it is reused fails before any
+        // answer; an idempotent request is sent once more on a new one, as HTTP clients do.
+        const closed = /other side closed|ECONNRESET|socket hang up/i.test(String(err.cause?.message ?? err.message));
+        if (!closed || !["GET", "HEAD"].includes(method)) throw err;
+        res = await send();
+      }
     } catch (err) {
       // A Worker that stops answering says why only in its own output: keep its last lines.
       throw new Error(`${method} ${urlPath} on ${this.base}: ${err.cause?.message ?? err.message}\nthe Worker's last output:\n${this.log.slice(-6000)}`, { cause: err });
