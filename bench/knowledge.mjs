@@ -115,7 +115,9 @@ async function ftsRules() {
   const block = src.slice(src.indexOf("const STOP_WORDS"), src.indexOf("];", src.indexOf("const STOP_WORDS")));
   const stop = new Set([...block.matchAll(/"([^"]+)"/g)].map((m) => m[1]));
   const max = Number(/MAX_QUERY_TERMS: usize = (\d+)/.exec(src)?.[1] ?? 16);
-  const budget = Number((/CANDIDATE_BUDGET: i64 = ([\d_]+)/.exec(src)?.[1] ?? "5000").replace(/_/g, ""));
+  const budgetText = /CANDIDATE_BUDGET: u64 = ([\d_]+)/.exec(src)?.[1];
+  if (!budgetText) throw new Error("CANDIDATE_BUDGET not found in crates/core/src/knowledge/query.rs");
+  const budget = Number(budgetText.replace(/_/g, ""));
   const words = (text) => {
     const out = [];
     let cur = "";
@@ -708,12 +710,11 @@ async function measureLevel(worker, key, api, bot, fts) {
   // chatbot, and how many the Worker's expression lets it score.
   const lists = QUERIES.map(fts.phrases);
   const sqlTimes = [];
-  let exprs = [];
   for (let run = 0; run < 2; run++) {
     const search = JSON.parse((await d1(worker, ["--json", "--command", lists.map((l) => searchSql(bot.uuid, l, fts.budget)).join(";\n")])).stdout);
     if (run > 0) search.forEach((r) => sqlTimes.push(r.meta?.duration ?? NaN));
   }
-  exprs = JSON.parse((await d1(worker, ["--json", "--command", lists.map((l) => gatedExpression(l, fts.budget)).join(";\n")])).stdout)
+  const exprs = JSON.parse((await d1(worker, ["--json", "--command", lists.map((l) => gatedExpression(l, fts.budget)).join(";\n")])).stdout)
     .map((r) => r.results[0].expression);
   const here = (e) => `(SELECT COUNT(*) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ${lit(e)} AND c.chatbot_uuid = ${lit(bot.uuid)})`;
   const countSql = lists

@@ -1,8 +1,9 @@
 //! Retrieval as the Worker runs it: the query's phrases, one ranked FTS5 statement (which
 //! gates on the rarest phrases when the candidates must be bounded, see
-//! `Store::search_chunks`), then the re-ranking in `knowledge::retrieve`. With an embedding model configured, the question's vector is asked
-//! of the chatbot's vector index at the same time, and the two lists are fused (and reranked
-//! when a reranker is configured) by `knowledge::semantic::hybrid`. Search by meaning only
+//! `Store::search_chunks`), then the re-ranking in `knowledge::retrieve`. With an embedding
+//! model configured, the question's vector is asked of the chatbot's vector index at the same
+//! time, and the two lists are fused (and reranked when a reranker is configured) by
+//! `knowledge::semantic::hybrid`. Search by meaning only
 //! ever adds: when its calls fail or time out, the words' answer stands alone.
 
 use crate::platform::vector_index;

@@ -176,7 +176,7 @@ pub struct ChunkSearch<'a> {
     /// How many of the best chunks to read.
     pub limit: usize,
     /// About how many chunks may be scored (`Config::search_candidate_budget`).
-    pub budget: i64,
+    pub budget: u64,
     /// Sources whose best chunks (this many) join the candidates whatever their rank
     /// elsewhere: a follow-up's topic. They compare by the same bm25.
     pub topic: Option<(&'a [String], usize)>,
@@ -232,7 +232,7 @@ impl Store {
             Arg::Text(search.chatbot_uuid),
             Arg::Int(search.limit as i64),
             Arg::Text(&context),
-            Arg::Int(search.budget),
+            Arg::Int(search.budget as i64),
             allowed.as_deref().map_or(Arg::Null, Arg::Text),
         ];
         if let (Some(list), Some((_, limit))) = (topic.as_deref(), search.topic) {
@@ -260,6 +260,7 @@ impl Store {
         owner: Owner<'_>,
         search: &ChunkSearch<'_>,
     ) -> ApiResult<Option<Vec<ChunkHit>>> {
+        let searching = !search.phrases.is_empty();
         let mut statements = vec![self.statement(
             &format!(
                 "SELECT uuid FROM chatbots WHERE uuid = ?1 AND {}",
@@ -267,17 +268,18 @@ impl Store {
             ),
             &[Arg::Text(search.chatbot_uuid), owner.arg()],
         )?];
-        if !search.phrases.is_empty() {
+        if searching {
             statements.push(self.chunk_search_statement(search)?);
         }
         let results = self.read_batch(statements).await?;
         if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
             return Ok(None);
         }
-        if search.phrases.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        Ok(Some(batch_rows(&results, 1)?))
+        Ok(Some(if searching {
+            batch_rows(&results, 1)?
+        } else {
+            Vec::new()
+        }))
     }
 }
 

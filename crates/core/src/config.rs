@@ -103,7 +103,7 @@ pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
 pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
 /// The largest candidate budget: past it a search over common words would score most of any
 /// index a Worker can search within its CPU time.
-pub const MAX_CANDIDATE_BUDGET: i64 = 100_000;
+pub const MAX_CANDIDATE_BUDGET: u64 = 100_000;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -201,7 +201,7 @@ pub struct Config {
     /// Seconds per unit of the webhook retry schedule.
     pub webhook_retry_unit_secs: u32,
     /// About how many chunks one search may score before its rarer words gate the rest.
-    pub search_candidate_budget: i64,
+    pub search_candidate_budget: u64,
 }
 
 /// A setting that could not be used as given, and what was used instead.
@@ -317,22 +317,35 @@ impl Config {
         );
         let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
 
-        let max_upload_bytes = match get(names::MAX_UPLOAD_BYTES) {
-            None => DEFAULT_MAX_UPLOAD_BYTES,
-            Some(v) => match v.trim().parse::<usize>() {
-                Ok(n) if (1..=MAX_UPLOAD_BYTES_CEILING).contains(&n) => n,
+        // A count of `unit`s from 1 to `max`, or `default` (reported) when it is anything else.
+        let mut count = |name: &'static str, default: u64, max: u64, unit: &str| -> u64 {
+            let Some(v) = get(name) else {
+                return default;
+            };
+            match v.trim().parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => n,
                 _ => {
                     problems.push(Problem {
-                        name: names::MAX_UPLOAD_BYTES,
-                        reason: format!(
-                            "{v:?} is not a whole number of bytes from 1 to {MAX_UPLOAD_BYTES_CEILING}"
-                        ),
-                        fallback: format!("{DEFAULT_MAX_UPLOAD_BYTES} bytes"),
+                        name,
+                        reason: format!("{v:?} is not a whole number of {unit} from 1 to {max}"),
+                        fallback: format!("{default} {unit}"),
                     });
-                    DEFAULT_MAX_UPLOAD_BYTES
+                    default
                 }
-            },
+            }
         };
+        let max_upload_bytes = count(
+            names::MAX_UPLOAD_BYTES,
+            DEFAULT_MAX_UPLOAD_BYTES as u64,
+            MAX_UPLOAD_BYTES_CEILING as u64,
+            "bytes",
+        ) as usize;
+        let search_candidate_budget = count(
+            names::SEARCH_CANDIDATE_BUDGET,
+            CANDIDATE_BUDGET,
+            MAX_CANDIDATE_BUDGET,
+            "chunks",
+        );
 
         let orphan_grace_secs = match get(names::ORPHAN_GRACE_SECONDS) {
             None => DEFAULT_ORPHAN_GRACE_SECS,
@@ -427,23 +440,6 @@ impl Config {
                         fallback: format!("{DEFAULT_WEBHOOK_RETRY_UNIT_SECS} seconds"),
                     });
                     DEFAULT_WEBHOOK_RETRY_UNIT_SECS
-                }
-            },
-        };
-
-        let search_candidate_budget = match get(names::SEARCH_CANDIDATE_BUDGET) {
-            None => CANDIDATE_BUDGET,
-            Some(v) => match v.trim().parse::<i64>() {
-                Ok(n) if (1..=MAX_CANDIDATE_BUDGET).contains(&n) => n,
-                _ => {
-                    problems.push(Problem {
-                        name: names::SEARCH_CANDIDATE_BUDGET,
-                        reason: format!(
-                            "{v:?} is not a whole number of chunks from 1 to {MAX_CANDIDATE_BUDGET}"
-                        ),
-                        fallback: format!("{CANDIDATE_BUDGET} chunks"),
-                    });
-                    CANDIDATE_BUDGET
                 }
             },
         };

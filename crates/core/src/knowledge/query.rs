@@ -387,34 +387,19 @@ pub fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2ffff)
 }
 
-/// Overlapping character pairs of a run of CJK characters ("退款政策" → "退款", "款政",
-/// "政策"): with no spaces to cut at, pairs are what a question and a passage can share
-/// (most words in these scripts are two characters long). A lone character stands alone.
-fn push_pairs(run: &[char], out: &mut Vec<String>) {
-    if run.len() == 1 {
-        out.push(run[0].to_string());
-    }
-    for pair in run.windows(2) {
-        out.push(pair.iter().collect());
-    }
-}
-
 /// The CJK character pairs of `text`, space-separated: what the CJK index holds for a chunk.
 /// `None` when `text` has no CJK character.
 pub fn cjk_pairs(text: &str) -> Option<String> {
     if !text.chars().any(is_cjk) {
         return None;
     }
+    // Other words never consist of CJK characters, so the pairs are the words that do.
     let mut pairs = Vec::new();
-    let mut run: Vec<char> = Vec::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if is_cjk(c) {
-            run.push(c);
-        } else if !run.is_empty() {
-            push_pairs(&run, &mut pairs);
-            run.clear();
+    for_each_word(text, |word| {
+        if word.chars().all(is_cjk) {
+            pairs.push(word.to_string());
         }
-    }
+    });
     Some(pairs.join(" "))
 }
 
@@ -428,7 +413,10 @@ pub fn words(text: &str) -> Vec<String> {
 }
 
 /// `words` without collecting them: `visit` sees each word in turn, from one reused buffer,
-/// so scanning a long text for a few terms allocates nothing per word.
+/// so scanning a long text for a few terms allocates nothing per word. A run of CJK
+/// characters is visited as its overlapping pairs ("退款政策" → "退款", "款政", "政策"): with
+/// no spaces to cut at, pairs are what a question and a passage can share (most words in these
+/// scripts are two characters long); a lone character stands alone.
 pub fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
     let mut current = String::new();
     let mut run: Vec<char> = Vec::new();
@@ -520,7 +508,7 @@ pub fn fts_expression(query: &str) -> Option<String> {
 /// statement counts and chooses them). At 3,000 the Git and French evaluations, and the Git
 /// pages among 100,000 chunks of other manuals, found what they found at 5,000, and search
 /// over 100,000 chunks took about 8 % less time; at 1,500 the Git set lost a question.
-pub const CANDIDATE_BUDGET: i64 = 3_000;
+pub const CANDIDATE_BUDGET: u64 = 3_000;
 
 #[cfg(test)]
 mod tests {
