@@ -96,16 +96,12 @@ pub async fn sources_for(
     if let Some(standalone) =
         retrieval::standalone_question(searcher.env, searcher.config, agent, query, history).await
     {
-        let topic = Context {
-            terms: Vec::new(),
-            sources: context.sources.clone(),
-        };
         return retrieval::retrieve(
             searcher,
             chatbot_uuid,
             Some(agent),
             &standalone,
-            &topic,
+            &Context::default(),
             SOURCES_PER_ANSWER,
         )
         .await;

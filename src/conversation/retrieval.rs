@@ -170,9 +170,7 @@ async fn search_as(
     Ok(Some(finish(fused, limit)))
 }
 
-/// The words' candidates (`None` when `owner` is given and does not hold the chatbot). A
-/// follow-up's topic sources are always among them: the best of their chunks for the same
-/// expression, so their bm25 compares, read in the same statement as the whole index's best.
+/// The words' candidates (`None` when `owner` is given and does not hold the chatbot).
 async fn lexical_hits(
     searcher: &Searcher<'_>,
     owner: Option<Owner<'_>>,
@@ -184,12 +182,6 @@ async fn lexical_hits(
     let phrases = phrases(query);
     // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
     let context_phrases: Vec<String> = context.terms.iter().map(|t| format!("\"{t}\"")).collect();
-    let topic: Vec<String> = context
-        .sources
-        .iter()
-        .filter(|s| allowed.is_none_or(|a| a.contains(s)))
-        .cloned()
-        .collect();
     let search = ChunkSearch {
         index: SearchIndex::for_query(query),
         chatbot_uuid,
@@ -198,16 +190,12 @@ async fn lexical_hits(
         allowed_sources: allowed,
         limit: CANDIDATES,
         budget: searcher.config.search_candidate_budget,
-        topic: (!topic.is_empty()).then_some((topic.as_slice(), TOPIC_CANDIDATES)),
     };
     match owner {
         Some(owner) => searcher.store.owned_search_chunks(owner, &search).await,
         None => searcher.store.search_chunks(&search).await.map(Some),
     }
 }
-
-/// How many chunks of a follow-up's topic sources join the candidates.
-const TOPIC_CANDIDATES: usize = 12;
 
 /// The question's nearest chunks by meaning: one embedding call, one call to the index. Empty
 /// when search by meaning is off, or failed (logged once per incident).

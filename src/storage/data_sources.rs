@@ -177,9 +177,6 @@ pub struct ChunkSearch<'a> {
     pub limit: usize,
     /// About how many chunks may be scored (`Config::search_candidate_budget`).
     pub budget: u64,
-    /// Sources whose best chunks (this many) join the candidates whatever their rank
-    /// elsewhere: a follow-up's topic. They compare by the same bm25.
-    pub topic: Option<(&'a [String], usize)>,
 }
 
 impl Store {
@@ -188,46 +185,25 @@ impl Store {
     /// those rows are then read in full.
     fn chunk_search_statement(&self, search: &ChunkSearch) -> ApiResult<D1PreparedStatement> {
         let index = search.index.table();
-        let best = |source_filter: &str, limit: &str| {
-            format!(
-                "SELECT * FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
-                 FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
-                 WHERE {index} MATCH (SELECT expression FROM m) AND k.chatbot_uuid = ?2 \
-                 AND {source_filter} ORDER BY rank LIMIT {limit})",
-                bm25 = search.index.bm25(),
-            )
-        };
         let mut sql = gated_expression_ctes(index);
-        sql.push_str(
+        sql.push_str(&format!(
             "SELECT c.id, c.data_source_uuid, c.position, c.heading, c.text, c.tokens, \
-             s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank FROM (",
-        );
-        sql.push_str(&best(
-            "(?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6)))",
-            "?3",
-        ));
-        if search.topic.is_some() {
-            sql.push_str(" UNION ");
-            sql.push_str(&best(
-                "k.data_source_uuid IN (SELECT value FROM json_each(?7))",
-                "?8",
-            ));
-        }
-        sql.push_str(
-            ") best JOIN chunks c ON c.id = best.id \
+             s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
+             FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
+             FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
+             WHERE {index} MATCH (SELECT expression FROM m) AND k.chatbot_uuid = ?2 \
+             AND (?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6))) \
+             ORDER BY rank LIMIT ?3) best JOIN chunks c ON c.id = best.id \
              JOIN data_sources s ON s.uuid = c.data_source_uuid ORDER BY best.rank",
-        );
+            bm25 = search.index.bm25(),
+        ));
         let phrases = serde_json::to_string(search.phrases)?;
         let context = serde_json::to_string(search.context_phrases)?;
         let allowed = search
             .allowed_sources
             .map(serde_json::to_string)
             .transpose()?;
-        let topic = search
-            .topic
-            .map(|(sources, _)| serde_json::to_string(sources))
-            .transpose()?;
-        let mut args = vec![
+        let args = [
             Arg::Text(&phrases),
             Arg::Text(search.chatbot_uuid),
             Arg::Int(search.limit as i64),
@@ -235,10 +211,6 @@ impl Store {
             Arg::Int(search.budget as i64),
             allowed.as_deref().map_or(Arg::Null, Arg::Text),
         ];
-        if let (Some(list), Some((_, limit))) = (topic.as_deref(), search.topic) {
-            args.push(Arg::Text(list));
-            args.push(Arg::Int(limit as i64));
-        }
         self.statement(&sql, &args)
     }
 

@@ -1,7 +1,6 @@
 //! Follow-up questions. "And how long does that take?" means nothing alone: it is about what
 //! the conversation was about. A question that reads as a follow-up is searched with the
-//! previous question's terms beside its own (weighted down, see
-//! `knowledge::retrieve::CONTEXT_WEIGHT`), and keeps the agent that answered.
+//! previous question's terms beside its own, and keeps the agent that answered.
 
 use crate::chat::completion::ChatMessage;
 use crate::domain::session::{Message, MessageKind};
@@ -10,79 +9,31 @@ use crate::knowledge::query::{content_terms, words};
 /// What a follow-up is searched with beside its own words.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Context {
-    /// Terms of the conversation: the previous question's, then the words of the title of the
-    /// source the previous answer cited first (the document's own name for the topic, which
-    /// the follow-up's words rarely repeat).
+    /// The previous question's content terms the follow-up does not hold: searched and ranked
+    /// as if the follow-up had said them (it means them), but never compared with a stored
+    /// question.
     pub terms: Vec<String>,
-    /// The sources the previous answer cited, first cited first: the conversation's topic,
-    /// favoured and always among the candidates.
-    pub sources: Vec<String>,
 }
 
 impl Context {
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty() && self.sources.is_empty()
+        self.terms.is_empty()
     }
 }
 
-/// Most of the previous answer's cited sources a follow-up leans on.
-pub const TOPIC_SOURCES: usize = 3;
-
 /// The context of `query` in a conversation whose messages are `history` (oldest first):
 /// empty unless `query` reads as a follow-up of an earlier answered question.
+///
+/// Only the previous question is taken, not what its answer cited: those sources are right
+/// only as often as the first search was, and favouring them carried a wrong first answer
+/// into every follow-up (README, "Evaluation").
 pub fn conversation_context(query: &str, history: &[Message]) -> Context {
     let Some(previous) = previous_exchange(query, history) else {
         return Context::default();
     };
-    let cited = cited_in_order(&previous.cite_data);
-    let title = cited
-        .first()
-        .and_then(|c| c.get("title"))
-        .and_then(|t| t.as_str())
-        .unwrap_or_default();
-    let mut terms = context_terms(query, Some(&previous.query));
-    let own = content_terms(query);
-    for t in title_terms(title) {
-        if !own.contains(&t) && !terms.contains(&t) {
-            terms.push(t);
-        }
+    Context {
+        terms: context_terms(query, Some(&previous.query)),
     }
-    let mut sources: Vec<String> = Vec::new();
-    for c in &cited {
-        if let Some(u) = c.get("data_source_uuid").and_then(|u| u.as_str()) {
-            if !sources.iter().any(|s| s == u) && sources.len() < TOPIC_SOURCES {
-                sources.push(u.to_string());
-            }
-        }
-    }
-    Context { terms, sources }
-}
-
-/// The citations of `cite_data` (`{"1": {...}, "2": {...}}`) in citation-number order.
-fn cited_in_order(cite_data: &serde_json::Value) -> Vec<&serde_json::Value> {
-    let Some(map) = cite_data.as_object() else {
-        return Vec::new();
-    };
-    let mut numbered: Vec<(u64, &serde_json::Value)> = map
-        .iter()
-        .filter_map(|(k, v)| k.parse::<u64>().ok().map(|n| (n, v)))
-        .collect();
-    numbered.sort_by_key(|(n, _)| *n);
-    numbered.into_iter().map(|(_, v)| v).collect()
-}
-
-/// Most words of a title a follow-up takes: a long title is a sentence, not a name.
-const TITLE_TERMS: usize = 4;
-
-/// The content words of a source's title that name its topic ("git-stash(1)" → "git",
-/// "stash"; numbers and file extensions say nothing about it).
-pub fn title_terms(title: &str) -> Vec<String> {
-    const EXTENSIONS: &[&str] = &["html", "htm", "pdf", "md", "txt", "docx", "csv", "json"];
-    content_terms(title)
-        .into_iter()
-        .filter(|t| !t.chars().all(|c| c.is_ascii_digit()) && !EXTENSIONS.contains(&t.as_str()))
-        .take(TITLE_TERMS)
-        .collect()
 }
 
 /// Openings that continue the previous question rather than start a new one.
@@ -238,24 +189,15 @@ mod tests {
     }
 
     #[test]
-    fn a_follow_up_leans_on_what_the_previous_answer_cited() {
+    fn a_follow_up_is_searched_with_the_previous_question() {
         let history = [answer(
             "How do I put my unfinished changes aside?",
-            serde_json::json!({
-                "2": {"data_source_uuid": "d-pull", "title": "git-pull(1)"},
-                "1": {"data_source_uuid": "d-stash", "title": "git-stash(1)"},
-                "3": {"data_source_uuid": "d-stash", "title": "git-stash(1)"}
-            }),
+            serde_json::json!({"1": {"data_source_uuid": "d-stash", "title": "git-stash(1)"}}),
         )];
         let c = conversation_context("And how do I get them back later?", &history);
-        assert_eq!(c.sources, ["d-stash", "d-pull"]);
-        assert_eq!(
-            c.terms,
-            ["put", "unfinished", "changes", "aside", "git", "stash"]
-        );
+        assert_eq!(c.terms, ["put", "unfinished", "changes", "aside"]);
         // A new question keeps nothing of the conversation.
         assert!(conversation_context("How do I rename a branch?", &history).is_empty());
-        assert_eq!(title_terms("Shipping FAQ 2024.pdf"), ["shipping", "faq"]);
     }
 
     #[test]

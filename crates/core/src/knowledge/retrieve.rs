@@ -153,22 +153,13 @@ const DOCUMENT_WEIGHT: f64 = 0.3;
 /// Each further chunk from a source already chosen counts this much less.
 const SAME_SOURCE_DECAY: f64 = 0.7;
 
-/// How much a term taken from the conversation (see `chat::followup`) counts beside the
-/// question's own terms.
-pub const CONTEXT_WEIGHT: f64 = 0.5;
-
 /// Scores candidates for `query` and returns the best `limit`, best first.
 pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
     rank_in_context(query, &Context::default(), hits, limit)
 }
 
-/// How much a chunk from the source the conversation is about (`Context::sources`) is
-/// favoured: a follow-up is more often answered where the previous answer came from.
-const TOPIC_SOURCE_WEIGHT: f64 = 0.15;
-
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
-/// is about and count at `CONTEXT_WEIGHT` (never towards matching a stored question);
-/// chunks of `context.sources` are favoured.
+/// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
     query: &str,
     context: &Context,
@@ -176,12 +167,9 @@ pub fn rank_in_context(
     limit: usize,
 ) -> Vec<Ranked> {
     let own: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
-    let mut term_weight: HashMap<String, f64> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-    for t in &context.terms {
-        term_weight.entry(stem(t)).or_insert(CONTEXT_WEIGHT);
-    }
-    let query_set: HashSet<String> = term_weight.keys().cloned().collect();
-    let weight_sum: f64 = term_weight.values().sum();
+    let mut query_set = own.clone();
+    query_set.extend(context.terms.iter().map(|t| stem(t)));
+    let term_count = query_set.len() as f64;
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     // Which of the query's terms each candidate holds: all the comparisons below ask.
     let chunk_stems: Vec<HashSet<String>> = hits
@@ -200,7 +188,7 @@ pub fn rank_in_context(
         .iter()
         .filter_map(|t| {
             let df = chunk_stems.iter().filter(|s| s.contains(t)).count() as f64;
-            (df > 0.0).then(|| (t, term_weight[t] * (1.0 + n / df).ln()))
+            (df > 0.0).then(|| (t, (1.0 + n / df).ln()))
         })
         .collect();
     let total_weight: f64 = weights.values().sum();
@@ -211,9 +199,9 @@ pub fn rank_in_context(
         .filter(|t| own.contains(**t))
         .map(|t| (*t).clone())
         .collect();
-    // The share of the query's weight that any candidate holds; context terms count at theirs.
-    let known_share = if weight_sum > 0.0 {
-        weights.keys().map(|t| term_weight[*t]).sum::<f64>() / weight_sum
+    // The share of the query's terms that any candidate holds.
+    let known_share = if term_count > 0.0 {
+        weights.len() as f64 / term_count
     } else {
         0.0
     };
@@ -226,13 +214,8 @@ pub fn rank_in_context(
             } else {
                 0.0
             };
-            let coverage = if weight_sum > 0.0 {
-                term_weight
-                    .iter()
-                    .filter(|(t, _)| chunk_stems.contains(*t))
-                    .map(|(_, w)| w)
-                    .sum::<f64>()
-                    / weight_sum
+            let coverage = if term_count > 0.0 {
+                query_set.iter().filter(|t| chunk_stems.contains(*t)).count() as f64 / term_count
             } else {
                 0.0
             };
@@ -258,15 +241,6 @@ pub fn rank_in_context(
             let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
-            }
-            // The first cited source is the conversation's topic; the others count less.
-            if let Some(i) = context
-                .sources
-                .iter()
-                .position(|s| *s == hit.data_source_uuid)
-            {
-                let w = TOPIC_SOURCE_WEIGHT / (i + 1) as f64;
-                score = (1.0 - w) * score + w;
             }
             Ranked {
                 hit,
