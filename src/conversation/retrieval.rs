@@ -19,6 +19,7 @@ use edgechat_core::chat::routing::agent_model;
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::session::Message;
+use edgechat_core::knowledge::language::Language;
 use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
 use edgechat_core::knowledge::semantic::hybrid::{
@@ -181,7 +182,8 @@ async fn lexical_hits(
 ) -> ApiResult<Option<Vec<ChunkHit>>> {
     let phrases = phrases(query);
     // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
-    let context_phrases: Vec<String> = context.terms.iter().map(|t| format!("\"{t}\"")).collect();
+    let language = Language::of(query);
+    let context_phrases: Vec<String> = context.terms.iter().map(|t| language.phrase(t)).collect();
     let search = ChunkSearch {
         index: SearchIndex::for_query(query),
         chatbot_uuid,

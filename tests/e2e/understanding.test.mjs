@@ -1,6 +1,6 @@
 // The built-in engine understanding what is asked: follow-ups searched with what the
-// conversation is about, a change of topic leaving a specialised agent, sources in French and
-// Chinese, and a Q&A pair answering a paraphrase of its question alone.
+// conversation is about, a change of topic leaving a specialised agent, sources in French,
+// German and Chinese, and a Q&A pair answering a paraphrase of its question alone.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { client, startAccount, startHelpSite, newChatbot, newSession, settled, upload } from "./suite.mjs";
@@ -89,6 +89,20 @@ test("a French source is answered in French", async () => {
   const closed = await ask(session, "Est-ce ouvert le dimanche ?");
   assert.equal(closed.citations["1"].file_name, "horaires.md");
   assert.match(closed.response, /fermée le dimanche/);
+});
+
+test("a German question finds its source whatever its words' endings", async () => {
+  // The index stems English only: "Rechnung" is not "Rechnungen" to it.
+  const bot = await newChatbot(api, { name: "Kundendienst", show_citations: true });
+  await uploadText(bot, "rechnungen.md", "# Rechnungen\n\nAlle Rechnungen verschicken wir am Monatsende per E-Mail. Eine Kopie liegt jederzeit in Ihrem Kundenkonto.\n");
+  await uploadText(bot, "lieferung.md", "# Lieferung\n\nWir liefern innerhalb von drei Werktagen. Ab 50 Euro ist die Lieferung kostenlos.\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "Wann bekomme ich meine Rechnung?" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0]?.file_name, "rechnungen.md", search.text);
+  const r = await ask(await newSession(api, bot), "Wann bekomme ich meine Rechnung?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "rechnungen.md");
+  assert.match(r.response, /Alle Rechnungen verschicken wir am Monatsende/);
 });
 
 test("a Chinese source is found by a Chinese question", async () => {

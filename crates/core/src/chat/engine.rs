@@ -4,8 +4,9 @@
 //! covers the question, it says so instead of echoing unrelated text.
 
 use crate::domain::data_source::SourceType;
+use crate::knowledge::language::Language;
 use crate::knowledge::query::content_terms;
-use crate::knowledge::retrieve::{held_stems, stem, Ranked};
+use crate::knowledge::retrieve::{held_stems, Ranked};
 use std::collections::HashSet;
 
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
@@ -135,7 +136,11 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     let Some(best) = ranked.first() else {
         return decline();
     };
-    let terms: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+    let language = Language::of(query);
+    let terms: HashSet<String> = content_terms(query)
+        .iter()
+        .map(|t| language.term(t))
+        .collect();
 
     // A stored question that matches is the operator's own answer: it answers alone.
     let qa = ranked
@@ -162,7 +167,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         return decline();
     }
     if !answerable(best, terms.len()) {
-        return unsure(&terms, best, show_citations);
+        return unsure((&terms, language), best, show_citations);
     }
     let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
 
@@ -173,10 +178,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if chunk > 0 && (r.coverage < needed / 2.0 || r.score < best.score * RELATIVE_FLOOR) {
             continue;
         }
-        candidates.extend(scored_sentences(&terms, chunk, r));
+        candidates.extend(scored_sentences((&terms, language), chunk, r));
     }
     if candidates.is_empty() {
-        return unsure(&terms, best, show_citations);
+        return unsure((&terms, language), best, show_citations);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     // The answer leads with the best sentence of the best-ranked passage, when it has one:
@@ -243,12 +248,17 @@ struct Candidate {
     score: f64,
 }
 
-/// The sentences of ranked chunk `chunk` that hold some of `terms`, scored.
-fn scored_sentences(terms: &HashSet<String>, chunk: usize, r: &Ranked) -> Vec<Candidate> {
-    let heading_stems = held_stems(&r.hit.heading, terms);
+/// The sentences of ranked chunk `chunk` that hold some of `terms` (in the question's
+/// `language`), scored.
+fn scored_sentences(
+    (terms, language): (&HashSet<String>, Language),
+    chunk: usize,
+    r: &Ranked,
+) -> Vec<Candidate> {
+    let heading_stems = held_stems(&r.hit.heading, terms, language);
     let mut out = Vec::new();
     for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
-        let own = held_stems(&sentence, terms);
+        let own = held_stems(&sentence, terms, language);
         let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
         let heading_hits = terms
             .iter()
@@ -271,7 +281,7 @@ fn scored_sentences(terms: &HashSet<String>, chunk: usize, r: &Ranked) -> Vec<Ca
 
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
 /// source, so a person can read on there.
-fn unsure(terms: &HashSet<String>, best: &Ranked, show_citations: bool) -> Composed {
+fn unsure(terms: (&HashSet<String>, Language), best: &Ranked, show_citations: bool) -> Composed {
     let mut candidates = scored_sentences(terms, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     let closest = candidates

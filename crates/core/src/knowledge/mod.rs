@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod crawl;
 pub mod extract;
 pub mod ingest;
+pub mod language;
 pub mod query;
 pub mod retrieve;
 pub mod semantic;

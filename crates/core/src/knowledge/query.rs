@@ -3,6 +3,8 @@
 //! reach the parser) and the terms are OR-ed so a chunk need not hold all of them; BM25 then
 //! rewards the chunks that hold more and rarer ones.
 
+use super::language::Language;
+
 /// Common function words and question scaffolding ("how do I ...", "comment faire ...",
 /// "wie kann ich ...") of English, French and German, in one sorted list: a word that is a
 /// function word in one of them is rarely what a question in another is about.
@@ -403,9 +405,16 @@ pub fn cjk_pairs(text: &str) -> Option<String> {
     Some(pairs.join(" "))
 }
 
+/// Words elided before an apostrophe in French and Italian, sorted for binary search.
+const ELIDED: &[&str] = &[
+    "all", "c", "d", "dall", "dell", "j", "jusqu", "l", "lorsqu", "m", "n", "nell", "puisqu", "qu",
+    "quell", "quest", "quoiqu", "s", "sull", "t", "un",
+];
+
 /// Lower-cased word tokens: runs of letters and digits (apostrophes inside words are dropped,
-/// so "don't" reads as "dont", and "customer's" as "customers"). Runs of CJK characters
-/// become their overlapping character pairs (see `cjk_pairs`).
+/// so "don't" reads as "dont", and "customer's" as "customers", except after an elided French
+/// or Italian article or pronoun, which is dropped: "l'emprunt" reads as "emprunt"). Runs of
+/// CJK characters become their overlapping character pairs (see `cjk_pairs`).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_word(text, |word| out.push(word.to_string()));
@@ -451,6 +460,12 @@ pub fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
         } else if !ch.is_ascii() && ch.is_alphanumeric() {
             current.extend(ch.to_lowercase());
         } else if (ch == '\'' || ch == '’') && !current.is_empty() {
+            // French and Italian elide articles and pronouns onto the next word ("l'emprunt",
+            // "d'ouverture", "dell'anno"): the word is what follows. Elsewhere the apostrophe
+            // joins ("don't" → "dont").
+            if ELIDED.binary_search(&current.as_str()).is_ok() {
+                current.clear();
+            }
             continue;
         } else if !current.is_empty() {
             visit(&current);
@@ -486,12 +501,13 @@ pub fn content_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// The query's content terms as FTS5 phrases. Tokens are alphanumeric only, so quoting cannot
-/// be broken out of.
+/// The query's content terms as FTS5 phrases, in the query's language (`Language::phrase`).
+/// Tokens are alphanumeric only, so quoting cannot be broken out of.
 pub fn phrases(query: &str) -> Vec<String> {
+    let language = Language::of(query);
     content_terms(query)
         .iter()
-        .map(|t| format!("\"{t}\""))
+        .map(|t| language.phrase(t))
         .collect()
 }
 
@@ -519,6 +535,9 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOP_WORDS);
+        let mut elided = ELIDED.to_vec();
+        elided.sort_unstable();
+        assert_eq!(elided, ELIDED);
         assert!(is_stop_word("the") && is_stop_word("how") && !is_stop_word("refund"));
     }
 
@@ -551,6 +570,10 @@ mod tests {
         assert_eq!(
             words("Don't use Müller's café-crème"),
             vec!["dont", "use", "müllers", "café", "crème"]
+        );
+        assert_eq!(
+            words("L'heure d’ouverture jusqu'à dell'anno it's"),
+            vec!["heure", "ouverture", "à", "anno", "its"]
         );
         assert_eq!(content_terms("naïve NAÏVE naïve"), vec!["naïve"]);
     }

@@ -2,6 +2,7 @@
 //! candidates; this pass blends in how much of the question each chunk covers, lets a Q&A
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
+use super::language::Language;
 use super::query::{content_terms, for_each_word, is_stop_word, words};
 use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
@@ -105,31 +106,51 @@ pub fn stem(word: &str) -> String {
 
 /// The stemmed content words of `text`: what every comparison of question and text counts.
 pub fn stems(text: &str) -> HashSet<String> {
+    stems_in(text, Language::English)
+}
+
+/// The stemmed content words of `text` as `language` compares them (`Language::term`).
+pub fn stems_in(text: &str, language: Language) -> HashSet<String> {
     words(text)
         .iter()
         .filter(|w| !is_stop_word(w))
-        .map(|w| stem(w))
+        .map(|w| language.term(w))
         .collect()
 }
 
-/// The members of `terms` (stems, as `stem` makes them) that `text` holds: `stems(text)`
-/// intersected with `terms`, without stemming every word of a long text. A stem keeps at
-/// least the first two characters of its word (`stem` never cuts a word below two), so only
-/// words starting like one of the terms are stemmed and compared.
-pub fn held_stems(text: &str, terms: &HashSet<String>) -> HashSet<String> {
-    let starts: HashSet<&str> = terms.iter().map(|t| first_chars(t, 2)).collect();
+/// The members of `terms` (as `Language::term` makes them) that `text` holds, without
+/// stemming every word of a long text. A term keeps at least the first two characters of its
+/// word (`stem` never cuts a word below two, the other languages below four), so only words
+/// starting like one of the terms are compared.
+pub fn held_stems(text: &str, terms: &HashSet<String>, language: Language) -> HashSet<String> {
     let mut held = HashSet::new();
     if terms.is_empty() {
         return held;
     }
+    let starts: HashSet<&str> = terms.iter().map(|t| first_chars(t, 2)).collect();
+    let english = language == Language::English;
     for_each_word(text, |word| {
-        if held.len() == terms.len() || !starts.contains(first_chars(word, 2)) || is_stop_word(word)
-        {
+        if held.len() == terms.len() || is_stop_word(word) {
             return;
         }
-        let stemmed = stem(word);
-        if terms.contains(&stemmed) {
-            held.insert(stemmed);
+        if english {
+            if !starts.contains(first_chars(word, 2)) {
+                return;
+            }
+            let stemmed = stem(word);
+            if terms.contains(&stemmed) {
+                held.insert(stemmed);
+            }
+            return;
+        }
+        let form = language.passage_form(word);
+        if !starts.contains(first_chars(&form, 2)) {
+            return;
+        }
+        for t in terms {
+            if language.form_holds(&form, t) && !held.contains(t) {
+                held.insert(t.clone());
+            }
         }
     });
     held
@@ -166,17 +187,21 @@ pub fn rank_in_context(
     hits: Vec<ChunkHit>,
     limit: usize,
 ) -> Vec<Ranked> {
-    let own: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+    let language = Language::of(query);
+    let own: HashSet<String> = content_terms(query)
+        .iter()
+        .map(|t| language.term(t))
+        .collect();
     let mut query_set = own.clone();
-    query_set.extend(context.terms.iter().map(|t| stem(t)));
+    query_set.extend(context.terms.iter().map(|t| language.term(t)));
     let term_count = query_set.len() as f64;
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     // Which of the query's terms each candidate holds: all the comparisons below ask.
     let chunk_stems: Vec<HashSet<String>> = hits
         .iter()
         .map(|h| {
-            let mut held = held_stems(&h.heading, &query_set);
-            held.extend(held_stems(&h.text, &query_set));
+            let mut held = held_stems(&h.heading, &query_set, language);
+            held.extend(held_stems(&h.text, &query_set, language));
             held
         })
         .collect();
@@ -215,7 +240,11 @@ pub fn rank_in_context(
                 0.0
             };
             let coverage = if term_count > 0.0 {
-                query_set.iter().filter(|t| chunk_stems.contains(*t)).count() as f64 / term_count
+                query_set
+                    .iter()
+                    .filter(|t| chunk_stems.contains(*t))
+                    .count() as f64
+                    / term_count
             } else {
                 0.0
             };
@@ -234,7 +263,7 @@ pub fn rank_in_context(
             // they are at least a third of the query.
             let question_match =
                 if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
-                    dice(&known, &stems(&hit.heading))
+                    dice(&known, &stems_in(&hit.heading, language))
                 } else {
                     0.0
                 };
@@ -338,10 +367,14 @@ mod tests {
                 }
             }
             let expected: HashSet<String> = all.intersection(&terms).cloned().collect();
-            assert_eq!(held_stems(text, &terms), expected, "{text}");
-            assert_eq!(held_stems(text, &all), all, "{text}");
+            assert_eq!(
+                held_stems(text, &terms, Language::English),
+                expected,
+                "{text}"
+            );
+            assert_eq!(held_stems(text, &all, Language::English), all, "{text}");
         }
-        assert!(held_stems("anything at all", &HashSet::new()).is_empty());
+        assert!(held_stems("anything at all", &HashSet::new(), Language::English).is_empty());
     }
 
     fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {

@@ -1,0 +1,277 @@
+//! The language a question is asked in, and how its words are matched there. The full-text
+//! index stems every passage with Porter's English stemmer, which knows English endings only:
+//! "déposer" and "déposez", "Rechnung" and "Rechnungen", "reservar" and "reservado" stay apart.
+//! A question in French, German or Spanish is therefore searched by the part its word's
+//! inflections share, as a prefix ("dépos*"), and passages are compared with it the same way.
+//! English questions keep the stemmer's exact forms.
+
+use super::query::for_each_word;
+use super::retrieve::stem;
+
+/// The languages a question is told apart in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Language {
+    #[default]
+    English,
+    French,
+    German,
+    Spanish,
+}
+
+/// Function words that say which language a question is in, each list sorted. A word may be
+/// in several ("la", "es"); the language with the most wins, English on a tie.
+const MARKERS: [(Language, &[&str]); 4] = [
+    (
+        Language::English,
+        &[
+            "a", "an", "and", "are", "can", "do", "does", "for", "how", "i", "in", "is", "it",
+            "my", "of", "the", "to", "what", "when", "where", "which", "why", "with", "you",
+            "your",
+        ],
+    ),
+    (
+        Language::French,
+        &[
+            "au", "aux", "ce", "ces", "combien", "comment", "dans", "des", "du", "elle", "est",
+            "et", "il", "je", "la", "le", "les", "ma", "mes", "mon", "ne", "nous", "on", "ou",
+            "où", "pas", "peux", "pour", "pourquoi", "quand", "que", "quel", "quelle", "qui",
+            "sur", "un", "une", "votre", "vous",
+        ],
+    ),
+    (
+        Language::German,
+        &[
+            "auf", "bei", "das", "dem", "den", "der", "die", "ein", "eine", "einen", "es", "für",
+            "ich", "ist", "kann", "mein", "meine", "mit", "nicht", "sie", "und", "wann", "warum",
+            "was", "wie", "wir", "wo", "zu",
+        ],
+    ),
+    (
+        Language::Spanish,
+        &[
+            "con", "cuál", "cuándo", "cuánto", "cómo", "del", "dónde", "el", "en", "es", "está",
+            "la", "las", "los", "mi", "mis", "para", "por", "puedo", "qué", "se", "su", "un",
+            "una", "y", "yo",
+        ],
+    ),
+];
+
+/// Inflectional and common derivational endings, longest first within each language.
+const FRENCH_ENDINGS: &[&str] = &[
+    "issements",
+    "issement",
+    "atrices",
+    "ateurs",
+    "ations",
+    "atrice",
+    "ateur",
+    "ation",
+    "ements",
+    "ement",
+    "euses",
+    "euse",
+    "ables",
+    "able",
+    "istes",
+    "iste",
+    "ieres",
+    "iere",
+    "aient",
+    "iers",
+    "ier",
+    "ions",
+    "ait",
+    "ais",
+    "ants",
+    "ante",
+    "ant",
+    "ees",
+    "ent",
+    "ons",
+    "es",
+    "ee",
+    "ez",
+    "er",
+    "ir",
+    "e",
+    "s",
+    "x",
+];
+const GERMAN_ENDINGS: &[&str] = &[
+    "ungen", "keiten", "heiten", "lichen", "ischen", "liche", "ische", "keit", "heit", "lich",
+    "isch", "ung", "ern", "em", "en", "er", "es", "et", "st", "te", "e", "n", "s",
+];
+const SPANISH_ENDINGS: &[&str] = &[
+    "amientos", "imientos", "aciones", "amiento", "imiento", "adores", "ancias", "mente", "adora",
+    "ancia", "ables", "ibles", "istas", "iendo", "acion", "ador", "able", "ible", "ista", "ando",
+    "ados", "adas", "idos", "idas", "amos", "emos", "imos", "ado", "ada", "ido", "ida", "ar", "er",
+    "ir", "as", "es", "os", "a", "e", "o", "s",
+];
+
+/// The shortest part of a word kept as its stem, and the shortest term matched as a prefix:
+/// shorter prefixes match too many unrelated words.
+const MIN_STEM_CHARS: usize = 4;
+
+impl Language {
+    /// The language of `text`, as its function words tell; English when none does.
+    pub fn of(text: &str) -> Language {
+        let mut counts = [0usize; MARKERS.len()];
+        for_each_word(text, |word| {
+            for (count, (_, markers)) in counts.iter_mut().zip(MARKERS.iter()) {
+                if markers.binary_search(&word).is_ok() {
+                    *count += 1;
+                }
+            }
+        });
+        let mut best = 0;
+        for (i, count) in counts.iter().enumerate() {
+            if *count > counts[best] {
+                best = i;
+            }
+        }
+        MARKERS[best].0
+    }
+
+    fn endings(self) -> &'static [&'static str] {
+        match self {
+            Language::English => &[],
+            Language::French => FRENCH_ENDINGS,
+            Language::German => GERMAN_ENDINGS,
+            Language::Spanish => SPANISH_ENDINGS,
+        }
+    }
+
+    /// The form a question's `word` is compared by: the English stem, else the word without
+    /// accents and without its ending (at least `MIN_STEM_CHARS` kept).
+    pub fn term(self, word: &str) -> String {
+        if self == Language::English {
+            return stem(word);
+        }
+        let folded = fold(word);
+        let chars = folded.chars().count();
+        for ending in self.endings() {
+            if let Some(base) = folded.strip_suffix(ending) {
+                if chars - ending.len() >= MIN_STEM_CHARS {
+                    return base.to_string();
+                }
+            }
+        }
+        folded
+    }
+
+    /// Whether a passage's `word` holds the question's `term` (as `term` made it).
+    pub fn holds(self, word: &str, term: &str) -> bool {
+        self.form_holds(&self.passage_form(word), term)
+    }
+
+    /// What a passage's `word` is compared by: its English stem, else the word without
+    /// accents (a term matches it as a prefix, see `form_holds`).
+    pub fn passage_form(self, word: &str) -> String {
+        match self {
+            Language::English => stem(word),
+            _ => fold(word),
+        }
+    }
+
+    /// Whether a passage word's `form` (`passage_form`) holds the question's `term`.
+    pub fn form_holds(self, form: &str, term: &str) -> bool {
+        if self != Language::English && is_prefix_term(term) {
+            form.starts_with(term)
+        } else {
+            form == term
+        }
+    }
+
+    /// The FTS5 phrase a question's `word` is searched by: quoted, and in a language other
+    /// than English the stem as a prefix. `word` must be alphanumeric (as `query::words` makes
+    /// words), so quoting is safe.
+    pub fn phrase(self, word: &str) -> String {
+        if self == Language::English {
+            return format!("\"{word}\"");
+        }
+        let term = self.term(word);
+        if is_prefix_term(&term) {
+            format!("\"{term}\"*")
+        } else {
+            format!("\"{word}\"")
+        }
+    }
+}
+
+/// Whether `term` is long enough to match every word it starts.
+fn is_prefix_term(term: &str) -> bool {
+    term.chars().count() >= MIN_STEM_CHARS
+}
+
+/// `word` without the accents of Latin letters, as the index reads it (`remove_diacritics`).
+pub fn fold(word: &str) -> String {
+    word.chars()
+        .map(|c| match c {
+            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+            'ç' => 'c',
+            'è' | 'é' | 'ê' | 'ë' => 'e',
+            'ì' | 'í' | 'î' | 'ï' => 'i',
+            'ñ' => 'n',
+            'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
+            'ù' | 'ú' | 'û' | 'ü' => 'u',
+            'ý' | 'ÿ' => 'y',
+            other => other,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_lists_are_sorted_for_binary_search() {
+        for (language, markers) in MARKERS {
+            let mut sorted = markers.to_vec();
+            sorted.sort_unstable();
+            assert_eq!(sorted, markers, "{language:?}");
+        }
+    }
+
+    #[test]
+    fn a_question_s_language_is_told_by_its_function_words() {
+        for (q, language) in [
+            ("How do I get my changes back?", Language::English),
+            (
+                "Où déposer mes livres quand c'est fermé ?",
+                Language::French,
+            ),
+            (
+                "Je peux garder un roman combien de temps ?",
+                Language::French,
+            ),
+            ("Wie lange dauert die Lieferung?", Language::German),
+            ("¿Cómo puedo cambiar mi contraseña?", Language::Spanish),
+            ("refund", Language::English),
+            ("", Language::English),
+        ] {
+            assert_eq!(Language::of(q), language, "{q}");
+        }
+    }
+
+    #[test]
+    fn inflections_share_a_prefix_outside_english() {
+        let fr = Language::French;
+        assert_eq!(fr.term("déposer"), "depos");
+        assert!(fr.holds("déposez", &fr.term("déposer")));
+        assert!(fr.holds("emprunts", &fr.term("emprunté")));
+        assert_eq!(fr.phrase("déposer"), "\"depos\"*");
+        // Too short to stand as a prefix: matched whole.
+        assert_eq!(fr.phrase("vin"), "\"vin\"");
+        assert!(!fr.holds("vingt", &fr.term("vin")));
+        let de = Language::German;
+        assert!(de.holds("rechnungen", &de.term("rechnung")));
+        let es = Language::Spanish;
+        assert!(es.holds("reservado", &es.term("reservar")));
+        // English keeps the stemmer's exact forms.
+        let en = Language::English;
+        assert_eq!(en.phrase("changes"), "\"changes\"");
+        assert!(en.holds("changed", &en.term("changes")));
+        assert!(!en.holds("changelog", &en.term("change")));
+    }
+}
