@@ -89,6 +89,10 @@ test("a French source is answered in French", async () => {
   const closed = await ask(session, "Est-ce ouvert le dimanche ?");
   assert.equal(closed.citations["1"].file_name, "horaires.md");
   assert.match(closed.response, /fermée le dimanche/);
+  // Nothing to answer with: said in the question's language.
+  const none = await ask(session, "Quelle est la capitale de la Mongolie ?");
+  assert.equal(none.meta.answered, false, none.response);
+  assert.match(none.response, /^Je n'ai pas trouvé de réponse à cela/);
 });
 
 test("a German question finds its source whatever its words' endings", async () => {

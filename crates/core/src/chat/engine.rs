@@ -12,6 +12,32 @@ use std::collections::HashSet;
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
      Could you rephrase the question, or ask about something else?";
 
+/// `NO_ANSWER` and `UNSURE` in the language the question was asked in, so that a visitor who
+/// asks in French is not told in English that there is no answer.
+fn replies(language: Language) -> (&'static str, &'static str) {
+    match language {
+        Language::English => (NO_ANSWER, UNSURE),
+        Language::French => (
+            "Je n'ai pas trouvé de réponse à cela dans les informations dont je dispose. \
+             Pourriez-vous reformuler la question, ou demander autre chose ?",
+            "Je ne suis pas sûr que mes informations répondent à cela. Le plus proche que j'ai \
+             trouvé :",
+        ),
+        Language::German => (
+            "Dazu habe ich in meinen Informationen keine Antwort gefunden. Können Sie die Frage \
+             anders stellen oder etwas anderes fragen?",
+            "Ich bin nicht sicher, ob meine Informationen das beantworten. Am nächsten kommt \
+             dem Folgendes:",
+        ),
+        Language::Spanish => (
+            "No encontré una respuesta a eso en la información que tengo. ¿Podría reformular \
+             la pregunta o preguntar otra cosa?",
+            "No estoy seguro de que la información que tengo responda a eso. Lo más cercano \
+             que encontré:",
+        ),
+    }
+}
+
 /// A Q&A pair whose stored question matches at least this well answers directly.
 pub const QA_MATCH: f64 = 0.5;
 /// Share of the question's content terms the best chunk must hold before it is used.
@@ -93,9 +119,9 @@ fn marker(number: usize, show_citations: bool) -> String {
     }
 }
 
-fn decline() -> Composed {
+fn decline(language: Language) -> Composed {
     Composed {
-        pieces: vec![NO_ANSWER.to_string()],
+        pieces: vec![replies(language).0.to_string()],
         cited: Vec::new(),
         answered: false,
     }
@@ -133,10 +159,10 @@ pub fn answerable(best: &Ranked, term_count: usize) -> bool {
 
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
-    let Some(best) = ranked.first() else {
-        return decline();
-    };
     let language = Language::of(query);
+    let Some(best) = ranked.first() else {
+        return decline(language);
+    };
     let terms: HashSet<String> = content_terms(query)
         .iter()
         .map(|t| language.term(t))
@@ -164,7 +190,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         };
     }
     if terms.is_empty() {
-        return decline();
+        return decline(language);
     }
     if !answerable(best, terms.len()) {
         return unsure((&terms, language), best, show_citations);
@@ -282,6 +308,7 @@ fn scored_sentences(
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
 /// source, so a person can read on there.
 fn unsure(terms: (&HashSet<String>, Language), best: &Ranked, show_citations: bool) -> Composed {
+    let language = terms.1;
     let mut candidates = scored_sentences(terms, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     let closest = candidates
@@ -290,11 +317,11 @@ fn unsure(terms: (&HashSet<String>, Language), best: &Ranked, show_citations: bo
         .map(|c| c.text)
         .or_else(|| sentences(&best.hit.text).into_iter().next());
     let Some(closest) = closest else {
-        return decline();
+        return decline(language);
     };
     Composed {
         pieces: vec![
-            format!("{UNSURE}\n\n"),
+            format!("{}\n\n", replies(language).1),
             format!("{closest}{}", marker(1, show_citations)),
         ],
         cited: vec![0],
@@ -404,6 +431,12 @@ mod tests {
             }
         }
         assert!(!compose("anything", &[], true).answered);
+        let french = compose("Quelle est la capitale de la Mongolie ?", &[], true);
+        assert!(
+            french.text().starts_with("Je n'ai pas trouvé de réponse"),
+            "{}",
+            french.text()
+        );
     }
 
     #[test]
