@@ -5,9 +5,7 @@
 
 use crate::domain::data_source::SourceType;
 use crate::knowledge::language::Language;
-use crate::knowledge::query::content_terms;
-use crate::knowledge::retrieve::{held_stems, Ranked};
-use std::collections::HashSet;
+use crate::knowledge::retrieve::{QuestionTerms, Ranked};
 
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
      Could you rephrase the question, or ask about something else?";
@@ -159,14 +157,11 @@ pub fn answerable(best: &Ranked, term_count: usize) -> bool {
 
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
-    let language = Language::of(query);
+    let question = QuestionTerms::of(query);
+    let language = question.language;
     let Some(best) = ranked.first() else {
         return decline(language);
     };
-    let terms: HashSet<String> = content_terms(query)
-        .iter()
-        .map(|t| language.term(t))
-        .collect();
 
     // A stored question that matches is the operator's own answer: it answers alone.
     let qa = ranked
@@ -189,13 +184,17 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
             answered: true,
         };
     }
-    if terms.is_empty() {
+    if question.terms.is_empty() {
         return decline(language);
     }
-    if !answerable(best, terms.len()) {
-        return unsure((&terms, language), best, show_citations);
+    if !answerable(best, question.terms.len()) {
+        return unsure(&question, best, show_citations);
     }
-    let needed = if terms.len() <= 1 { 1.0 } else { MIN_COVERAGE };
+    let needed = if question.terms.len() <= 1 {
+        1.0
+    } else {
+        MIN_COVERAGE
+    };
 
     // Candidate sentences from the best chunks, scored by the share of the question they hold
     // (a chunk's heading counts for its sentences at half weight).
@@ -204,10 +203,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if chunk > 0 && (r.coverage < needed / 2.0 || r.score < best.score * RELATIVE_FLOOR) {
             continue;
         }
-        candidates.extend(scored_sentences((&terms, language), chunk, r));
+        candidates.extend(scored_sentences(&question, chunk, r));
     }
     if candidates.is_empty() {
-        return unsure((&terms, language), best, show_citations);
+        return unsure(&question, best, show_citations);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     // The answer leads with the best sentence of the best-ranked passage, when it has one:
@@ -274,17 +273,13 @@ struct Candidate {
     score: f64,
 }
 
-/// The sentences of ranked chunk `chunk` that hold some of `terms` (in the question's
-/// `language`), scored.
-fn scored_sentences(
-    (terms, language): (&HashSet<String>, Language),
-    chunk: usize,
-    r: &Ranked,
-) -> Vec<Candidate> {
-    let heading_stems = held_stems(&r.hit.heading, terms, language);
+/// The sentences of ranked chunk `chunk` that hold some of the `question`'s terms, scored.
+fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<Candidate> {
+    let terms = &question.terms;
+    let heading_stems = question.held_in(&r.hit.heading);
     let mut out = Vec::new();
     for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
-        let own = held_stems(&sentence, terms, language);
+        let own = question.held_in(&sentence);
         let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
         let heading_hits = terms
             .iter()
@@ -307,9 +302,9 @@ fn scored_sentences(
 
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
 /// source, so a person can read on there.
-fn unsure(terms: (&HashSet<String>, Language), best: &Ranked, show_citations: bool) -> Composed {
-    let language = terms.1;
-    let mut candidates = scored_sentences(terms, 0, best);
+fn unsure(question: &QuestionTerms, best: &Ranked, show_citations: bool) -> Composed {
+    let language = question.language;
+    let mut candidates = scored_sentences(question, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     let closest = candidates
         .into_iter()

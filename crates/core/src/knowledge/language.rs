@@ -159,11 +159,6 @@ impl Language {
         folded
     }
 
-    /// Whether a passage's `word` holds the question's `term` (as `term` made it).
-    pub fn holds(self, word: &str, term: &str) -> bool {
-        self.form_holds(&self.passage_form(word), term)
-    }
-
     /// What a passage's `word` is compared by: its English stem, else the word without
     /// accents (a term matches it as a prefix, see `form_holds`).
     pub fn passage_form(self, word: &str) -> String {
@@ -204,7 +199,7 @@ fn is_prefix_term(term: &str) -> bool {
 }
 
 /// `word` without the accents of Latin letters, as the index reads it (`remove_diacritics`).
-pub fn fold(word: &str) -> String {
+fn fold(word: &str) -> String {
     word.chars()
         .map(|c| match c {
             'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
@@ -223,6 +218,13 @@ pub fn fold(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Language {
+        /// Whether a passage's `word` holds the question's `term` (as `term` made it).
+        fn holds(self, word: &str, term: &str) -> bool {
+            self.form_holds(&self.passage_form(word), term)
+        }
+    }
 
     #[test]
     fn marker_lists_are_sorted_for_binary_search() {

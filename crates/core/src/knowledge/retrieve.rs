@@ -179,6 +179,29 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
     rank_in_context(query, &Context::default(), hits, limit)
 }
 
+/// A question's content terms (`query::content_terms`) in the form its language compares
+/// them (`Language::term`): what ranking and the built-in engine both look for in passages.
+pub struct QuestionTerms {
+    pub language: Language,
+    pub terms: HashSet<String>,
+}
+
+impl QuestionTerms {
+    pub fn of(query: &str) -> QuestionTerms {
+        let language = Language::of(query);
+        let terms = content_terms(query)
+            .iter()
+            .map(|t| language.term(t))
+            .collect();
+        QuestionTerms { language, terms }
+    }
+
+    /// The terms `text` holds (`held_stems`).
+    pub fn held_in(&self, text: &str) -> HashSet<String> {
+        held_stems(text, &self.terms, self.language)
+    }
+}
+
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
 /// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
@@ -187,11 +210,10 @@ pub fn rank_in_context(
     hits: Vec<ChunkHit>,
     limit: usize,
 ) -> Vec<Ranked> {
-    let language = Language::of(query);
-    let own: HashSet<String> = content_terms(query)
-        .iter()
-        .map(|t| language.term(t))
-        .collect();
+    let QuestionTerms {
+        language,
+        terms: own,
+    } = QuestionTerms::of(query);
     let mut query_set = own.clone();
     query_set.extend(context.terms.iter().map(|t| language.term(t)));
     let term_count = query_set.len() as f64;
