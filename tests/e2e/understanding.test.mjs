@@ -109,6 +109,20 @@ test("a German question finds its source whatever its words' endings", async () 
   assert.match(r.response, /Alle Rechnungen verschicken wir am Monatsende/);
 });
 
+test("words the question writes as two and the source as one, or the other way, still match", async () => {
+  const bot = await newChatbot(api, { name: "Account help", show_citations: true });
+  await uploadText(bot, "login.md", "# Login problems\n\nIf the login page rejects your password, reset it from the email we sent when your username was created.\n");
+  await uploadText(bot, "printer.md", "# Printer\n\nTo set up the printer, plug it in and follow the wizard on its screen.\n");
+  await uploadText(bot, "billing.md", "# Billing\n\nYour page rejects nothing: every name on an invoice is the account holder's, and the password for invoices is separate.\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "I can't log in with my user name" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0]?.file_name, "login.md", search.text);
+  const r = await ask(await newSession(api, bot), "Where is the printer setup?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "printer.md", r.response);
+  assert.match(r.response, /To set up the printer/);
+});
+
 test("a Chinese source is found by a Chinese question", async () => {
   const bot = await newChatbot(api, { name: "商店", show_citations: true });
   await uploadText(bot, "退货.md", "# 退货和退款\n\n购买后三十天内可以退货。退款会在五个工作日内退回原来的付款方式。\n");

@@ -576,14 +576,110 @@ pub fn content_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// The query's content terms as FTS5 phrases, in the query's language (`Language::phrase`).
-/// Tokens are alphanumeric only, so quoting cannot be broken out of.
+/// Words that make a phrasal verb with the word before them ("log in", "set up", "check
+/// out"), whose one-word form is often the noun a document uses ("login", "setup", "checkout").
+const PARTICLES: &[&str] = &["back", "down", "in", "off", "on", "out", "over", "up"];
+
+/// Most spelling variants one query adds to its search.
+pub const MAX_VARIANTS: usize = 8;
+
+/// A way a document may write a question's words that the index does not match: as one word
+/// where the question has two, or as two where it has one. Users and writers split and join
+/// compounds freely ("user name" and "username", "log in" and "login", "e-mail" and "email"),
+/// and the index, which cuts at spaces and hyphens, keeps the forms apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Two adjacent words of the question written as one ("user name" → "username"),
+    /// standing for the question's content terms among the two (`parts`).
+    Joined { word: String, parts: Vec<String> },
+    /// A content term of the question written as a word and a particle ("setup" → "set up").
+    Split {
+        first: String,
+        second: String,
+        term: String,
+    },
+}
+
+/// A word that can be joined to or split from another: letters only, in a script written
+/// with spaces.
+fn is_plain_word(word: &str) -> bool {
+    word.chars().all(|c| c.is_alphabetic() && !is_cjk(c))
+}
+
+/// The spelling variants of `query` worth searching for (`Variant`), at most `MAX_VARIANTS`:
+/// each pair of adjacent content words, or a content word and the particle after it, joined;
+/// and, in English, each content word that ends in a particle after at least three letters,
+/// split (not "-ion" words: "option" is not "opti on"). Variants that match no passage cost
+/// one look-up of a word the index does not hold.
+pub fn spelling_variants(query: &str, language: Language) -> Vec<Variant> {
+    let english = language == Language::English;
+    let all = words(query);
+    let terms = content_terms(query);
+    let mut variants: Vec<Variant> = Vec::new();
+    for pair in all.windows(2) {
+        let (first, second) = (&pair[0], &pair[1]);
+        if !is_plain_word(first) || !is_plain_word(second) || is_stop_word(first) {
+            continue;
+        }
+        let particle = english && PARTICLES.contains(&second.as_str());
+        if is_stop_word(second) && !particle {
+            continue;
+        }
+        let word = format!("{first}{second}");
+        if terms.contains(&word)
+            || variants
+                .iter()
+                .any(|v| matches!(v, Variant::Joined { word: w, .. } if *w == word))
+        {
+            continue;
+        }
+        let parts = [first, second]
+            .into_iter()
+            .filter(|w| !is_stop_word(w))
+            .cloned()
+            .collect();
+        variants.push(Variant::Joined { word, parts });
+    }
+    for term in terms.iter().filter(|_| english) {
+        if !is_plain_word(term) || term.ends_with("ion") {
+            continue;
+        }
+        let split = PARTICLES.iter().find_map(|particle| {
+            let first = term.strip_suffix(particle)?;
+            (first.chars().count() >= 3 && !is_stop_word(first)).then_some((first, *particle))
+        });
+        if let Some((first, second)) = split {
+            variants.push(Variant::Split {
+                first: first.to_string(),
+                second: second.to_string(),
+                term: term.clone(),
+            });
+        }
+    }
+    variants.truncate(MAX_VARIANTS);
+    variants
+}
+
+/// The query's content terms as FTS5 phrases, in the query's language (`Language::phrase`),
+/// then its spelling variants (`spelling_variants`). Tokens are alphanumeric only, so quoting
+/// cannot be broken out of.
 pub fn phrases(query: &str) -> Vec<String> {
     let language = Language::of(query);
-    content_terms(query)
+    let mut phrases: Vec<String> = content_terms(query)
         .iter()
         .map(|t| language.phrase(t))
-        .collect()
+        .collect();
+    for variant in spelling_variants(query, language) {
+        let phrase = match variant {
+            Variant::Joined { word, .. } => language.phrase(&word),
+            // Two words as one FTS5 phrase: adjacent, in this order, each stemmed by the index.
+            Variant::Split { first, second, .. } => format!("\"{first} {second}\""),
+        };
+        if !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+    }
+    phrases
 }
 
 /// An FTS5 MATCH expression for `query`, or `None` when it holds no searchable word.
@@ -627,7 +723,7 @@ mod tests {
     #[test]
     fn hostile_syntax_is_neutralised() {
         let expr = fts_expression("NEAR(a b) OR \"x\" * ^col: AND -").unwrap();
-        assert_eq!(expr, "\"near\" OR \"b\" OR \"x\" OR \"col\"");
+        assert_eq!(expr, "\"near\" OR \"b\" OR \"x\" OR \"col\" OR \"xcol\"");
         assert!(fts_expression("?!* \"\"").is_none());
         assert!(fts_expression("").is_none());
     }
@@ -683,6 +779,75 @@ mod tests {
         assert_eq!(
             content_terms("¿Cómo puedo cambiar la dirección de mi pedido?"),
             ["cambiar", "dirección", "pedido"]
+        );
+    }
+
+    #[test]
+    fn words_written_as_one_or_two_are_searched_both_ways() {
+        let joined = |word: &str, parts: &[&str]| Variant::Joined {
+            word: word.to_string(),
+            parts: parts.iter().map(ToString::to_string).collect(),
+        };
+        assert_eq!(
+            spelling_variants("How do I change my user name?", Language::English),
+            [joined("username", &["user", "name"])]
+        );
+        assert_eq!(
+            spelling_variants("I can't log in since my e-mail changed", Language::English),
+            [
+                joined("cantlog", &["cant", "log"]),
+                joined("login", &["log"]),
+                joined("email", &["e", "mail"]),
+                joined("mailchanged", &["mail", "changed"]),
+            ]
+        );
+        assert_eq!(
+            spelling_variants(
+                "Where is the setup guide for the plugin?",
+                Language::English
+            ),
+            [
+                joined("setupguide", &["setup", "guide"]),
+                Variant::Split {
+                    first: "set".into(),
+                    second: "up".into(),
+                    term: "setup".into()
+                },
+                Variant::Split {
+                    first: "plug".into(),
+                    second: "in".into(),
+                    term: "plugin".into()
+                },
+            ]
+        );
+        // Words ending in "-ion", stop words before a particle, and other languages' questions
+        // are not split; their particles do not join.
+        assert!(
+            spelling_variants("Which option? Check within", Language::English)
+                .iter()
+                .all(|v| !matches!(v, Variant::Split { .. }))
+        );
+        assert_eq!(
+            spelling_variants("Wo steht meine Kunden Nummer?", Language::German),
+            [joined("kundennummer", &["kunden", "nummer"])]
+        );
+        assert_eq!(
+            phrases("How do I log in?"),
+            ["\"log\"", "\"login\""],
+            "a particle alone is not searched, joined it is"
+        );
+        assert_eq!(phrases("Is there a backup?"), ["\"backup\"", "\"back up\""]);
+        let many = (0..30)
+            .map(|i| format!("w{i}x"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            spelling_variants(
+                &many.replace(|c: char| c.is_ascii_digit(), "a"),
+                Language::English
+            )
+            .len()
+                <= MAX_VARIANTS
         );
     }
 

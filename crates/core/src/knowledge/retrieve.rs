@@ -3,7 +3,7 @@
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
 use super::language::Language;
-use super::query::{content_terms, for_each_word, is_stop_word, words};
+use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
 use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
@@ -181,25 +181,97 @@ pub fn rank(query: &str, hits: Vec<ChunkHit>, limit: usize) -> Vec<Ranked> {
 
 /// A question's content terms (`query::content_terms`) in the form its language compares
 /// them (`Language::term`): what ranking and the built-in engine both look for in passages.
+/// A passage that writes two of the question's words as one, or one as two
+/// (`query::spelling_variants`), holds the terms so written.
 pub struct QuestionTerms {
     pub language: Language,
     pub terms: HashSet<String>,
+    /// Each joined form (as `Language::term` makes it) with the terms it stands for.
+    joined: Vec<(String, Vec<String>)>,
+    /// Each split form's first word (as `Language::term` makes it) and particle, with the
+    /// term it stands for.
+    split: Vec<(String, String, String)>,
+    /// The terms and the joined forms: the words `held_stems` looks for.
+    lookup: HashSet<String>,
 }
 
 impl QuestionTerms {
     pub fn of(query: &str) -> QuestionTerms {
         let language = Language::of(query);
-        let terms = content_terms(query)
+        let terms: HashSet<String> = content_terms(query)
             .iter()
             .map(|t| language.term(t))
             .collect();
-        QuestionTerms { language, terms }
+        let mut joined = Vec::new();
+        let mut split = Vec::new();
+        for variant in spelling_variants(query, language) {
+            match variant {
+                Variant::Joined { word, parts } => {
+                    let word = language.term(&word);
+                    // Stemmed alike, the joined form may be one of the terms already.
+                    if !terms.contains(&word) {
+                        joined.push((word, parts.iter().map(|p| language.term(p)).collect()));
+                    }
+                }
+                Variant::Split {
+                    first,
+                    second,
+                    term,
+                } => split.push((language.term(&first), second, language.term(&term))),
+            }
+        }
+        let mut lookup = terms.clone();
+        lookup.extend(joined.iter().map(|(word, _)| word.clone()));
+        QuestionTerms {
+            language,
+            terms,
+            joined,
+            split,
+            lookup,
+        }
     }
 
-    /// The terms `text` holds (`held_stems`).
-    pub fn held_in(&self, text: &str) -> HashSet<String> {
-        held_stems(text, &self.terms, self.language)
+    /// These terms and `more` (in `Language::term` form), say what a conversation is about.
+    pub fn with(mut self, more: impl IntoIterator<Item = String>) -> QuestionTerms {
+        for term in more {
+            self.lookup.insert(term.clone());
+            self.terms.insert(term);
+        }
+        self
     }
+
+    /// The terms `text` holds (`held_stems`), counting those it writes as one word or two.
+    pub fn held_in(&self, text: &str) -> HashSet<String> {
+        let mut held = held_stems(text, &self.lookup, self.language);
+        for (word, parts) in &self.joined {
+            if !self.terms.contains(word) && held.remove(word) {
+                held.extend(parts.iter().filter(|p| self.terms.contains(*p)).cloned());
+            }
+        }
+        for (first, second, term) in &self.split {
+            if !held.contains(term) && holds_pair(text, first, second) {
+                held.insert(term.clone());
+            }
+        }
+        held
+    }
+}
+
+/// Whether `text` has a word stemming to `first` right before the word `second`.
+fn holds_pair(text: &str, first: &str, second: &str) -> bool {
+    let start = first_chars(first, 2);
+    let mut after_first = false;
+    let mut found = false;
+    for_each_word(text, |word| {
+        if found {
+            return;
+        }
+        if after_first && word == second {
+            found = true;
+        }
+        after_first = word.starts_with(start) && stem(word) == first;
+    });
+    found
 }
 
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
@@ -210,20 +282,19 @@ pub fn rank_in_context(
     hits: Vec<ChunkHit>,
     limit: usize,
 ) -> Vec<Ranked> {
-    let QuestionTerms {
-        language,
-        terms: own,
-    } = QuestionTerms::of(query);
-    let mut query_set = own.clone();
-    query_set.extend(context.terms.iter().map(|t| language.term(t)));
+    let question = QuestionTerms::of(query);
+    let language = question.language;
+    let own = question.terms.clone();
+    let question = question.with(context.terms.iter().map(|t| language.term(t)));
+    let query_set = &question.terms;
     let term_count = query_set.len() as f64;
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     // Which of the query's terms each candidate holds: all the comparisons below ask.
     let chunk_stems: Vec<HashSet<String>> = hits
         .iter()
         .map(|h| {
-            let mut held = held_stems(&h.heading, &query_set, language);
-            held.extend(held_stems(&h.text, &query_set, language));
+            let mut held = question.held_in(&h.heading);
+            held.extend(question.held_in(&h.text));
             held
         })
         .collect();
@@ -397,6 +468,29 @@ mod tests {
             assert_eq!(held_stems(text, &all, Language::English), all, "{text}");
         }
         assert!(held_stems("anything at all", &HashSet::new(), Language::English).is_empty());
+    }
+
+    #[test]
+    fn a_passage_writing_the_questions_words_as_one_or_two_holds_them() {
+        let question = QuestionTerms::of("How do I reset my user name when I cannot log in?");
+        let held = question.held_in("Reset your username from the login page.");
+        for word in ["reset", "user", "name", "log"] {
+            assert!(held.contains(&stem(word)), "{word} in {held:?}");
+        }
+        assert!(!held.contains("username") && !held.contains("login"));
+        let question = QuestionTerms::of("Where is the setup wizard?");
+        assert!(question
+            .held_in("To set up the printer, open the wizard.")
+            .contains(&stem("setup")));
+        assert!(!question
+            .held_in("Set the paper size up front.")
+            .contains(&stem("setup")));
+        // In context, the conversation's terms are held like the question's own.
+        let question = QuestionTerms::of("and the user name?").with([stem("printer")]);
+        let held = question.held_in("The printer's username is on its label.");
+        for word in ["printer", "user", "name"] {
+            assert!(held.contains(&stem(word)), "{word} in {held:?}");
+        }
     }
 
     fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {
