@@ -74,8 +74,9 @@ pub struct Request {
     pub history: Vec<Message>,
     /// The conversation's terms a follow-up was searched with (`retrieval::conversation_context`).
     pub context: Context,
-    /// What retrieval found for the query (nothing when escalating).
-    pub ranked: Vec<Ranked>,
+    /// What retrieval found for the query (nothing when escalating), and the query as
+    /// searched when it was misspelled.
+    pub retrieved: retrieval::Retrieved,
     /// The agent's tool functions, enabled or not.
     pub tools: Vec<ToolFunction>,
 }
@@ -89,9 +90,9 @@ pub async fn sources_for(
     agent: &Agent,
     escalating: bool,
     (query, context, history): (&str, &Context, &[Message]),
-) -> ApiResult<Vec<Ranked>> {
+) -> ApiResult<retrieval::Retrieved> {
     if escalating {
-        return Ok(Vec::new());
+        return Ok(retrieval::Retrieved::default());
     }
     if let Some(standalone) =
         retrieval::standalone_question(searcher.env, searcher.config, agent, query, history).await
@@ -170,10 +171,13 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         query,
         context,
         history,
-        ranked,
+        retrieved,
         tools,
     } = req;
-    let grounding_query = std::iter::once(query.as_str())
+    let ranked = retrieved.ranked;
+    // The built-in engine answers the question as searched: spelled right.
+    let searched = retrieved.corrected_query.as_deref().unwrap_or(&query);
+    let grounding_query = std::iter::once(searched)
         .chain(context.terms.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");

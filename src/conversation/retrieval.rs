@@ -27,6 +27,7 @@ use edgechat_core::knowledge::semantic::hybrid::{
 };
 use edgechat_core::knowledge::semantic::index::IndexCommand;
 use edgechat_core::knowledge::semantic::vector::{Neighbour, Quantised};
+use edgechat_core::knowledge::spelling;
 use futures::future::{select, Either};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -40,6 +41,14 @@ pub struct Searcher<'a> {
     pub config: &'a Config,
 }
 
+/// What retrieval found for a question, and the question as it was searched when some of its
+/// words were misspelled (`knowledge::spelling`): what the built-in engine answers.
+#[derive(Default)]
+pub struct Retrieved {
+    pub ranked: Vec<Ranked>,
+    pub corrected_query: Option<String>,
+}
+
 /// The best chunks of a chatbot's sources for `query` (with the conversation's `context`
 /// terms, weighted down), honouring the agent's sources.
 pub async fn retrieve(
@@ -49,13 +58,14 @@ pub async fn retrieve(
     query: &str,
     context: &Context,
     limit: usize,
-) -> ApiResult<Vec<Ranked>> {
+) -> ApiResult<Retrieved> {
     let found = search_as(searcher, None, chatbot_uuid, agent, query, context, limit).await?;
-    Ok(found
-        .unwrap_or_default()
-        .into_iter()
-        .map(|f| f.ranked)
-        .collect())
+    Ok(
+        found.map_or_else(Retrieved::default, |(found, corrected_query)| Retrieved {
+            ranked: found.into_iter().map(|f| f.ranked).collect(),
+            corrected_query,
+        }),
+    )
 }
 
 /// `retrieve`, saying for each result how it was found.
@@ -76,7 +86,7 @@ pub async fn search(
         limit,
     )
     .await?;
-    Ok(found.unwrap_or_default())
+    Ok(found.map(|(found, _)| found).unwrap_or_default())
 }
 
 /// `search` when `owner` holds the chatbot, checked in the same round trip as the words'
@@ -98,9 +108,11 @@ pub async fn search_owned(
         limit,
     )
     .await
+    .map(|found| found.map(|(found, _)| found))
 }
 
-/// The search, checking `owner` beside it when given (`None` when not the owner's).
+/// The search, checking `owner` beside it when given (`None` when not the owner's), and the
+/// question as corrected when it was misspelled.
 async fn search_as(
     searcher: &Searcher<'_>,
     owner: Option<Owner<'_>>,
@@ -109,10 +121,10 @@ async fn search_as(
     query: &str,
     context: &Context,
     limit: usize,
-) -> ApiResult<Option<Vec<Found>>> {
+) -> ApiResult<Option<(Vec<Found>, Option<String>)>> {
     let allowed = agent.and_then(Agent::allowed_sources);
     if allowed.as_ref().is_some_and(Vec::is_empty) {
-        return Ok(Some(Vec::new()));
+        return Ok(Some((Vec::new(), None)));
     }
     // A follow-up's meaning includes what the conversation is about.
     let meaning = if context.terms.is_empty() {
@@ -131,13 +143,13 @@ async fn search_as(
         ),
         neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
-    let Some(hits) = hits? else {
+    let Some(Lexical { hits, corrected }) = hits? else {
         return Ok(None);
     };
+    let query = corrected.as_deref().unwrap_or(query);
     if neighbours.is_empty() {
-        return Ok(Some(Found::lexical(rank_in_context(
-            query, context, hits, limit,
-        ))));
+        let found = Found::lexical(rank_in_context(query, context, hits, limit));
+        return Ok(Some((found, corrected.clone())));
     }
     // Neighbours the words did not find are read from D1 (one query); a neighbour whose chunk
     // is gone (deleted, its removal not yet applied to the index) is simply skipped.
@@ -168,10 +180,19 @@ async fn search_as(
     let every = hits.len();
     let fused = fuse_candidates(rank_in_context(query, context, hits, every), vector);
     let fused = rerank(searcher, query, fused).await;
-    Ok(Some(finish(fused, limit)))
+    Ok(Some((finish(fused, limit), corrected.clone())))
 }
 
-/// The words' candidates (`None` when `owner` is given and does not hold the chatbot).
+/// What the words found: the candidates, and the question as corrected when some of its words
+/// were misspelled (`knowledge::spelling`), which the candidates were then searched with.
+struct Lexical {
+    hits: Vec<ChunkHit>,
+    corrected: Option<String>,
+}
+
+/// The words' candidates (`None` when `owner` is given and does not hold the chatbot). A
+/// question word no chunk holds is compared with the index's terms in the same round trip;
+/// when it is a misspelling of one, a second search adds the term.
 async fn lexical_hits(
     searcher: &Searcher<'_>,
     owner: Option<Owner<'_>>,
@@ -179,24 +200,67 @@ async fn lexical_hits(
     allowed: Option<&[String]>,
     query: &str,
     context: &Context,
-) -> ApiResult<Option<Vec<ChunkHit>>> {
+) -> ApiResult<Option<Lexical>> {
     let phrases = phrases(query);
     // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
     let language = Language::of(query);
     let context_phrases: Vec<String> = context.terms.iter().map(|t| language.phrase(t)).collect();
+    let index = SearchIndex::for_query(query);
+    let to_check = if index == SearchIndex::Words {
+        spelling::words_to_check(query, language)
+    } else {
+        Vec::new()
+    };
     let search = ChunkSearch {
-        index: SearchIndex::for_query(query),
+        index,
         chatbot_uuid,
         phrases: &phrases,
         context_phrases: &context_phrases,
         allowed_sources: allowed,
         limit: CANDIDATES,
         budget: searcher.config.search_candidate_budget,
+        spelling: &to_check,
     };
-    match owner {
-        Some(owner) => searcher.store.owned_search_chunks(owner, &search).await,
-        None => searcher.store.search_chunks(&search).await.map(Some),
+    let found = match owner {
+        Some(owner) => searcher.store.owned_search_chunks(owner, &search).await?,
+        None => Some(searcher.store.search_chunks(&search).await?),
+    };
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    let near: Vec<(String, String, i64)> = found
+        .near_terms
+        .into_iter()
+        .map(|n| (n.word, n.term, n.chunks))
+        .collect();
+    let corrections = spelling::corrections(&near);
+    if corrections.is_empty() {
+        return Ok(Some(Lexical {
+            hits: found.hits,
+            corrected: None,
+        }));
     }
+    let corrected_phrases: Vec<String> = phrases
+        .iter()
+        .cloned()
+        .chain(corrections.iter().map(|(_, term)| spelling::phrase(term)))
+        .collect();
+    let hits = searcher
+        .store
+        .search_chunks(&ChunkSearch {
+            phrases: &corrected_phrases,
+            spelling: &[],
+            ..search
+        })
+        .await?
+        .hits;
+    let corrected = spelling::corrected_question(
+        query,
+        &corrections,
+        hits.iter()
+            .flat_map(|h| [h.heading.as_str(), h.text.as_str()]),
+    );
+    Ok(Some(Lexical { hits, corrected }))
 }
 
 /// The question's nearest chunks by meaning: one embedding call, one call to the index. Empty

@@ -173,7 +173,7 @@ pub(crate) async fn begin_turn(
         env: &call.env,
         config: &call.config,
     };
-    let (admitted, ranked) = futures::join!(
+    let (admitted, retrieved) = futures::join!(
         admit(call, &chatbot),
         conversation::sources_for(
             &searcher,
@@ -195,7 +195,7 @@ pub(crate) async fn begin_turn(
             query,
             context,
             history,
-            ranked: ranked?,
+            retrieved: retrieved?,
             tools,
         },
     );

@@ -163,6 +163,32 @@ fn gated_expression_ctes(index: &str) -> String {
     )
 }
 
+/// For each of `words` that no chunk of any chatbot holds (as the index stems it), the index's
+/// terms that start with its first three letters and are not much shorter or longer, with the
+/// number of chunks holding each: what `knowledge::spelling` chooses a correction from. A word
+/// the index holds costs one look-up that stops at its first chunk.
+const NEAR_TERMS_SQL: &str = "WITH missing AS MATERIALIZED (SELECT value AS word FROM json_each(?1) \
+       WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH '\"' || value || '\"')) \
+     SELECT missing.word, v.term, v.doc AS chunks FROM missing JOIN chunks_vocab v \
+       ON v.term >= substr(missing.word, 1, 3) AND v.term < substr(missing.word, 1, 3) || char(1114111) \
+     WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2";
+
+/// An index term near a question word that matched nothing (`NEAR_TERMS_SQL`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct NearTerm {
+    pub word: String,
+    pub term: String,
+    pub chunks: i64,
+}
+
+/// What a search found: the best chunks, best first, and the index terms near the words to
+/// check that matched nothing (`ChunkSearch::spelling`).
+#[derive(Debug, Default)]
+pub struct SearchFound {
+    pub hits: Vec<ChunkHit>,
+    pub near_terms: Vec<NearTerm>,
+}
+
 /// What one search asks of a full-text index.
 pub struct ChunkSearch<'a> {
     pub index: SearchIndex,
@@ -177,6 +203,9 @@ pub struct ChunkSearch<'a> {
     pub limit: usize,
     /// About how many chunks may be scored (`Config::search_candidate_budget`).
     pub budget: u64,
+    /// Question words that may be misspelled (`knowledge::spelling::words_to_check`): those
+    /// the index does not hold come back with the terms near them, in the same round trip.
+    pub spelling: &'a [String],
 }
 
 impl Store {
@@ -214,15 +243,33 @@ impl Store {
         self.statement(&sql, &args)
     }
 
-    /// The chunks that best match `search`, best first (see `chunk_search_statement`).
-    pub async fn search_chunks(&self, search: &ChunkSearch<'_>) -> ApiResult<Vec<ChunkHit>> {
-        if search.phrases.is_empty() {
-            return Ok(Vec::new());
+    /// The statement for the terms near `search.spelling`'s unmatched words, when there are
+    /// words to check.
+    fn near_terms_statement(&self, search: &ChunkSearch) -> ApiResult<Option<D1PreparedStatement>> {
+        if search.spelling.is_empty() {
+            return Ok(None);
         }
-        let results = self
-            .read_batch(vec![self.chunk_search_statement(search)?])
-            .await?;
-        batch_rows(&results, 0)
+        let words = serde_json::to_string(search.spelling)?;
+        Ok(Some(self.statement(NEAR_TERMS_SQL, &[Arg::Text(&words)])?))
+    }
+
+    /// The chunks that best match `search`, best first (see `chunk_search_statement`), and
+    /// the terms near its unmatched words.
+    pub async fn search_chunks(&self, search: &ChunkSearch<'_>) -> ApiResult<SearchFound> {
+        if search.phrases.is_empty() {
+            return Ok(SearchFound::default());
+        }
+        let mut statements = vec![self.chunk_search_statement(search)?];
+        statements.extend(self.near_terms_statement(search)?);
+        let results = self.read_batch(statements).await?;
+        Ok(SearchFound {
+            hits: batch_rows(&results, 0)?,
+            near_terms: if results.len() > 1 {
+                batch_rows(&results, 1)?
+            } else {
+                Vec::new()
+            },
+        })
     }
 
     /// `search_chunks` when the owner holds the chatbot, checked in the same round trip:
@@ -231,7 +278,7 @@ impl Store {
         &self,
         owner: Owner<'_>,
         search: &ChunkSearch<'_>,
-    ) -> ApiResult<Option<Vec<ChunkHit>>> {
+    ) -> ApiResult<Option<SearchFound>> {
         let searching = !search.phrases.is_empty();
         let mut statements = vec![self.statement(
             &format!(
@@ -242,15 +289,22 @@ impl Store {
         )?];
         if searching {
             statements.push(self.chunk_search_statement(search)?);
+            statements.extend(self.near_terms_statement(search)?);
         }
         let results = self.read_batch(statements).await?;
         if batch_rows::<serde_json::Value>(&results, 0)?.is_empty() {
             return Ok(None);
         }
-        Ok(Some(if searching {
-            batch_rows(&results, 1)?
-        } else {
-            Vec::new()
+        if !searching {
+            return Ok(Some(SearchFound::default()));
+        }
+        Ok(Some(SearchFound {
+            hits: batch_rows(&results, 1)?,
+            near_terms: if results.len() > 2 {
+                batch_rows(&results, 2)?
+            } else {
+                Vec::new()
+            },
         }))
     }
 }

@@ -123,6 +123,24 @@ test("words the question writes as two and the source as one, or the other way, 
   assert.match(r.response, /To set up the printer/);
 });
 
+test("a misspelled question still finds and answers from its source", async () => {
+  const bot = await newChatbot(api, { name: "Streaming help", show_citations: true });
+  await uploadText(bot, "cancel.md", "# Cancelling\n\nYou can cancel your subscription at any time from the billing page; access continues until the period ends.\n");
+  await uploadText(bot, "password.md", "# Password\n\nTo reset your password, open the sign-in page and follow the link we email you.\n");
+  await uploadText(bot, "devices.md", "# Devices\n\nWatch on up to four devices at once: phones, tablets, televisions and computers.\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "forgot my pasword" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0]?.file_name, "password.md", search.text);
+  const r = await ask(await newSession(api, bot), "How do I cancle my subscribtion?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "cancel.md", r.response);
+  assert.match(r.response, /cancel your subscription at any time/);
+  // A word no source holds anything like is left as it is: nothing is made up.
+  const none = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "zebrafish" } });
+  assert.equal(none.status, 200, none.text);
+  assert.deepEqual(none.json.results, []);
+});
+
 test("a Chinese source is found by a Chinese question", async () => {
   const bot = await newChatbot(api, { name: "商店", show_citations: true });
   await uploadText(bot, "退货.md", "# 退货和退款\n\n购买后三十天内可以退货。退款会在五个工作日内退回原来的付款方式。\n");

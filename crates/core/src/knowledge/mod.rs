@@ -15,6 +15,7 @@ pub mod language;
 pub mod query;
 pub mod retrieve;
 pub mod semantic;
+pub mod spelling;
 pub mod steps;
 pub mod tokens;
 pub mod url_guard;
