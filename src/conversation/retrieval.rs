@@ -68,6 +68,10 @@ pub async fn retrieve(
     )
 }
 
+/// What a search found, each result saying how, and the question as searched when it was
+/// misspelled.
+pub type Searched = (Vec<Found>, Option<String>);
+
 /// `retrieve`, saying for each result how it was found.
 pub async fn search(
     searcher: &Searcher<'_>,
@@ -75,7 +79,7 @@ pub async fn search(
     agent: Option<&Agent>,
     query: &str,
     limit: usize,
-) -> ApiResult<Vec<Found>> {
+) -> ApiResult<Searched> {
     let found = search_as(
         searcher,
         None,
@@ -86,7 +90,7 @@ pub async fn search(
         limit,
     )
     .await?;
-    Ok(found.map(|(found, _)| found).unwrap_or_default())
+    Ok(found.unwrap_or_default())
 }
 
 /// `search` when `owner` holds the chatbot, checked in the same round trip as the words'
@@ -97,7 +101,7 @@ pub async fn search_owned(
     chatbot_uuid: &str,
     query: &str,
     limit: usize,
-) -> ApiResult<Option<Vec<Found>>> {
+) -> ApiResult<Option<Searched>> {
     search_as(
         searcher,
         Some(owner),
@@ -108,7 +112,6 @@ pub async fn search_owned(
         limit,
     )
     .await
-    .map(|found| found.map(|(found, _)| found))
 }
 
 /// The search, checking `owner` beside it when given (`None` when not the owner's), and the
@@ -121,7 +124,7 @@ async fn search_as(
     query: &str,
     context: &Context,
     limit: usize,
-) -> ApiResult<Option<(Vec<Found>, Option<String>)>> {
+) -> ApiResult<Option<Searched>> {
     let allowed = agent.and_then(Agent::allowed_sources);
     if allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Some((Vec::new(), None)));

@@ -1,6 +1,6 @@
 use crate::app::http::json_response;
 use crate::app::Call;
-use crate::conversation::retrieval::{search as find, search_owned, Searcher};
+use crate::conversation::retrieval::{search as find, search_owned, Searched, Searcher};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_PROMPT_CHARS};
 use edgechat_core::domain::agent::AgentType;
@@ -135,6 +135,12 @@ fn parse(body: &Map<String, Value>) -> ApiResult<SearchRequest> {
     })
 }
 
-fn results_json(results: &[Found]) -> ApiResult<Response> {
-    json_response(&json!({ "results": results.iter().map(found_json).collect::<Vec<_>>() }))
+/// The results, and `search_query`, the question as it was searched, when that differs from
+/// the one asked (a misspelled word searched as the index spells it).
+fn results_json((results, corrected): &Searched) -> ApiResult<Response> {
+    let mut body = json!({ "results": results.iter().map(found_json).collect::<Vec<_>>() });
+    if let Some(corrected) = corrected {
+        body["search_query"] = json!(corrected);
+    }
+    json_response(&body)
 }

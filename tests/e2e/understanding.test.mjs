@@ -131,6 +131,7 @@ test("a misspelled question still finds and answers from its source", async () =
   const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "forgot my pasword" } });
   assert.equal(search.status, 200, search.text);
   assert.equal(search.json.results[0]?.file_name, "password.md", search.text);
+  assert.equal(search.json.search_query, "forgot my password");
   const r = await ask(await newSession(api, bot), "How do I cancle my subscribtion?");
   assert.equal(r.meta.answered, true, r.response);
   assert.equal(r.citations["1"].file_name, "cancel.md", r.response);
@@ -139,6 +140,7 @@ test("a misspelled question still finds and answers from its source", async () =
   const none = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "zebrafish" } });
   assert.equal(none.status, 200, none.text);
   assert.deepEqual(none.json.results, []);
+  assert.equal(none.json.search_query, undefined);
 });
 
 test("a Chinese source is found by a Chinese question", async () => {
