@@ -143,6 +143,23 @@ test("a misspelled question still finds and answers from its source", async () =
   assert.equal(none.json.search_query, undefined);
 });
 
+test("Italian and Portuguese questions find their sources and are answered in their language", async () => {
+  const bot = await newChatbot(api, { name: "Negozio", show_citations: true });
+  await uploadText(bot, "spedizioni.md", "# Spedizioni\n\nLe spedizioni in Italia arrivano in due giorni lavorativi.\n");
+  await uploadText(bot, "resi.md", "# Resi\n\nPuoi restituire un prodotto entro trenta giorni dalla consegna.\n");
+  await uploadText(bot, "entregas.md", "# Entregas\n\nAs encomendas para Portugal são entregues em cinco dias úteis.\n");
+  const r = await ask(await newSession(api, bot), "Quanto tempo ci vuole per la spedizione in Italia?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "spedizioni.md", r.response);
+  assert.match(r.response, /due giorni lavorativi/);
+  const pt = await ask(await newSession(api, bot), "Quando chega a minha encomenda?");
+  assert.equal(pt.citations["1"].file_name, "entregas.md", pt.response);
+  assert.match(pt.response, /cinco dias úteis/);
+  const none = await ask(await newSession(api, bot), "Posso pagare con un assegno bancario?");
+  assert.equal(none.meta.answered, false, none.response);
+  assert.match(none.response, /^Non /);
+});
+
 test("a Chinese source is found by a Chinese question", async () => {
   const bot = await newChatbot(api, { name: "商店", show_citations: true });
   await uploadText(bot, "退货.md", "# 退货和退款\n\n购买后三十天内可以退货。退款会在五个工作日内退回原来的付款方式。\n");

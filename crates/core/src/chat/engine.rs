@@ -33,6 +33,18 @@ fn replies(language: Language) -> (&'static str, &'static str) {
             "No estoy seguro de que la información que tengo responda a eso. Lo más cercano \
              que encontré:",
         ),
+        Language::Italian => (
+            "Non ho trovato una risposta a questo nelle informazioni che ho. Potrebbe \
+             riformulare la domanda o chiedere qualcos'altro?",
+            "Non sono sicuro che le mie informazioni rispondano a questo. La cosa più vicina \
+             che ho trovato:",
+        ),
+        Language::Portuguese => (
+            "Não encontrei uma resposta para isso nas informações que tenho. Poderia \
+             reformular a pergunta ou perguntar outra coisa?",
+            "Não tenho certeza de que as minhas informações respondem a isso. O mais próximo \
+             que encontrei:",
+        ),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The language a question is asked in, and how its words are matched there. The full-text
 //! index stems every passage with Porter's English stemmer, which knows English endings only:
 //! "déposer" and "déposez", "Rechnung" and "Rechnungen", "reservar" and "reservado" stay apart.
-//! A question in French, German or Spanish is therefore searched by the part its word's
+//! A question in French, German, Spanish, Italian or Portuguese is therefore searched by the part its word's
 //! inflections share, as a prefix ("dépos*"), and passages are compared with it the same way.
 //! English questions keep the stemmer's exact forms.
 
@@ -16,11 +16,13 @@ pub enum Language {
     French,
     German,
     Spanish,
+    Italian,
+    Portuguese,
 }
 
 /// Function words that say which language a question is in, each list sorted. A word may be
 /// in several ("la", "es"); the language with the most wins, English on a tie.
-const MARKERS: [(Language, &[&str]); 4] = [
+const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::English,
         &[
@@ -52,6 +54,22 @@ const MARKERS: [(Language, &[&str]); 4] = [
             "con", "cuál", "cuándo", "cuánto", "cómo", "del", "dónde", "el", "en", "es", "está",
             "la", "las", "los", "mi", "mis", "para", "por", "puedo", "qué", "se", "su", "un",
             "una", "y", "yo",
+        ],
+    ),
+    (
+        Language::Italian,
+        &[
+            "al", "alla", "che", "ci", "come", "con", "cosa", "dei", "del", "della", "delle", "di",
+            "dove", "gli", "i", "il", "la", "le", "lo", "mia", "mio", "nel", "nella", "non", "per",
+            "perché", "posso", "quale", "quando", "quanto", "si", "sono", "un", "una", "è",
+        ],
+    ),
+    (
+        Language::Portuguese,
+        &[
+            "a", "ao", "as", "com", "como", "da", "das", "do", "dos", "em", "isso", "meu", "minha",
+            "na", "no", "não", "o", "onde", "os", "para", "pela", "pelo", "posso", "qual",
+            "quando", "que", "seu", "sua", "um", "uma", "você", "é",
         ],
     ),
 ];
@@ -108,6 +126,18 @@ const SPANISH_ENDINGS: &[&str] = &[
     "ir", "as", "es", "os", "a", "e", "o", "s",
 ];
 
+const ITALIAN_ENDINGS: &[&str] = &[
+    "azioni", "azione", "amenti", "amento", "imenti", "imento", "mente", "abili", "ibili", "abile",
+    "ibile", "ando", "endo", "ato", "ata", "ati", "ate", "ito", "ita", "iti", "ite", "uto", "uta",
+    "are", "ere", "ire", "i", "e", "a", "o",
+];
+/// Accents folded, as `term` compares them: "ações" is "acoes".
+const PORTUGUESE_ENDINGS: &[&str] = &[
+    "amentos", "imentos", "amento", "imento", "acoes", "mente", "aveis", "iveis", "acao", "avel",
+    "ivel", "ando", "endo", "indo", "ados", "adas", "idos", "idas", "ado", "ada", "ido", "ida",
+    "ar", "er", "ir", "os", "as", "es", "o", "a", "e", "s",
+];
+
 /// The shortest part of a word kept as its stem, and the shortest term matched as a prefix:
 /// shorter prefixes match too many unrelated words.
 const MIN_STEM_CHARS: usize = 4;
@@ -138,6 +168,8 @@ impl Language {
             Language::French => FRENCH_ENDINGS,
             Language::German => GERMAN_ENDINGS,
             Language::Spanish => SPANISH_ENDINGS,
+            Language::Italian => ITALIAN_ENDINGS,
+            Language::Portuguese => PORTUGUESE_ENDINGS,
         }
     }
 
@@ -249,6 +281,14 @@ mod tests {
             ),
             ("Wie lange dauert die Lieferung?", Language::German),
             ("¿Cómo puedo cambiar mi contraseña?", Language::Spanish),
+            ("Come posso cambiare la mia password?", Language::Italian),
+            ("Quanto tempo ci vuole per la consegna?", Language::Italian),
+            (
+                "Como posso mudar o endereço de entrega?",
+                Language::Portuguese,
+            ),
+            ("Onde fica a minha encomenda?", Language::Portuguese),
+            ("Posso pagare con un assegno?", Language::Italian),
             ("refund", Language::English),
             ("", Language::English),
         ] {
@@ -270,6 +310,12 @@ mod tests {
         assert!(de.holds("rechnungen", &de.term("rechnung")));
         let es = Language::Spanish;
         assert!(es.holds("reservado", &es.term("reservar")));
+        let it = Language::Italian;
+        assert!(it.holds("spedizioni", &it.term("spedizione")));
+        assert!(it.holds("restituito", &it.term("restituire")));
+        let pt = Language::Portuguese;
+        assert!(pt.holds("encomendas", &pt.term("encomenda")));
+        assert!(pt.holds("entregas", &pt.term("entregar")));
         // English keeps the stemmer's exact forms.
         let en = Language::English;
         assert_eq!(en.phrase("changes"), "\"changes\"");
