@@ -256,8 +256,12 @@ pub fn correction<'a>(word: &str, candidates: &'a [(String, i64)]) -> Option<&'a
     // Two edits only in long words: a correctly spelled word that no source holds
     // ("zebrafish") must not turn into whatever lies two edits away.
     let max = if stem.len() <= 7 { 1 } else { 2 };
+    // Typos fall inside a word; a different first or last letter is more often a different
+    // word that the sources happen not to hold ("hunt" is not "hunk", "pinned" not "pine").
+    let ends = |s: &str| (s.chars().next(), s.chars().last());
     candidates
         .iter()
+        .filter(|(term, _)| ends(term) == ends(&stem))
         .filter_map(|(term, chunks)| {
             let distance = edit_distance_within(&stem, term, max)?;
             Some((distance, Reverse(*chunks), term.as_str()))
@@ -359,7 +363,7 @@ pub fn corrected_question<'a>(
         }
     }
     flush(&mut word, &mut corrected);
-    Some(corrected)
+    (corrected != query).then_some(corrected)
 }
 
 #[cfg(test)]
@@ -565,11 +569,20 @@ mod tests {
         let terms = vocabulary(&[("paswrds", 90), ("password", 1)]);
         assert_eq!(correction("pasword", &terms), Some("password"));
         // "invoce" stems to "invoc", one edit from both.
-        let terms = vocabulary(&[("invoic", 3), ("invok", 50)]);
-        assert_eq!(correction("invoce", &terms), Some("invok"));
-        let terms = vocabulary(&[("invok", 3), ("invoic", 3)]);
+        let terms = vocabulary(&[("invoic", 3), ("invouc", 50)]);
+        assert_eq!(correction("invoce", &terms), Some("invouc"));
+        let terms = vocabulary(&[("invouc", 3), ("invoic", 3)]);
         assert_eq!(correction("invoce", &terms), Some("invoic"));
     }
+
+    #[test]
+    fn a_word_differing_at_either_end_is_another_word() {
+        let terms = vocabulary(&[("hunk", 50), ("pine", 9), ("wip", 4), ("reword", 7)]);
+        for word in ["hunt", "pinned", "wiped", "reworked"] {
+            assert_eq!(correction(word, &terms), None, "{word}");
+        }
+    }
+
     #[test]
     fn a_misspelled_question_is_searched_and_ranked_as_if_spelled_right() {
         assert_eq!(
