@@ -231,12 +231,7 @@ async fn lexical_hits(
     let Some(found) = found else {
         return Ok(None);
     };
-    let near: Vec<(String, String, i64)> = found
-        .near_terms
-        .into_iter()
-        .map(|n| (n.word, n.term, n.chunks))
-        .collect();
-    let corrections = spelling::corrections(&near);
+    let corrections = spelling::corrections(&found.near_terms);
     if corrections.is_empty() {
         return Ok(Some(Lexical {
             hits: found.hits,
