@@ -107,9 +107,11 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
 /// Worker) or a message request the Worker handed over, served here as it would be there.
 pub async fn handle_in_session(req: Request, env: Env, ctx: Context, room: Rc<Room>) -> Response {
     match req.path().as_str() {
-        "/follow" | "/stop" | "/listen" | "/notify" => handlers::messages::in_session(req, &room)
-            .await
-            .unwrap_or_else(|err| http::error_response(&err)),
+        "/follow" | "/stop" | "/listen" | "/notify" | "/start" => {
+            handlers::messages::in_session(req, &room)
+                .await
+                .unwrap_or_else(|err| http::error_response(&err))
+        }
         _ => handle_in(req, env, ctx, Some(room)).await,
     }
 }

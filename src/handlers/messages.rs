@@ -705,6 +705,8 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
                 .with_headers(headers)
                 .stream(room.listen()?));
         }
+        // `chat_session::start_ahead`: the object is running, and that was the point.
+        "/start" => return Ok(Response::builder().with_status(204).empty()),
         "/notify" => {
             let message: serde_json::Value = req.json().await?;
             room.announce("message", &message);

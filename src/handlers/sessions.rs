@@ -1,6 +1,7 @@
 use super::{new_uuid, owned_chatbot};
 use crate::app::http::{json_response, success_response};
 use crate::app::Call;
+use crate::platform::chat_session;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::session::{initial_variables, Message, Session};
 use edgechat_core::time;
@@ -28,6 +29,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         created_at: now.clone(),
         modified_at: now,
     };
+    chat_session::start_ahead(&call.ctx, &call.env, &session.uuid);
     call.store.insert_session(&session, None).await?;
     call.log.record(&session.uuid);
     json_response(&session.to_json())

@@ -8,6 +8,7 @@ use crate::app::widget::{
     allow_origin, foreign_origin, now_secs, own_origin, signing_secret, token_secret, Visitor,
 };
 use crate::app::{Call, Caller};
+use crate::platform::chat_session;
 use crate::platform::rate_limit::{admit_message, admit_request, names, Decision, Limit};
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
@@ -200,6 +201,7 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
         created_at: now.clone(),
         modified_at: now,
     };
+    chat_session::start_ahead(&call.ctx, &call.env, &session.uuid);
     call.store
         .insert_session(&session, Some(&visitor.visitor_id))
         .await?;

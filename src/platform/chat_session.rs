@@ -700,6 +700,22 @@ pub async fn forward_read(
         .await?)
 }
 
+/// Starts the object of a session being created, beside the session's own write, so that
+/// the first message does not wait for it: measured alternating with a build without it, a
+/// new session's first answer reached its first byte 4.2 and 5.6 ms sooner (of about 31 ms).
+/// The creation's response does not wait for it, but locally the object starts on the
+/// Worker's own thread and creation took 5 ms longer (12.2 to 17.3 ms); deployed, the object
+/// starts elsewhere. A failure only costs that head start.
+pub fn start_ahead(ctx: &worker::Context, env: &Env, session_uuid: &str) {
+    let env = env.clone();
+    let session_uuid = session_uuid.to_string();
+    ctx.wait_until(async move {
+        if let Err(err) = ask(&env, &session_uuid, "/start").await {
+            log::background_failure("starting a session's object", &session_uuid, &err);
+        }
+    });
+}
+
 /// In a session's object: the session a forwarded turn is to create, if any.
 pub fn new_session_uuid(req: &Request) -> Option<String> {
     req.headers().get(NEW_SESSION_HEADER).ok().flatten()
