@@ -212,7 +212,7 @@ async fn serve(
         let key_hash = account_key_hash(&req, &config)?;
         let prefetch = async {
             match (&early_turn, &key_hash) {
-                (Some(turn), Some(hash)) => Some(turn.prefetch(&store, hash).await),
+                (Some(turn), Some(hash)) => Some(turn.prefetch(&store, &config, hash).await),
                 _ => None,
             }
         };

@@ -16,6 +16,7 @@ pub mod tools;
 pub use relay::Output;
 
 use crate::providers::{ChatProvider, ChatTurn, Grounding};
+use crate::storage::SearchFound;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::followup::Context;
@@ -83,13 +84,14 @@ pub struct Request {
 
 /// The sources an agent answers `query` from; none when the message goes to a person. A
 /// follow-up is searched with its `context`, or, with a model provider, as the standalone
-/// question the model rewrites it to (`retrieval::standalone_question`).
+/// question the model rewrites it to (`retrieval::standalone_question`). `searched` is what
+/// `retrieval::early_search` found, when it was sent with the turn's first read.
 pub async fn sources_for(
     searcher: &retrieval::Searcher<'_>,
     chatbot_uuid: &str,
-    agent: &Agent,
-    escalating: bool,
+    (agent, escalating): (&Agent, bool),
     (query, context, history): (&str, &Context, &[Message]),
+    searched: Option<SearchFound>,
 ) -> ApiResult<retrieval::Retrieved> {
     if escalating {
         return Ok(retrieval::Retrieved::default());
@@ -101,9 +103,9 @@ pub async fn sources_for(
             searcher,
             chatbot_uuid,
             Some(agent),
-            &standalone,
-            &Context::default(),
+            (&standalone, &Context::default()),
             SOURCES_PER_ANSWER,
+            None,
         )
         .await;
     }
@@ -111,9 +113,9 @@ pub async fn sources_for(
         searcher,
         chatbot_uuid,
         Some(agent),
-        query,
-        context,
+        (query, context),
         SOURCES_PER_ANSWER,
+        searched,
     )
     .await
 }

@@ -9,11 +9,11 @@
 use crate::platform::vector_index;
 use crate::providers::semantic;
 use crate::providers::ChatProvider;
-use crate::storage::{ChunkSearch, Owner, SearchIndex, Store};
+use crate::storage::{ChunkSearch, Owner, SearchFound, SearchIn, SearchIndex, Store};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::followup::{
-    parse_rewrite, previous_exchange, refers_back, rewrite_messages,
+    is_follow_up, parse_rewrite, previous_exchange, refers_back, rewrite_messages,
 };
 use edgechat_core::chat::routing::agent_model;
 use edgechat_core::config::Config;
@@ -50,16 +50,25 @@ pub struct Retrieved {
 }
 
 /// The best chunks of a chatbot's sources for `query` (with the conversation's `context`
-/// terms, weighted down), honouring the agent's sources.
+/// terms, weighted down), honouring the agent's sources. `searched` is what `early_search`
+/// found for the question, when it was sent ahead (used only where it is the same search).
 pub async fn retrieve(
     searcher: &Searcher<'_>,
     chatbot_uuid: &str,
     agent: Option<&Agent>,
-    query: &str,
-    context: &Context,
+    (query, context): (&str, &Context),
     limit: usize,
+    searched: Option<SearchFound>,
 ) -> ApiResult<Retrieved> {
-    let found = search_as(searcher, None, chatbot_uuid, agent, query, context, limit).await?;
+    let found = search_as(
+        searcher,
+        (None, chatbot_uuid),
+        agent,
+        (query, context),
+        limit,
+        searched,
+    )
+    .await?;
     Ok(
         found.map_or_else(Retrieved::default, |(found, corrected_query)| Retrieved {
             ranked: found.into_iter().map(|f| f.ranked).collect(),
@@ -82,12 +91,11 @@ pub async fn search(
 ) -> ApiResult<Searched> {
     let found = search_as(
         searcher,
-        None,
-        chatbot_uuid,
+        (None, chatbot_uuid),
         agent,
-        query,
-        &Context::default(),
+        (query, &Context::default()),
         limit,
+        None,
     )
     .await?;
     Ok(found.unwrap_or_default())
@@ -104,31 +112,31 @@ pub async fn search_owned(
 ) -> ApiResult<Option<Searched>> {
     search_as(
         searcher,
-        Some(owner),
-        chatbot_uuid,
+        (Some(owner), chatbot_uuid),
         None,
-        query,
-        &Context::default(),
+        (query, &Context::default()),
         limit,
+        None,
     )
     .await
 }
 
 /// The search, checking `owner` beside it when given (`None` when not the owner's), and the
-/// question as corrected when it was misspelled.
+/// question as corrected when it was misspelled. `searched` (`early_search`'s answer) stands
+/// for the words' search when that is the same: no conversation, every source.
 async fn search_as(
     searcher: &Searcher<'_>,
-    owner: Option<Owner<'_>>,
-    chatbot_uuid: &str,
+    (owner, chatbot_uuid): (Option<Owner<'_>>, &str),
     agent: Option<&Agent>,
-    query: &str,
-    context: &Context,
+    (query, context): (&str, &Context),
     limit: usize,
+    searched: Option<SearchFound>,
 ) -> ApiResult<Option<Searched>> {
     let allowed = agent.and_then(Agent::allowed_sources);
     if allowed.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Some((Vec::new(), None)));
     }
+    let searched = searched.filter(|_| allowed.is_none() && context.is_empty());
     // A follow-up's meaning includes what the conversation is about.
     let meaning = if context.terms.is_empty() {
         query.to_string()
@@ -138,11 +146,10 @@ async fn search_as(
     let (hits, neighbours) = futures::join!(
         lexical_hits(
             searcher,
-            owner,
-            chatbot_uuid,
+            (owner, chatbot_uuid),
             allowed.as_deref(),
-            query,
-            context,
+            (query, context),
+            searched,
         ),
         neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
@@ -193,40 +200,77 @@ struct Lexical {
     corrected: Option<String>,
 }
 
-/// The words' candidates (`None` when `owner` is given and does not hold the chatbot). A
-/// question word no chunk holds is compared with the index's terms in the same round trip;
-/// when it is a misspelling of one, a second search adds the term.
+/// What a question is searched by in the full-text index: its phrases, the conversation's,
+/// the index for its script and the words that may be misspelled.
+pub struct QuestionSearch {
+    phrases: Vec<String>,
+    context_phrases: Vec<String>,
+    index: SearchIndex,
+    to_check: Vec<String>,
+}
+
+impl QuestionSearch {
+    pub fn of(query: &str, context: &Context) -> Self {
+        let language = Language::of(query);
+        let index = SearchIndex::for_query(query);
+        QuestionSearch {
+            phrases: phrases(query),
+            // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
+            context_phrases: context.terms.iter().map(|t| language.phrase(t)).collect(),
+            index,
+            to_check: if index == SearchIndex::Words {
+                spelling::words_to_check(query, language)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The search, of `scope`'s chunks (only those of the `allowed` sources, when given).
+    pub fn in_scope<'a>(
+        &'a self,
+        scope: SearchIn<'a>,
+        allowed: Option<&'a [String]>,
+        config: &Config,
+    ) -> ChunkSearch<'a> {
+        ChunkSearch {
+            index: self.index,
+            scope,
+            phrases: &self.phrases,
+            context_phrases: &self.context_phrases,
+            allowed_sources: allowed,
+            limit: CANDIDATES,
+            budget: config.search_candidate_budget,
+            spelling: &self.to_check,
+        }
+    }
+}
+
+/// The search a turn can send with its first read, before its agent and its conversation
+/// are known: for a question that is not a follow-up (whose conversation adds nothing to it),
+/// over all the chatbot's sources. It is what the turn would search next unless the answering
+/// agent keeps to some sources (`search_as` checks).
+pub fn early_search(query: &str) -> Option<QuestionSearch> {
+    (!is_follow_up(query)).then(|| QuestionSearch::of(query, &Context::default()))
+}
+
+/// The words' candidates (`None` when `owner` is given and does not hold the chatbot), or
+/// `searched`, what the same search found already. A question word no chunk holds is compared
+/// with the index's terms in the same round trip; when it is a misspelling of one, a second
+/// search adds the term.
 async fn lexical_hits(
     searcher: &Searcher<'_>,
-    owner: Option<Owner<'_>>,
-    chatbot_uuid: &str,
+    (owner, chatbot_uuid): (Option<Owner<'_>>, &str),
     allowed: Option<&[String]>,
-    query: &str,
-    context: &Context,
+    (query, context): (&str, &Context),
+    searched: Option<SearchFound>,
 ) -> ApiResult<Option<Lexical>> {
-    let phrases = phrases(query);
-    // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
-    let language = Language::of(query);
-    let context_phrases: Vec<String> = context.terms.iter().map(|t| language.phrase(t)).collect();
-    let index = SearchIndex::for_query(query);
-    let to_check = if index == SearchIndex::Words {
-        spelling::words_to_check(query, language)
-    } else {
-        Vec::new()
-    };
-    let search = ChunkSearch {
-        index,
-        chatbot_uuid,
-        phrases: &phrases,
-        context_phrases: &context_phrases,
-        allowed_sources: allowed,
-        limit: CANDIDATES,
-        budget: searcher.config.search_candidate_budget,
-        spelling: &to_check,
-    };
-    let found = match owner {
-        Some(owner) => searcher.store.owned_search_chunks(owner, &search).await?,
-        None => Some(searcher.store.search_chunks(&search).await?),
+    let terms = QuestionSearch::of(query, context);
+    let search = terms.in_scope(SearchIn::Chatbot(chatbot_uuid), allowed, searcher.config);
+    let found = match (searched, owner) {
+        (Some(found), _) => Some(found),
+        (None, Some(owner)) => searcher.store.owned_search_chunks(owner, &search).await?,
+        (None, None) => Some(searcher.store.search_chunks(&search).await?),
     };
     let Some(found) = found else {
         return Ok(None);
@@ -238,7 +282,8 @@ async fn lexical_hits(
             corrected: None,
         }));
     }
-    let corrected_phrases: Vec<String> = phrases
+    let corrected_phrases: Vec<String> = terms
+        .phrases
         .iter()
         .cloned()
         .chain(corrections.iter().map(|(_, term)| spelling::phrase(term)))

@@ -1,12 +1,12 @@
 use crate::app::http::{json_response, read_json_object, success_response};
 use crate::app::{Call, Caller};
-use crate::conversation::{self, relay, tagging, Exchange, Output, Request};
+use crate::conversation::{self, relay, retrieval, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
 use crate::platform::chat_session::{self, Claim, Room};
 use crate::platform::log;
 use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
-use crate::storage::{Owner, Store, TurnContext};
+use crate::storage::{Owner, SearchIn, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::followup::conversation_context;
@@ -80,18 +80,49 @@ impl EarlyTurn {
     }
 
     /// `Store::turn_context` for the session, as the account holding the key `key_hash`.
-    pub async fn prefetch(&self, store: &Store, key_hash: &str) -> ApiResult<Option<TurnContext>> {
+    pub async fn prefetch(
+        &self,
+        store: &Store,
+        config: &Config,
+        key_hash: &str,
+    ) -> ApiResult<Option<TurnContext>> {
         let Some(session_uuid) = &self.session_uuid else {
             return Ok(None);
         };
-        store
-            .turn_context(
-                Owner::KeyHolder(key_hash),
-                session_uuid,
-                conversation::HISTORY_TURNS,
-            )
-            .await
+        let query = self.query.as_deref().ok();
+        read_turn(
+            store,
+            config,
+            Owner::KeyHolder(key_hash),
+            session_uuid,
+            query,
+        )
+        .await
     }
+}
+
+/// `Store::turn_context` for a turn asking `query`, with the question's search in the same
+/// round trip when the turn will most likely want it (`retrieval::early_search`): one round
+/// trip fewer before the model call.
+async fn read_turn(
+    store: &Store,
+    config: &Config,
+    owner: Owner<'_>,
+    session_uuid: &str,
+    query: Option<&str>,
+) -> ApiResult<Option<TurnContext>> {
+    let early = query.and_then(retrieval::early_search);
+    let search = early
+        .as_ref()
+        .map(|terms| terms.in_scope(SearchIn::SessionOf(session_uuid, owner), None, config));
+    store
+        .turn_context(
+            owner,
+            session_uuid,
+            conversation::HISTORY_TURNS,
+            search.as_ref(),
+        )
+        .await
 }
 
 /// The question a message's body asks.
@@ -133,9 +164,8 @@ pub(crate) async fn begin_turn(
     let context = match early {
         Some(context) => context?,
         None => {
-            call.store
-                .turn_context(owner, session_uuid, conversation::HISTORY_TURNS)
-                .await?
+            let asked = query.as_deref().ok();
+            read_turn(&call.store, &call.config, owner, session_uuid, asked).await?
         }
     };
     let Some(context) = context else {
@@ -148,6 +178,7 @@ pub(crate) async fn begin_turn(
         agents,
         history,
         mut tools,
+        searched,
     } = context;
     let history = given_history.unwrap_or(history);
     if live_chat::is_active(&session) {
@@ -178,9 +209,9 @@ pub(crate) async fn begin_turn(
         conversation::sources_for(
             &searcher,
             &chatbot.uuid,
-            &agent,
-            escalating,
+            (&agent, escalating),
             (&query, &context, &history),
+            searched,
         )
     );
     admitted?;

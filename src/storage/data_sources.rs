@@ -9,7 +9,7 @@ use edgechat_core::knowledge::steps::{split_by_size, StagedChunk, DRAFT_STATEMEN
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use worker::D1PreparedStatement;
+use worker::{D1PreparedStatement, D1Result};
 
 table! {
     pub(super) struct SourceRow in DATA_SOURCES = "data_sources" {
@@ -225,6 +225,11 @@ impl SearchRow {
 }
 
 impl SearchFound {
+    /// The search statement's answer, read from its place in a batch's results.
+    pub(super) fn from_results(results: &[D1Result], at: usize) -> ApiResult<SearchFound> {
+        Self::from_rows(batch_rows(results, at)?)
+    }
+
     fn from_rows(rows: Vec<SearchRow>) -> ApiResult<SearchFound> {
         let near_terms = match rows.first() {
             Some(row) => serde_json::from_str(&row.near_terms)?,
@@ -235,10 +240,43 @@ impl SearchFound {
     }
 }
 
+/// Whose chunks a search reads.
+#[derive(Clone, Copy)]
+pub enum SearchIn<'a> {
+    /// The chatbot's with this uuid.
+    Chatbot(&'a str),
+    /// Those of the chatbot of the session with this uuid, when the owner holds it: how a turn
+    /// searches in the batch that reads its session (`Store::turn_context`), before the
+    /// chatbot is known.
+    SessionOf(&'a str, Owner<'a>),
+}
+
+impl SearchIn<'_> {
+    /// The uuid bound as `?2`: the chatbot's, or the session's.
+    fn uuid(&self) -> &str {
+        match self {
+            SearchIn::Chatbot(uuid) | SearchIn::SessionOf(uuid, _) => uuid,
+        }
+    }
+
+    /// SQL for the chatbot searched: `?2`, or the owned chatbot of the session `?2` (its
+    /// owner bound as `?8`). Uncorrelated, so SQLite reads it once per search.
+    fn chatbot_sql(&self) -> String {
+        match self {
+            SearchIn::Chatbot(_) => "?2".into(),
+            SearchIn::SessionOf(_, owner) => format!(
+                "(SELECT ss.chatbot_uuid FROM sessions ss JOIN chatbots sc \
+                 ON sc.uuid = ss.chatbot_uuid WHERE ss.uuid = ?2 AND {})",
+                owner.test("sc.account_uuid", 8)
+            ),
+        }
+    }
+}
+
 /// What one search asks of a full-text index.
 pub struct ChunkSearch<'a> {
     pub index: SearchIndex,
-    pub chatbot_uuid: &'a str,
+    pub scope: SearchIn<'a>,
     /// The question's phrases (`knowledge::query::phrases`).
     pub phrases: &'a [String],
     /// The conversation's phrases, weighted in by bm25 beside the question's.
@@ -267,13 +305,14 @@ impl Store {
              c.text, c.tokens, s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
              FROM (SELECT {index}.rowid AS id, {bm25} AS rank \
              FROM {index} JOIN chunks k INDEXED BY chunks_by_id_chatbot ON k.id = {index}.rowid \
-             WHERE {index} MATCH (SELECT expression FROM m) AND k.chatbot_uuid = ?2 \
+             WHERE {index} MATCH (SELECT expression FROM m) AND k.chatbot_uuid = {chatbot} \
              AND (?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6))) \
              ORDER BY rank LIMIT ?3) best JOIN chunks c ON c.id = best.id \
              JOIN data_sources s ON s.uuid = c.data_source_uuid) \
              SELECT found.*, near.terms AS near_terms FROM near LEFT JOIN found ON 1 \
              ORDER BY found.rank",
             bm25 = search.index.bm25(),
+            chatbot = search.scope.chatbot_sql(),
         ));
         let phrases = serde_json::to_string(search.phrases)?;
         let context = serde_json::to_string(search.context_phrases)?;
@@ -282,15 +321,18 @@ impl Store {
             .map(serde_json::to_string)
             .transpose()?;
         let spelling = serde_json::to_string(search.spelling)?;
-        let args = [
+        let mut args = vec![
             Arg::Text(&phrases),
-            Arg::Text(search.chatbot_uuid),
+            Arg::Text(search.scope.uuid()),
             Arg::Int(search.limit as i64),
             Arg::Text(&context),
             Arg::Int(search.budget as i64),
             allowed.as_deref().map_or(Arg::Null, Arg::Text),
             Arg::Text(&spelling),
         ];
+        if let SearchIn::SessionOf(_, owner) = search.scope {
+            args.push(owner.arg());
+        }
         self.statement(&sql, &args)
     }
 
@@ -303,7 +345,18 @@ impl Store {
         let results = self
             .read_batch(vec![self.chunk_search_statement(search)?])
             .await?;
-        SearchFound::from_rows(batch_rows(&results, 0)?)
+        SearchFound::from_results(&results, 0)
+    }
+
+    /// `search`'s statement for a batch of other reads, and nothing when there is nothing to
+    /// search; `SearchFound::from_results` reads its answer.
+    pub(super) fn search_statement_for_batch(
+        &self,
+        search: &ChunkSearch<'_>,
+    ) -> ApiResult<Option<D1PreparedStatement>> {
+        (!search.phrases.is_empty())
+            .then(|| self.chunk_search_statement(search))
+            .transpose()
     }
 
     /// `search_chunks` when the owner holds the chatbot, checked in the same round trip:
@@ -319,7 +372,7 @@ impl Store {
                 "SELECT uuid FROM chatbots WHERE uuid = ?1 AND {}",
                 owner.test("account_uuid", 2)
             ),
-            &[Arg::Text(search.chatbot_uuid), owner.arg()],
+            &[Arg::Text(search.scope.uuid()), owner.arg()],
         )?];
         if searching {
             statements.push(self.chunk_search_statement(search)?);
@@ -331,7 +384,7 @@ impl Store {
         if !searching {
             return Ok(Some(SearchFound::default()));
         }
-        Ok(Some(SearchFound::from_rows(batch_rows(&results, 1)?)?))
+        Ok(Some(SearchFound::from_results(&results, 1)?))
     }
 }
 

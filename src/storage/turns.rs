@@ -5,7 +5,7 @@ use super::agents::agents_and_tools;
 use super::chatbots::{ChatbotRow, CHATBOTS};
 use super::sessions::{MessageRow, SessionRow, MESSAGES, SESSIONS};
 
-use super::{batch_rows, Arg, Owner, Store, ToolsByAgent};
+use super::{batch_rows, Arg, ChunkSearch, Owner, SearchFound, Store, ToolsByAgent};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
@@ -20,6 +20,8 @@ pub struct TurnContext {
     pub history: Vec<Message>,
     /// Tool functions of the chatbot's agents, by agent uuid.
     pub tools: ToolsByAgent,
+    /// What the search sent with the batch found, when one was.
+    pub searched: Option<SearchFound>,
 }
 
 /// The chatbot of the session `?1`, when that chatbot belongs to the owner bound as `?2`.
@@ -41,12 +43,14 @@ const AGENTS: usize = 3;
 
 impl Store {
     /// The session (if `owner` owns it), its chatbot, the chatbot's agents and tool
-    /// functions and the session's newest `history_limit` messages.
+    /// functions and the session's newest `history_limit` messages; with `search` (scoped
+    /// `SearchIn::SessionOf` this session and owner), what it finds, in the same round trip.
     pub async fn turn_context(
         &self,
         owner: Owner<'_>,
         session_uuid: &str,
         history_limit: usize,
+        search: Option<&ChunkSearch<'_>>,
     ) -> ApiResult<Option<TurnContext>> {
         let chatbot_of_session = owned_chatbot(owner);
         let args = [Arg::Text(session_uuid), owner.arg()];
@@ -82,6 +86,13 @@ impl Store {
             )?,
         ];
         statements.extend(self.agents_and_tools_statements(&chatbot_of_session, &args)?);
+        let search_at = statements.len();
+        let searching = match search {
+            Some(search) => self.search_statement_for_batch(search)?,
+            None => None,
+        };
+        let searched = searching.is_some();
+        statements.extend(searching);
         let results = self.read_batch(statements).await?;
 
         let Some(session) = batch_rows::<SessionRow>(&results, SESSION)?
@@ -107,6 +118,11 @@ impl Store {
             agents,
             history,
             tools,
+            searched: match search {
+                Some(_) if !searched => Some(SearchFound::default()),
+                Some(_) => Some(SearchFound::from_results(&results, search_at)?),
+                None => None,
+            },
         }))
     }
 }
