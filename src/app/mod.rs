@@ -9,7 +9,7 @@ use crate::platform::chat_session::{self, Room};
 use crate::platform::config;
 use crate::platform::log::RequestLog;
 use crate::platform::rate_limit::{admit_request, names as limit_names, Limit, WindowDecision};
-use crate::storage::{Owner, Store};
+use crate::storage::{KeyOwner, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::routes::{
     admits_visitors, is_openai_path, match_route, route_pattern, visitor_route, Access, Endpoint,
@@ -201,8 +201,9 @@ async fn serve(
     let key_window = std::cell::Cell::new(None::<WindowDecision>);
     let result = async {
         let store = Store::new(&env)?;
-        // A message's turn in its session's object reads what it needs while the key is
-        // checked, instead of after the check: two round trips fewer before the first token.
+        // A message's turn in its session's object reads the key and what the turn needs
+        // (its question's search included) in one D1 round trip, instead of one for the key
+        // and more after its check.
         let mut early_turn = match (&room, endpoint) {
             (Some(_), Endpoint::MessageStream | Endpoint::MessageNonStream) => {
                 Some(handlers::messages::EarlyTurn::read_body(&mut req, &params).await)
@@ -210,24 +211,22 @@ async fn serve(
             _ => None,
         };
         let key_hash = account_key_hash(&req, &config)?;
-        let prefetch = async {
-            match (&early_turn, &key_hash) {
-                (Some(turn), Some(hash)) => Some(turn.prefetch(&store, &config, hash).await),
-                _ => None,
-            }
+        let prefetched = match (&early_turn, &key_hash) {
+            (Some(turn), Some(hash)) => turn.prefetch(&store, &config, hash).await?,
+            _ => None,
         };
-        let check = admit_caller(
+        let (known_key, context) = prefetched.unzip();
+        let caller = admit_caller(
             &req,
             (&env, &ctx),
             (&config, &store),
             log,
             (method, endpoint, access),
-            &key_window,
-        );
-        let (caller, prefetched) = futures::join!(check, prefetch);
-        let caller = caller?;
+            (&key_window, known_key),
+        )
+        .await?;
         if let (Some(turn), Some(context), Caller::Account { .. }) =
-            (early_turn.as_mut(), prefetched, &caller)
+            (early_turn.as_mut(), context, &caller)
         {
             turn.context = Some(context);
         }
@@ -280,9 +279,13 @@ async fn admit_caller(
     (config, store): (&Config, &Store),
     log: &RequestLog,
     (method, endpoint, access): (&str, Endpoint, Access),
-    key_window: &std::cell::Cell<Option<WindowDecision>>,
+    (key_window, known_key): (
+        &std::cell::Cell<Option<WindowDecision>>,
+        Option<Option<KeyOwner>>,
+    ),
 ) -> ApiResult<Caller> {
-    let (caller, key_use) = authenticate(req, config, store, method, endpoint, access).await?;
+    let (caller, key_use) =
+        authenticate(req, (config, store), (method, endpoint, access), known_key).await?;
     match &caller {
         Caller::Account { account_uuid, .. } => log.account(account_uuid),
         Caller::Visitor(visitor) => log.account(&visitor.account_uuid),
@@ -349,13 +352,13 @@ struct KeyUse {
     touch: bool,
 }
 
+/// The caller the request's credentials name. `known_key` is the key's row when it was read
+/// already (beside a turn's reads, `handlers::messages::EarlyTurn`), found or not.
 async fn authenticate(
     req: &Request,
-    config: &Config,
-    store: &Store,
-    method: &str,
-    endpoint: Endpoint,
-    access: Access,
+    (config, store): (&Config, &Store),
+    (method, endpoint, access): (&str, Endpoint, Access),
+    known_key: Option<Option<KeyOwner>>,
 ) -> ApiResult<(Caller, Option<KeyUse>)> {
     let Access::Key(needed) = access else {
         return Ok((Caller::Anonymous, None));
@@ -382,7 +385,11 @@ async fn authenticate(
         };
     }
     let hash = hash_key(token);
-    let owner = match store.key_owner(&hash).await? {
+    let found = match known_key {
+        Some(found) => found,
+        None => store.key_owner(&hash).await?,
+    };
+    let owner = match found {
         // The lookup is by hash; comparing again in constant time keeps the check itself
         // independent of how the index behaves.
         Some(owner) if constant_time_eq(owner.key_hash.as_bytes(), hash.as_bytes()) => owner,

@@ -6,7 +6,7 @@ use crate::platform::chat_session::{self, Claim, Room};
 use crate::platform::log;
 use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
 use crate::providers;
-use crate::storage::{Owner, SearchIn, Store, TurnContext};
+use crate::storage::{KeyOwner, Owner, SearchIn, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::followup::conversation_context;
@@ -58,14 +58,15 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
     }
 }
 
-/// A message's turn as far as it can be read while the caller is checked: its question, and,
-/// for an account key, what the turn needs from D1 (`Store::turn_context`) read for the account
-/// holding that key. The read is used only once the key has passed its checks
-/// (`app::serve`); a key that fails them makes it read nothing or be dropped. `begin` takes it.
+/// A message's turn as far as it can be read before the caller is checked: its question, and,
+/// for an account key, what the turn needs from D1 (`Store::turn_context`), read with the key
+/// itself for the account holding that key. The read is used only once the key has passed its
+/// checks (`app::serve`); a key that fails them makes it read nothing or be dropped. `begin`
+/// takes it.
 pub struct EarlyTurn {
     session_uuid: Option<String>,
     query: ApiResult<String>,
-    pub context: Option<ApiResult<Option<TurnContext>>>,
+    pub context: Option<Option<TurnContext>>,
 }
 
 impl EarlyTurn {
@@ -79,13 +80,14 @@ impl EarlyTurn {
         }
     }
 
-    /// `Store::turn_context` for the session, as the account holding the key `key_hash`.
+    /// The key whose hash is `key_hash` and `Store::turn_context` for the session, as the
+    /// account holding that key, in one round trip; `None` when the path names no session.
     pub async fn prefetch(
         &self,
         store: &Store,
         config: &Config,
         key_hash: &str,
-    ) -> ApiResult<Option<TurnContext>> {
+    ) -> ApiResult<Option<(Option<KeyOwner>, Option<TurnContext>)>> {
         let Some(session_uuid) = &self.session_uuid else {
             return Ok(None);
         };
@@ -98,31 +100,33 @@ impl EarlyTurn {
             query,
         )
         .await
+        .map(Some)
     }
 }
 
 /// `Store::turn_context` for a turn asking `query`, with the question's search in the same
 /// round trip when the turn will most likely want it (`retrieval::early_search`): one round
-/// trip fewer before the model call.
+/// trip fewer before the model call. For `Owner::KeyHolder`, the key is read in that round
+/// trip too (`Store::key_and_turn`).
 async fn read_turn(
     store: &Store,
     config: &Config,
     owner: Owner<'_>,
     session_uuid: &str,
     query: Option<&str>,
-) -> ApiResult<Option<TurnContext>> {
+) -> ApiResult<(Option<KeyOwner>, Option<TurnContext>)> {
     let early = query.and_then(retrieval::early_search);
     let search = early
         .as_ref()
         .map(|terms| terms.in_scope(SearchIn::SessionOf(session_uuid, owner), None, config));
-    store
-        .turn_context(
-            owner,
-            session_uuid,
-            conversation::HISTORY_TURNS,
-            search.as_ref(),
-        )
-        .await
+    let read = (session_uuid, conversation::HISTORY_TURNS);
+    match owner {
+        Owner::KeyHolder(key_hash) => store.key_and_turn(key_hash, read, search.as_ref()).await,
+        Owner::Account(_) => Ok((
+            None,
+            store.turn_context(owner, read, search.as_ref()).await?,
+        )),
+    }
 }
 
 /// The question a message's body asks.
@@ -159,13 +163,15 @@ pub(crate) async fn begin_turn(
     owner: Owner<'_>,
     session_uuid: &str,
     query: ApiResult<String>,
-    (given_history, early): (Option<Vec<Message>>, Option<ApiResult<Option<TurnContext>>>),
+    (given_history, early): (Option<Vec<Message>>, Option<Option<TurnContext>>),
 ) -> ApiResult<Plan> {
     let context = match early {
-        Some(context) => context?,
+        Some(context) => context,
         None => {
             let asked = query.as_deref().ok();
-            read_turn(&call.store, &call.config, owner, session_uuid, asked).await?
+            read_turn(&call.store, &call.config, owner, session_uuid, asked)
+                .await?
+                .1
         }
     };
     let Some(context) = context else {

@@ -3,6 +3,7 @@ use super::{Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::api_key::{ApiKey, IpNet, KeyPolicy, Scope};
 use serde::Deserialize;
+use worker::D1PreparedStatement;
 
 table! {
     pub(super) struct AccountRow in ACCOUNTS = "accounts" {
@@ -79,7 +80,7 @@ pub struct KeyOwner {
 
 /// `KeyRow`'s columns and the hash, for the one read that compares it.
 #[derive(Deserialize)]
-struct KeyOwnerRow {
+pub(super) struct KeyOwnerRow {
     uuid: String,
     account_uuid: String,
     name: String,
@@ -94,19 +95,16 @@ struct KeyOwnerRow {
     key_hash: String,
 }
 
-impl Store {
-    /// The key whose hash this is, with its account and policy.
-    pub async fn key_owner(&self, key_hash: &str) -> ApiResult<Option<KeyOwner>> {
-        let row: Option<KeyOwnerRow> = self
-            .row(
-                &format!(
-                    "SELECT {}, key_hash FROM api_keys WHERE key_hash = ?1",
-                    API_KEYS.select("")
-                ),
-                &[Arg::Text(key_hash)],
-            )
-            .await?;
-        Ok(row.map(|r| KeyOwner {
+fn key_owner_sql() -> String {
+    format!(
+        "SELECT {}, key_hash FROM api_keys WHERE key_hash = ?1",
+        API_KEYS.select("")
+    )
+}
+
+impl From<KeyOwnerRow> for KeyOwner {
+    fn from(r: KeyOwnerRow) -> Self {
+        KeyOwner {
             key: ApiKey::from(KeyRow {
                 uuid: r.uuid,
                 account_uuid: r.account_uuid,
@@ -121,7 +119,20 @@ impl Store {
                 last_used_at: r.last_used_at,
             }),
             key_hash: r.key_hash,
-        }))
+        }
+    }
+}
+
+impl Store {
+    /// The key whose hash this is, with its account and policy.
+    pub async fn key_owner(&self, key_hash: &str) -> ApiResult<Option<KeyOwner>> {
+        let row: Option<KeyOwnerRow> = self.row(&key_owner_sql(), &[Arg::Text(key_hash)]).await?;
+        Ok(row.map(KeyOwner::from))
+    }
+
+    /// `key_owner`'s statement, for a batch of other reads (`Store::key_and_turn`).
+    pub(super) fn key_owner_statement(&self, key_hash: &str) -> ApiResult<D1PreparedStatement> {
+        self.statement(&key_owner_sql(), &[Arg::Text(key_hash)])
     }
 
     /// Marks the key used at `now`, unless it already was within `LAST_USED_RESOLUTION_SECS`

@@ -21,6 +21,7 @@ mod widget;
 #[cfg(test)]
 mod schema_tests;
 
+pub use api_keys::KeyOwner;
 pub use crawls::{Crawl, FoundPage, Progress};
 pub use data_sources::{ChunkSearch, SearchFound, SearchIn, SearchIndex};
 pub use insights::{EARLIEST, LATEST};

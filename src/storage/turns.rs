@@ -2,6 +2,7 @@
 //! read here used to be its own query, and each sat between the question and the first token.
 
 use super::agents::agents_and_tools;
+use super::api_keys::{KeyOwner, KeyOwnerRow};
 use super::chatbots::{ChatbotRow, CHATBOTS};
 use super::sessions::{MessageRow, SessionRow, MESSAGES, SESSIONS};
 
@@ -48,10 +49,38 @@ impl Store {
     pub async fn turn_context(
         &self,
         owner: Owner<'_>,
-        session_uuid: &str,
-        history_limit: usize,
+        (session_uuid, history_limit): (&str, usize),
         search: Option<&ChunkSearch<'_>>,
     ) -> ApiResult<Option<TurnContext>> {
+        let (_, context) = self
+            .turn_batch(None, owner, (session_uuid, history_limit), search)
+            .await?;
+        Ok(context)
+    }
+
+    /// `turn_context` for the account holding the API key whose hash is `key_hash`, and that
+    /// key (`key_owner`), in one round trip: the key is then checked without a read of its own.
+    /// The context is only to be used once the key has passed its checks.
+    pub async fn key_and_turn(
+        &self,
+        key_hash: &str,
+        (session_uuid, history_limit): (&str, usize),
+        search: Option<&ChunkSearch<'_>>,
+    ) -> ApiResult<(Option<KeyOwner>, Option<TurnContext>)> {
+        let owner = Owner::KeyHolder(key_hash);
+        let (key, context) = self
+            .turn_batch(Some(key_hash), owner, (session_uuid, history_limit), search)
+            .await?;
+        Ok((key.flatten(), context))
+    }
+
+    async fn turn_batch(
+        &self,
+        key_hash: Option<&str>,
+        owner: Owner<'_>,
+        (session_uuid, history_limit): (&str, usize),
+        search: Option<&ChunkSearch<'_>>,
+    ) -> ApiResult<(Option<Option<KeyOwner>>, Option<TurnContext>)> {
         let chatbot_of_session = owned_chatbot(owner);
         let args = [Arg::Text(session_uuid), owner.arg()];
         let mut statements = vec![
@@ -93,36 +122,52 @@ impl Store {
         };
         let searched = searching.is_some();
         statements.extend(searching);
+        let key_at = statements.len();
+        if let Some(hash) = key_hash {
+            statements.push(self.key_owner_statement(hash)?);
+        }
         let results = self.read_batch(statements).await?;
+        let key = match key_hash {
+            Some(_) => Some(
+                batch_rows::<KeyOwnerRow>(&results, key_at)?
+                    .into_iter()
+                    .next()
+                    .map(KeyOwner::from),
+            ),
+            None => None,
+        };
 
         let Some(session) = batch_rows::<SessionRow>(&results, SESSION)?
             .into_iter()
             .next()
         else {
-            return Ok(None);
+            return Ok((key, None));
         };
         let Some(chatbot) = batch_rows::<ChatbotRow>(&results, CHATBOT)?
             .into_iter()
             .next()
         else {
-            return Ok(None);
+            return Ok((key, None));
         };
         let (agents, tools) = agents_and_tools(&results, AGENTS)?;
         let history = batch_rows::<MessageRow>(&results, HISTORY)?
             .into_iter()
             .map(Message::try_from)
             .collect::<ApiResult<Vec<_>>>()?;
-        Ok(Some(TurnContext {
-            session: Session::try_from(session)?,
-            chatbot: Chatbot::from(chatbot),
-            agents,
-            history,
-            tools,
-            searched: match search {
-                Some(_) if !searched => Some(SearchFound::default()),
-                Some(_) => Some(SearchFound::from_results(&results, search_at)?),
-                None => None,
-            },
-        }))
+        Ok((
+            key,
+            Some(TurnContext {
+                session: Session::try_from(session)?,
+                chatbot: Chatbot::from(chatbot),
+                agents,
+                history,
+                tools,
+                searched: match search {
+                    Some(_) if !searched => Some(SearchFound::default()),
+                    Some(_) => Some(SearchFound::from_results(&results, search_at)?),
+                    None => None,
+                },
+            }),
+        ))
     }
 }
