@@ -203,8 +203,7 @@ async fn attempt(
         delivery.record_attempt(DeliveryStatus::Failed, code, error, None, &now);
         return store.update_delivery(&delivery).await;
     };
-    let next_at =
-        chrono::DateTime::from_timestamp_millis(now_ms + i64::from(delay) * 1000).map(time::format);
+    let next_at = Some(time::format_ms(now_ms + i64::from(delay) * 1000));
     delivery.record_attempt(DeliveryStatus::Pending, code, error, next_at, &now);
     store.update_delivery(&delivery).await?;
     let due = Due {

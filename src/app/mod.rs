@@ -310,11 +310,10 @@ async fn admit_caller(
         let touch_env = env.clone();
         ctx.wait_until(async move {
             let now = time::now();
-            let stale_before =
-                chrono::Utc::now() - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
+            let stale_before = time::seconds_ago(LAST_USED_RESOLUTION_SECS);
             let result = async {
                 Store::new(&touch_env)?
-                    .touch_key(&key_use.key_uuid, &now, &time::format(stale_before))
+                    .touch_key(&key_use.key_uuid, &now, &stale_before)
                     .await
             }
             .await;
@@ -419,11 +418,11 @@ async fn authenticate(
         },
         None => config.api_key_rate_limit,
     };
-    let stale_before = chrono::Utc::now() - chrono::Duration::seconds(LAST_USED_RESOLUTION_SECS);
+    let stale_before = time::seconds_ago(LAST_USED_RESOLUTION_SECS);
     let touch = key
         .last_used_at
         .as_deref()
-        .is_none_or(|at| at < time::format(stale_before).as_str());
+        .is_none_or(|at| at < stale_before.as_str());
     let key_use = KeyUse {
         key_uuid: key.uuid.clone(),
         limit,

@@ -187,9 +187,7 @@ pub async fn models(call: Call) -> ApiResult<Response> {
     let data: Vec<Value> = chatbots
         .iter()
         .map(|c| {
-            let created = chrono::DateTime::parse_from_rfc3339(&c.created_at)
-                .map(|t| t.timestamp())
-                .unwrap_or(0);
+            let created = time::seconds_of(&c.created_at).unwrap_or(0);
             model_entry(&c.uuid, &c.settings.name, created)
         })
         .collect();

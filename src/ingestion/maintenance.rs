@@ -7,7 +7,6 @@
 use super::{enqueue, Subrequests, STALE_AFTER_SECS};
 use crate::platform::files;
 use crate::storage::Store;
-use chrono::{Duration, Utc};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
 use edgechat_core::domain::data_source::SourceType;
@@ -33,9 +32,9 @@ pub struct Report {
 pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     let store = Store::new(env)?;
     let sent = Subrequests::default();
-    let now = Utc::now();
-    let now_text = time::format(now);
-    let cutoff = time::format(now - Duration::seconds(STALE_AFTER_SECS));
+    let now_ms = time::now_ms();
+    let now_text = time::format_ms(now_ms);
+    let cutoff = time::format_ms(now_ms - STALE_AFTER_SECS * 1000);
 
     let due_pages = store.take_due_pages(&now_text, DUE_PER_RUN).await?;
     let due_crawls = store.take_due_crawls(&now_text, DUE_PER_RUN).await?;
@@ -79,14 +78,11 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     // interrupted when it wakes after a restart; one whose runtime went away before that is
     // closed here. No answer runs this long (every model call has its own time limit).
     let answers_interrupted = store
-        .interrupt_stale_answers(
-            (now - Duration::seconds(STALE_AFTER_SECS)).timestamp_millis(),
-            &now_text,
-        )
+        .interrupt_stale_answers(now_ms - STALE_AFTER_SECS * 1000, &now_text)
         .await?;
 
     let grace = config.orphan_grace_secs;
-    let grace_cutoff_ms = (now - Duration::seconds(grace)).timestamp_millis();
+    let grace_cutoff_ms = now_ms - grace * 1000;
     let objects = files::list_with_age(env, "chatbots/").await?;
     let candidates: Vec<String> = objects
         .into_iter()

@@ -254,10 +254,8 @@ impl Refresh {
     /// When the next scheduled re-read is due after `now` (RFC 3339), if any.
     pub fn next_after(self, now: &str) -> Option<String> {
         let secs = self.interval_secs()?;
-        let at = chrono::DateTime::parse_from_rfc3339(now).ok()?;
-        Some(crate::time::format(
-            at.with_timezone(&chrono::Utc) + chrono::Duration::seconds(secs),
-        ))
+        let at = crate::time::seconds_of(now)?;
+        Some(crate::time::format_secs(at + secs))
     }
 }
 
