@@ -137,8 +137,8 @@ fn turn_query(body: &Map<String, Value>) -> ApiResult<String> {
 
 /// Everything up to the model call: session, question, rate limit, then either the live-chat
 /// path or the agent and its prompt. Every read sits between the question and the first
-/// token, so the stored state comes in one D1 batch, and the rate-limit object is asked while
-/// retrieval runs.
+/// token, so the stored state (and, for most questions, their search: `read_turn`) comes in
+/// one D1 batch, and the rate-limit object is asked while any further retrieval runs.
 async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
