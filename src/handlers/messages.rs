@@ -106,8 +106,7 @@ impl EarlyTurn {
 
 /// `Store::turn_context` for a turn asking `query`, with the question's search in the same
 /// round trip when the turn will most likely want it (`retrieval::early_search`): one round
-/// trip fewer before the model call. For `Owner::KeyHolder`, the key is read in that round
-/// trip too (`Store::key_and_turn`).
+/// trip fewer before the model call.
 async fn read_turn(
     store: &Store,
     config: &Config,
@@ -120,13 +119,7 @@ async fn read_turn(
         .as_ref()
         .map(|terms| terms.in_scope(SearchIn::SessionOf(session_uuid, owner), None, config));
     let read = (session_uuid, conversation::HISTORY_TURNS);
-    match owner {
-        Owner::KeyHolder(key_hash) => store.key_and_turn(key_hash, read, search.as_ref()).await,
-        Owner::Account(_) => Ok((
-            None,
-            store.turn_context(owner, read, search.as_ref()).await?,
-        )),
-    }
+    store.turn_context(owner, read, search.as_ref()).await
 }
 
 /// The question a message's body asks.

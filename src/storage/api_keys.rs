@@ -130,7 +130,7 @@ impl Store {
         Ok(row.map(KeyOwner::from))
     }
 
-    /// `key_owner`'s statement, for a batch of other reads (`Store::key_and_turn`).
+    /// `key_owner`'s statement, for a batch of other reads (`Store::turn_context`).
     pub(super) fn key_owner_statement(&self, key_hash: &str) -> ApiResult<D1PreparedStatement> {
         self.statement(&key_owner_sql(), &[Arg::Text(key_hash)])
     }

@@ -46,41 +46,15 @@ impl Store {
     /// The session (if `owner` owns it), its chatbot, the chatbot's agents and tool
     /// functions and the session's newest `history_limit` messages; with `search` (scoped
     /// `SearchIn::SessionOf` this session and owner), what it finds, in the same round trip.
+    /// For `Owner::KeyHolder`, that key's row (`key_owner`) comes in the round trip too, so
+    /// the key is checked without a read of its own; the context is then only to be used once
+    /// the key has passed its checks.
     pub async fn turn_context(
         &self,
         owner: Owner<'_>,
         (session_uuid, history_limit): (&str, usize),
         search: Option<&ChunkSearch<'_>>,
-    ) -> ApiResult<Option<TurnContext>> {
-        let (_, context) = self
-            .turn_batch(None, owner, (session_uuid, history_limit), search)
-            .await?;
-        Ok(context)
-    }
-
-    /// `turn_context` for the account holding the API key whose hash is `key_hash`, and that
-    /// key (`key_owner`), in one round trip: the key is then checked without a read of its own.
-    /// The context is only to be used once the key has passed its checks.
-    pub async fn key_and_turn(
-        &self,
-        key_hash: &str,
-        (session_uuid, history_limit): (&str, usize),
-        search: Option<&ChunkSearch<'_>>,
     ) -> ApiResult<(Option<KeyOwner>, Option<TurnContext>)> {
-        let owner = Owner::KeyHolder(key_hash);
-        let (key, context) = self
-            .turn_batch(Some(key_hash), owner, (session_uuid, history_limit), search)
-            .await?;
-        Ok((key.flatten(), context))
-    }
-
-    async fn turn_batch(
-        &self,
-        key_hash: Option<&str>,
-        owner: Owner<'_>,
-        (session_uuid, history_limit): (&str, usize),
-        search: Option<&ChunkSearch<'_>>,
-    ) -> ApiResult<(Option<Option<KeyOwner>>, Option<TurnContext>)> {
         let chatbot_of_session = owned_chatbot(owner);
         let args = [Arg::Text(session_uuid), owner.arg()];
         let mut statements = vec![
@@ -123,18 +97,16 @@ impl Store {
         let searched = searching.is_some();
         statements.extend(searching);
         let key_at = statements.len();
-        if let Some(hash) = key_hash {
+        if let Owner::KeyHolder(hash) = owner {
             statements.push(self.key_owner_statement(hash)?);
         }
         let results = self.read_batch(statements).await?;
-        let key = match key_hash {
-            Some(_) => Some(
-                batch_rows::<KeyOwnerRow>(&results, key_at)?
-                    .into_iter()
-                    .next()
-                    .map(KeyOwner::from),
-            ),
-            None => None,
+        let key = match owner {
+            Owner::KeyHolder(_) => batch_rows::<KeyOwnerRow>(&results, key_at)?
+                .into_iter()
+                .next()
+                .map(KeyOwner::from),
+            Owner::Account(_) => None,
         };
 
         let Some(session) = batch_rows::<SessionRow>(&results, SESSION)?
