@@ -522,6 +522,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::Export => insights::export(call).await,
         Endpoint::OpenAiChatCompletions => openai_compat::chat_completions(call).await,
         Endpoint::OpenAiModels => openai_compat::models(call).await,
+        Endpoint::OpenAiModel => openai_compat::model(call).await,
     }
 }
 

@@ -193,3 +193,17 @@ pub async fn models(call: Call) -> ApiResult<Response> {
         .collect();
     json_response(&json!({"object": "list", "data": data}))
 }
+
+/// `GET /openai/models/{model}`: one of the caller's chatbots (a visitor's: its own) as a
+/// model; any other, or a name that is no uuid, is a model that does not exist.
+pub async fn model(call: Call) -> ApiResult<Response> {
+    let named = call.params.first().cloned().unwrap_or_default();
+    let uuid = canonical_uuid(&named).ok_or_else(|| model_not_found(&named))?;
+    let chatbot = match &call.caller {
+        Caller::Visitor(visitor) => (visitor.chatbot.uuid == uuid).then(|| visitor.chatbot.clone()),
+        _ => call.store.get_chatbot(call.account()?, &uuid).await?,
+    }
+    .ok_or_else(|| model_not_found(&named))?;
+    let created = time::seconds_of(&chatbot.created_at).unwrap_or(0);
+    json_response(&model_entry(&chatbot.uuid, &chatbot.settings.name, created))
+}

@@ -26,6 +26,9 @@ test("openai client: a completion with an API key, citations in an extra field, 
   const client = openai(key);
   const models = await client.models.list();
   assert.ok(models.data.some((m) => m.id === bot.uuid && m.object === "model"));
+  const one = await client.models.retrieve(bot.uuid);
+  assert.deepEqual([one.id, one.object, one.name], [bot.uuid, "model", "LLM bot"]);
+  assert.deepEqual(one, models.data.find((m) => m.id === bot.uuid), "as the list gives it");
 
   const before = completionRequests().length;
   const done = await client.chat.completions.create({
@@ -138,6 +141,9 @@ test("openai client: a visitor token works for its own chatbot, in its own sessi
   const client = openai(minted.json.token);
   const models = await client.models.list();
   assert.deepEqual(models.data.map((m) => m.id), [bot.uuid]);
+  assert.equal((await client.models.retrieve(bot.uuid)).id, bot.uuid);
+  await assert.rejects(client.models.retrieve(other.uuid),
+    (err) => err instanceof OpenAI.NotFoundError && err.error?.type === "not_found_error", "another chatbot is no model of the visitor's");
 
   const stream = await client.chat.completions.create({ model: bot.uuid, stream: true, messages: [{ role: "user", content: "hello" }] });
   let text = "";
@@ -162,6 +168,11 @@ test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messa
   const client = openai(key);
   await assert.rejects(client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }),
     (err) => err instanceof OpenAI.NotFoundError && /does not exist/.test(err.message));
+  await assert.rejects(client.models.retrieve("gpt-4o"),
+    (err) => err instanceof OpenAI.NotFoundError && /`gpt-4o` does not exist/.test(err.message));
+  const stranger = await worker.newAccount("stranger");
+  await assert.rejects(openai(stranger.key).models.retrieve(bot.uuid),
+    (err) => err instanceof OpenAI.NotFoundError && /does not exist/.test(err.message), "another account's chatbot");
   await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "assistant", content: "hi" }] }),
     (err) => err instanceof OpenAI.BadRequestError && err.error?.param === "messages");
   await client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "one" }] });

@@ -87,6 +87,7 @@ pub enum Endpoint {
     Export,
     OpenAiChatCompletions,
     OpenAiModels,
+    OpenAiModel,
 }
 
 pub struct Route {
@@ -214,6 +215,7 @@ pub const ROUTES: &[Route] = &[
     // an account key or a visitor token (for its own chatbot).
     route("POST",   "/api/v1/openai/chat/completions",           OpenAiChatCompletions, Key(Chat)),
     route("GET",    "/api/v1/openai/models",                     OpenAiModels,          Key(Chat)),
+    route("GET",    "/api/v1/openai/models/{uuid}",              OpenAiModel,           Key(Chat)),
 ];
 
 /// Where the OpenAI-compatible endpoints live; their errors take OpenAI's shape.
@@ -324,7 +326,8 @@ pub fn admits_visitors(endpoint: Endpoint) -> bool {
 /// Endpoints a visitor token opens: the chat routes above, and the OpenAI-compatible ones for
 /// the visitor's own chatbot (those are for programs, so they get no CORS answers).
 pub fn takes_visitor_tokens(endpoint: Endpoint) -> bool {
-    admits_visitors(endpoint) || matches!(endpoint, OpenAiChatCompletions | OpenAiModels)
+    admits_visitors(endpoint)
+        || matches!(endpoint, OpenAiChatCompletions | OpenAiModels | OpenAiModel)
 }
 
 /// The route a CORS preflight (`OPTIONS` naming `requested_method`) asks about, when a site
