@@ -19,6 +19,7 @@ use edgechat_core::chat::routing::agent_model;
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::session::Message;
+use edgechat_core::knowledge::compounds::{self, Cut};
 use edgechat_core::knowledge::language::Language;
 use edgechat_core::knowledge::query::phrases;
 use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
@@ -207,22 +208,35 @@ pub struct QuestionSearch {
     context_phrases: Vec<String>,
     index: SearchIndex,
     to_check: Vec<String>,
+    language: Language,
+    /// The ways of cutting its long words in two (`knowledge::compounds`), and their phrases.
+    cuts: Vec<Cut>,
+    cut_phrases: Vec<[String; 3]>,
 }
 
 impl QuestionSearch {
     pub fn of(query: &str, context: &Context) -> Self {
         let language = Language::of(query);
         let index = SearchIndex::for_query(query);
+        let words = index == SearchIndex::Words;
+        let cuts = if words {
+            compounds::cuts(query)
+        } else {
+            Vec::new()
+        };
         QuestionSearch {
             phrases: phrases(query),
             // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
             context_phrases: context.terms.iter().map(|t| language.phrase(t)).collect(),
             index,
-            to_check: if index == SearchIndex::Words {
+            to_check: if words {
                 spelling::words_to_check(query, language)
             } else {
                 Vec::new()
             },
+            language,
+            cut_phrases: cuts.iter().map(|c| c.phrases(language)).collect(),
+            cuts,
         }
     }
 
@@ -242,6 +256,7 @@ impl QuestionSearch {
             limit: CANDIDATES,
             budget: config.search_candidate_budget,
             spelling: &self.to_check,
+            cuts: &self.cut_phrases,
         }
     }
 }
@@ -256,8 +271,9 @@ pub fn early_search(query: &str) -> Option<QuestionSearch> {
 
 /// The words' candidates (`None` when `owner` is given and does not hold the chatbot), or
 /// `searched`, what the same search found already. A question word no chunk holds is compared
-/// with the index's terms in the same round trip; when it is a misspelling of one, a second
-/// search adds the term.
+/// with the index's terms in the same round trip; when it is a misspelling of one, or a
+/// compound of two words chunks hold (`knowledge::compounds`), a second search adds the term,
+/// or the two words, and the question is ranked as so written.
 async fn lexical_hits(
     searcher: &Searcher<'_>,
     (owner, chatbot_uuid): (Option<Owner<'_>>, &str),
@@ -276,33 +292,48 @@ async fn lexical_hits(
         return Ok(None);
     };
     let corrections = spelling::corrections(&found.near_terms);
-    if corrections.is_empty() {
+    // A word taken for a misspelling is not also read as a compound.
+    let cuts: Vec<&Cut> = compounds::chosen(&terms.cuts, &found.cuts_found)
+        .into_iter()
+        .filter(|cut| corrections.iter().all(|(word, _)| *word != cut.word))
+        .collect();
+    if corrections.is_empty() && cuts.is_empty() {
         return Ok(Some(Lexical {
             hits: found.hits,
             corrected: None,
         }));
     }
+    let language = terms.language;
     let corrected_phrases: Vec<String> = terms
         .phrases
         .iter()
         .cloned()
         .chain(corrections.iter().map(|(_, term)| spelling::phrase(term)))
+        .chain(
+            cuts.iter()
+                .flat_map(|cut| [language.phrase(&cut.head), language.phrase(&cut.tail)]),
+        )
         .collect();
     let hits = searcher
         .store
         .search_chunks(&ChunkSearch {
             phrases: &corrected_phrases,
             spelling: &[],
+            cuts: &[],
             ..search
         })
         .await?
         .hits;
-    let corrected = spelling::corrected_question(
-        query,
+    let mut replacements = spelling::passage_spellings(
         &corrections,
         hits.iter()
             .flat_map(|h| [h.heading.as_str(), h.text.as_str()]),
     );
+    replacements.extend(
+        cuts.iter()
+            .map(|cut| (cut.word.clone(), format!("{} {}", cut.head, cut.tail))),
+    );
+    let corrected = spelling::replace_words(query, &replacements);
     Ok(Some(Lexical { hits, corrected }))
 }
 

@@ -179,12 +179,29 @@ const NEAR_TERMS_CTE: &str = ", missing AS MATERIALIZED (SELECT value AS word FR
          AND v.term < substr(missing.word, 1, 3) || char(1114111) \
        WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2) ";
 
-/// What a search found: the best chunks, best first, and the index terms near the words to
-/// check that matched nothing (`ChunkSearch::spelling`), as (word, term, chunks holding it).
+/// One more step for the search statement: of the cuts in `?8` (a JSON list of
+/// `[word, head, tail]` FTS5 phrases, `knowledge::compounds::Cut::phrases`), the indexes of
+/// those whose word no chunk of any chatbot holds and whose halves some chunk holds each. A
+/// word the index holds costs one look-up that stops at its first chunk, whatever the number
+/// of its cuts; an empty list costs nothing.
+const CUTS_CTE: &str = ", cut_words AS MATERIALIZED (SELECT DISTINCT json_extract(value, '$[0]') AS phrase \
+       FROM json_each(?8)), \
+     uncut AS MATERIALIZED (SELECT phrase FROM cut_words \
+       WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH phrase)), \
+     cut AS MATERIALIZED (SELECT json_group_array(c.key) AS found FROM json_each(?8) c \
+       WHERE json_extract(c.value, '$[0]') IN (SELECT phrase FROM uncut) \
+       AND EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH json_extract(c.value, '$[1]')) \
+       AND EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH json_extract(c.value, '$[2]'))) ";
+
+/// What a search found: the best chunks, best first, the index terms near the words to check
+/// that matched nothing (`ChunkSearch::spelling`), as (word, term, chunks holding it), and
+/// which of the cuts of its compounds (`ChunkSearch::cuts`) the index holds both halves of.
 #[derive(Debug, Default)]
 pub struct SearchFound {
     pub hits: Vec<ChunkHit>,
     pub near_terms: Vec<(String, String, i64)>,
+    /// Indexes into `ChunkSearch::cuts`.
+    pub cuts_found: Vec<usize>,
 }
 
 /// A row of the search statement: a chunk found, or (when none was) nothing but `near_terms`,
@@ -193,6 +210,7 @@ pub struct SearchFound {
 #[derive(Deserialize)]
 struct SearchRow {
     near_terms: String,
+    cuts_found: String,
     id: Option<i64>,
     data_source_uuid: Option<String>,
     position: Option<i64>,
@@ -231,12 +249,19 @@ impl SearchFound {
     }
 
     fn from_rows(rows: Vec<SearchRow>) -> ApiResult<SearchFound> {
-        let near_terms = match rows.first() {
-            Some(row) => serde_json::from_str(&row.near_terms)?,
-            None => Vec::new(),
+        let (near_terms, cuts_found) = match rows.first() {
+            Some(row) => (
+                serde_json::from_str(&row.near_terms)?,
+                serde_json::from_str(&row.cuts_found)?,
+            ),
+            None => (Vec::new(), Vec::new()),
         };
         let hits = rows.into_iter().filter_map(SearchRow::hit).collect();
-        Ok(SearchFound { hits, near_terms })
+        Ok(SearchFound {
+            hits,
+            near_terms,
+            cuts_found,
+        })
     }
 }
 
@@ -260,14 +285,14 @@ impl SearchIn<'_> {
     }
 
     /// SQL for the chatbot searched: `?2`, or the owned chatbot of the session `?2` (its
-    /// owner bound as `?8`). Uncorrelated, so SQLite reads it once per search.
+    /// owner bound as `?9`). Uncorrelated, so SQLite reads it once per search.
     fn chatbot_sql(&self) -> String {
         match self {
             SearchIn::Chatbot(_) => "?2".into(),
             SearchIn::SessionOf(_, owner) => format!(
                 "(SELECT ss.chatbot_uuid FROM sessions ss JOIN chatbots sc \
                  ON sc.uuid = ss.chatbot_uuid WHERE ss.uuid = ?2 AND {})",
-                owner.test("sc.account_uuid", 8)
+                owner.test("sc.account_uuid", 9)
             ),
         }
     }
@@ -290,6 +315,10 @@ pub struct ChunkSearch<'a> {
     /// Question words that may be misspelled (`knowledge::spelling::words_to_check`): those
     /// the index does not hold come back with the terms near them, in the same round trip.
     pub spelling: &'a [String],
+    /// The ways of cutting the question's long words in two, as the phrases of the word and
+    /// its halves (`knowledge::compounds::Cut::phrases`): those whose word matches nothing and
+    /// whose halves match come back as `SearchFound::cuts_found`, in the same round trip.
+    pub cuts: &'a [[String; 3]],
 }
 
 impl Store {
@@ -300,6 +329,7 @@ impl Store {
         let index = search.index.table();
         let mut sql = gated_expression_ctes(index);
         sql.push_str(NEAR_TERMS_CTE);
+        sql.push_str(CUTS_CTE);
         sql.push_str(&format!(
             ", found AS MATERIALIZED (SELECT c.id, c.data_source_uuid, c.position, c.heading, \
              c.text, c.tokens, s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
@@ -309,7 +339,8 @@ impl Store {
              AND (?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6))) \
              ORDER BY rank LIMIT ?3) best JOIN chunks c ON c.id = best.id \
              JOIN data_sources s ON s.uuid = c.data_source_uuid) \
-             SELECT found.*, near.terms AS near_terms FROM near LEFT JOIN found ON 1 \
+             SELECT found.*, near.terms AS near_terms, cut.found AS cuts_found \
+             FROM near CROSS JOIN cut LEFT JOIN found ON 1 \
              ORDER BY found.rank",
             bm25 = search.index.bm25(),
             chatbot = search.scope.chatbot_sql(),
@@ -321,6 +352,7 @@ impl Store {
             .map(serde_json::to_string)
             .transpose()?;
         let spelling = serde_json::to_string(search.spelling)?;
+        let cuts = serde_json::to_string(search.cuts)?;
         let mut args = vec![
             Arg::Text(&phrases),
             Arg::Text(search.scope.uuid()),
@@ -329,6 +361,7 @@ impl Store {
             Arg::Int(search.budget as i64),
             allowed.as_deref().map_or(Arg::Null, Arg::Text),
             Arg::Text(&spelling),
+            Arg::Text(&cuts),
         ];
         if let SearchIn::SessionOf(_, owner) = search.scope {
             args.push(owner.arg());

@@ -1,6 +1,7 @@
 // The built-in engine understanding what is asked: follow-ups searched with what the
 // conversation is about, a change of topic leaving a specialised agent, sources in French,
-// German and Chinese, and a Q&A pair answering a paraphrase of its question alone.
+// German and Chinese, compounds written as one word or two, and a Q&A pair answering a
+// paraphrase of its question alone.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { client, startAccount, startHelpSite, newChatbot, newSession, settled, upload } from "./suite.mjs";
@@ -121,6 +122,33 @@ test("words the question writes as two and the source as one, or the other way, 
   assert.equal(r.meta.answered, true, r.response);
   assert.equal(r.citations["1"].file_name, "printer.md", r.response);
   assert.match(r.response, /To set up the printer/);
+});
+
+test("a compound the question writes as one word and its source as two still finds it", async () => {
+  const bot = await newChatbot(api, { name: "Rücksendungen", show_citations: true });
+  await uploadText(bot, "ruecksendung.md", "# Rücksendungen\n\nDie Frist für die Rückgabe beträgt dreißig Tage ab Lieferung. Legen Sie den Lieferschein bei.\n");
+  await uploadText(bot, "versand.md", "# Versand\n\nDie Lieferung dauert zwei bis drei Tage; die Frist für Reklamationen beginnt mit dem Versand.\n");
+  await uploadText(bot, "zahlung.md", "# Zahlung\n\nWir akzeptieren Rechnung, Lastschrift und Kreditkarte.\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "Wie lange ist die Rückgabefrist?" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0]?.file_name, "ruecksendung.md", search.text);
+  assert.equal(search.json.search_query, "Wie lange ist die rückgabe frist?");
+  const r = await ask(await newSession(api, bot), "Wie lange ist die Rückgabefrist?");
+  assert.equal(r.meta.answered, true, r.response);
+  assert.equal(r.citations["1"].file_name, "ruecksendung.md", r.response);
+  assert.match(r.response, /Die Frist für die Rückgabe beträgt dreißig Tage/);
+
+  const english = await newChatbot(api, { name: "Account settings", show_citations: true });
+  await uploadText(english, "settings.md", "# Settings\n\nTo set the time zone of your account, open Settings and pick the city nearest to you.\n");
+  await uploadText(english, "profile.md", "# Profile\n\nChange your name, change your photo: every change is saved at once.\n");
+  const found = await api.post(`/chatbot/${english.uuid}/search`, { body: { query: "How do I change my timezone?" } });
+  assert.equal(found.status, 200, found.text);
+  assert.equal(found.json.results[0]?.file_name, "settings.md", found.text);
+  assert.equal(found.json.search_query, "How do I change my time zone?");
+  // A word a source holds is searched as it is, not cut ("profile" is not "pro file").
+  const whole = await api.post(`/chatbot/${english.uuid}/search`, { body: { query: "Where is my profile?" } });
+  assert.equal(whole.json.results[0]?.file_name, "profile.md", whole.text);
+  assert.equal(whole.json.search_query, undefined);
 });
 
 test("a misspelled question still finds and answers from its source", async () => {

@@ -325,26 +325,42 @@ pub fn corrected_question<'a>(
     corrections: &[(String, String)],
     texts: impl Iterator<Item = &'a str>,
 ) -> Option<String> {
-    let mut replacements: Vec<(&str, String)> = Vec::new();
+    replace_words(query, &passage_spellings(corrections, texts))
+}
+
+/// For each corrected word (`corrections`: the word and its index term), a word of `texts`
+/// that the index stems to its term, as (word, passage word); words no passage spells are
+/// left out.
+pub fn passage_spellings<'a>(
+    corrections: &[(String, String)],
+    texts: impl Iterator<Item = &'a str>,
+) -> Vec<(String, String)> {
+    let mut spellings: Vec<(String, String)> = Vec::new();
     for text in texts {
-        if replacements.len() == corrections.len() {
+        if spellings.len() == corrections.len() {
             break;
         }
         for_each_word(text, |word| {
             for (misspelled, term) in corrections {
-                if replacements.iter().all(|(m, _)| m != misspelled)
+                if spellings.iter().all(|(m, _)| m != misspelled)
                     && word.starts_with(term.get(..2).unwrap_or(term))
                     && porter(word) == *term
                 {
-                    replacements.push((misspelled, word.to_string()));
+                    spellings.push((misspelled.clone(), word.to_string()));
                 }
             }
         });
     }
+    spellings
+}
+
+/// `query` with each word that is, lowercased, the first of a pair of `replacements` written
+/// as the second; `None` when that changes nothing.
+pub fn replace_words(query: &str, replacements: &[(String, String)]) -> Option<String> {
     if replacements.is_empty() {
         return None;
     }
-    let mut corrected = String::with_capacity(query.len());
+    let mut replaced = String::with_capacity(query.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
         let lower = word.to_lowercase();
@@ -358,12 +374,12 @@ pub fn corrected_question<'a>(
         if ch.is_alphanumeric() {
             word.push(ch);
         } else {
-            flush(&mut word, &mut corrected);
-            corrected.push(ch);
+            flush(&mut word, &mut replaced);
+            replaced.push(ch);
         }
     }
-    flush(&mut word, &mut corrected);
-    (corrected != query).then_some(corrected)
+    flush(&mut word, &mut replaced);
+    (replaced != query).then_some(replaced)
 }
 
 #[cfg(test)]
