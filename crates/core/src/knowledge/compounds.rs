@@ -138,7 +138,9 @@ mod tests {
         // Halves that are function words are no cut: "bibliothè" + "que", "half" + "way".
         assert!(cuts("bibliothèque").iter().all(|c| c.tail != "que"));
         assert!(cuts("halfway").iter().all(|c| c.tail != "way"));
-        assert!(cuts("timezone").iter().any(|c| c.head == "time" && c.tail == "zone"));
+        assert!(cuts("timezone")
+            .iter()
+            .any(|c| c.head == "time" && c.tail == "zone"));
         assert_eq!(of_compound[0], ("rüc", "kgabefrist"));
         assert!(of_compound.contains(&("rückgabe", "frist")));
         assert_eq!(of_compound.last(), Some(&("rückgabef", "rist")));

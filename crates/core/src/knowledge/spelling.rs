@@ -317,20 +317,10 @@ pub fn phrase(term: &str) -> String {
     format!("\"{term}\"*")
 }
 
-/// `query` with each corrected word replaced by a word of `texts` (the passages the
-/// corrected search found) that the index stems to its term, so the question is ranked and
-/// answered as if spelled right. `None` when no passage holds such a word.
-pub fn corrected_question<'a>(
-    query: &str,
-    corrections: &[(String, String)],
-    texts: impl Iterator<Item = &'a str>,
-) -> Option<String> {
-    replace_words(query, &passage_spellings(corrections, texts))
-}
-
 /// For each corrected word (`corrections`: the word and its index term), a word of `texts`
-/// that the index stems to its term, as (word, passage word); words no passage spells are
-/// left out.
+/// (the passages the corrected search found) that the index stems to its term, as (word,
+/// passage word): what the question is ranked and answered with in its place
+/// (`replace_words`), as if spelled right. Words no passage spells are left out.
 pub fn passage_spellings<'a>(
     corrections: &[(String, String)],
     texts: impl Iterator<Item = &'a str>,
@@ -385,6 +375,15 @@ pub fn replace_words(query: &str, replacements: &[(String, String)]) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The question as a turn ranks it once its corrections are spelled as `texts` spell them.
+    fn corrected_question<'a>(
+        query: &str,
+        corrections: &[(String, String)],
+        texts: impl Iterator<Item = &'a str>,
+    ) -> Option<String> {
+        replace_words(query, &passage_spellings(corrections, texts))
+    }
 
     /// Words and the terms SQLite 3.40's FTS5 `porter unicode61 remove_diacritics 2` stored
     /// for them (read back through fts5vocab), taken from a check of every distinct word in
