@@ -152,6 +152,30 @@ test("uploads of each supported type are stored in R2 and their text indexed", a
   assert.equal(results[0].data_source_uuid, html.json.uuid);
 });
 
+test("reStructuredText and AsciiDoc uploads are read with their sections", async () => {
+  const bot = await newChatbot();
+  const rst = "==========\nBackups\n==========\n\nThe tool copies your data every night.\n\nRestoring a file\n----------------\n\nOpen the archive list and pick the night to restore from.\n\nRetention\n---------\n\nArchives are kept for ninety days.\n";
+  const adoc = "= Sync guide\n\nSync keeps two folders equal.\n\n== Conflicts\n\nWhen both copies changed, the newer one wins and the older is renamed.\n\n[source,sh]\n----\nsync --dry-run\n----\n";
+  const sources = {};
+  for (const [name, text] of [["backups.rst", rst], ["sync.adoc", adoc]]) {
+    const r = await upload(worker, key, bot.uuid, { name, bytes: Buffer.from(text), type: "application/octet-stream" });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await settled(api, r.json.uuid)).status, "success");
+    sources[name] = r.json.uuid;
+  }
+  const headings = async (uuid) => (await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${uuid}' ORDER BY position`))
+    .map((c) => `${c.heading}\n${c.text}`).join("\n");
+  const backups = await headings(sources["backups.rst"]);
+  assert.match(backups, /Backups > Restoring a file/, backups);
+  assert.doesNotMatch(backups, /-----|=====/, "underlines are no text");
+  const sync = await headings(sources["sync.adoc"]);
+  assert.match(sync, /Sync guide > Conflicts/, sync);
+  assert.match(sync, /sync --dry-run/);
+  const results = await search(bot, "how long are archives kept?");
+  assert.equal(results[0].data_source_uuid, sources["backups.rst"]);
+  assert.match(results[0].heading, /Retention/);
+});
+
 test("a real PDF with a table and a DOCX are read, table rows kept whole", async () => {
   const bot = await newChatbot();
   const pdf = await upload(worker, key, bot.uuid, { name: "report.pdf", bytes: await fixture("office", "report_fpdf.pdf"), type: "application/pdf" });

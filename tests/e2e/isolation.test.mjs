@@ -79,6 +79,12 @@ const BULK = {
   "POST /api/v1/messages/delete": (f) => ({ uuids: [f.message] }),
 };
 
+// The OpenAI-compatible routes answer in OpenAI's error shape, which names the model asked
+// for: a foreign uuid must read exactly as a missing one once the names are swapped.
+const OPENAI_CASES = {
+  "GET /api/v1/openai/models/{uuid}": { uuid: "chatbot" },
+};
+
 async function routesWithUuid() {
   const source = await readFile(path.join(ROOT, "crates/core/src/api/routes.rs"), "utf8");
   return [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)]
@@ -130,7 +136,7 @@ before(async () => {
 });
 
 test("the isolation table covers every route that takes a uuid", async () => {
-  assert.deepEqual((await routesWithUuid()).sort(), Object.keys(CASES).sort());
+  assert.deepEqual((await routesWithUuid()).sort(), [...Object.keys(CASES), ...Object.keys(OPENAI_CASES)].sort());
   const source = await readFile(path.join(ROOT, "crates/core/src/api/routes.rs"), "utf8");
   const bulk = [...source.matchAll(/route\("([A-Z]+)",\s*"([^"]+)"/g)].map(([, m, p]) => `${m} ${p}`).filter((r) => / \/api\/v1\/(data-sources|messages)\//.test(r));
   assert.deepEqual(bulk.sort(), Object.keys(BULK).sort());
@@ -154,6 +160,17 @@ test("another account's uuids answer 404, exactly as missing ones, and change no
   for (const [route, makeBody] of Object.entries(BULK)) {
     const p = route.split(" ")[1].replace("/api/v1", "");
     expectError(assert, await b.post(p, { body: makeBody(fixture) }), 404, "not_found");
+  }
+  for (const [route, { uuid }] of Object.entries(OPENAI_CASES)) {
+    const p = route.split(" ")[1].replace("/api/v1", "");
+    const absent = "00000000-0000-4000-8000-000000000000";
+    const foreign = await b.get(p.replace("{uuid}", fixture[uuid]));
+    const missing = await b.get(p.replace("{uuid}", absent));
+    assert.equal(foreign.status, 404, `${route}: ${foreign.text}`);
+    assert.equal(missing.status, 404, route);
+    assert.equal(foreign.json.error.type, "not_found_error", foreign.text);
+    assert.deepEqual(JSON.parse(foreign.text.replaceAll(fixture[uuid], absent)), missing.json,
+      `${route}: a foreign uuid must look exactly like a missing one`);
   }
   assert.deepEqual(await snapshot(), before);
   assert.deepEqual((await b.get("/chatbots")).json, [], "the intruder sees none of the owner's chatbots");

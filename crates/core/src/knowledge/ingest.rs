@@ -36,7 +36,7 @@ impl DocKind {
 }
 
 /// The extensions an upload may have, for error messages.
-pub const ACCEPTED_EXTENSIONS: &str = ".txt, .md, .html, .csv, .json, .pdf, .docx";
+pub const ACCEPTED_EXTENSIONS: &str = ".txt, .md, .rst, .adoc, .html, .csv, .json, .pdf, .docx";
 
 fn extension(file_name: &str) -> Option<String> {
     let (_, ext) = file_name.rsplit_once('.')?;
@@ -79,7 +79,9 @@ fn sniff(bytes: &[u8]) -> Option<DocKind> {
 /// not a kind this service reads.
 pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) -> Option<DocKind> {
     let by_extension = match extension(file_name).as_deref() {
-        Some("txt" | "text" | "log") => Some(DocKind::Text),
+        // reStructuredText and AsciiDoc, what much documentation is written in, read as
+        // text whose underlined and `==` titles are headings (`extract::text`).
+        Some("txt" | "text" | "log" | "rst" | "rest" | "adoc" | "asciidoc") => Some(DocKind::Text),
         Some("md" | "markdown") => Some(DocKind::Markdown),
         Some("html" | "htm" | "xhtml") => Some(DocKind::Html),
         Some("csv") => Some(DocKind::Csv),
@@ -288,6 +290,14 @@ mod tests {
     #[test]
     fn uploads_are_recognised_by_name_then_content() {
         assert_eq!(detect_upload("notes.TXT", None, b"hi"), Some(DocKind::Text));
+        assert_eq!(
+            detect_upload("index.rst", None, b"Title\n=====\n"),
+            Some(DocKind::Text)
+        );
+        assert_eq!(
+            detect_upload("guide.adoc", None, b"= Guide\n"),
+            Some(DocKind::Text)
+        );
         assert_eq!(
             detect_upload("README.md", None, b"# hi"),
             Some(DocKind::Markdown)

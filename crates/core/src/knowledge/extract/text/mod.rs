@@ -1,8 +1,10 @@
 //! Plain text: paragraphs at blank lines, each line kept as written (indentation and single
 //! line breaks often carry meaning in plain text: addresses, poems, code).
 //!
-//! Two marks people put in text files on purpose are honoured: a `# Heading` line starts a
-//! section, and ``` (or `~~~`) fences hold code whose lines are never read as headings.
+//! The marks people put in text files on purpose are honoured: a `# Heading` line, a title
+//! underlined (or over- and underlined) with a run of one punctuation character at least as
+//! long as it, as in reStructuredText and Setext, and AsciiDoc's `== Heading` start a
+//! section; ``` (or `~~~`) fences hold code whose lines are never read as headings.
 //! Everything else is text, kept as written: a `|` or a leading `*` says too little in a
 //! text file (a shell pipeline, a box drawn in asterisks) to rewrite the line as a table
 //! row or a list item.
@@ -48,6 +50,9 @@ struct Reader<'t> {
     para: Vec<&'t str>,
     /// The open fence's marker and its lines so far, the fence line included.
     fence: Option<(&'static str, Vec<&'t str>)>,
+    /// The underline styles met so far (character, and whether over- and underlined), in
+    /// order: as in reStructuredText, the first style met is level 1, the next level 2.
+    styles: Vec<(char, bool)>,
 }
 
 impl<'t> Reader<'t> {
@@ -67,12 +72,21 @@ impl<'t> Reader<'t> {
             self.end_paragraph();
             return;
         }
+        // Before fences: a run of `~` or a backtick as long as the line above underlines it.
+        if let Some((mark, length)) = adornment(line) {
+            if let Some((title, overlined)) = self.adorned_title(mark, length) {
+                let level = self.level_of((mark, overlined));
+                self.para.clear();
+                self.blocks.push(Block::Heading { level, text: title });
+                return;
+            }
+        }
         if let Some(marker) = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)) {
             self.end_paragraph();
             self.fence = Some((marker, vec![line]));
             return;
         }
-        if let Some((level, title)) = heading(line) {
+        if let Some((level, title)) = heading(line).or_else(|| asciidoc_heading(line)) {
             self.end_paragraph();
             self.blocks.push(Block::Heading {
                 level: level.min(6) as u8,
@@ -81,6 +95,31 @@ impl<'t> Reader<'t> {
             return;
         }
         self.para.push(line);
+    }
+
+    /// The title the open paragraph holds when `mark` repeated `length` times underlines it:
+    /// its one line (then not overlined), or its second line when the first is the same
+    /// run (overlined), no longer than the run.
+    fn adorned_title(&self, mark: char, length: usize) -> Option<(String, bool)> {
+        let (title, overlined) = match self.para.as_slice() {
+            [title] => (*title, false),
+            [over, title] if adornment(over).is_some_and(|(m, _)| m == mark) => (*title, true),
+            _ => return None,
+        };
+        let title = title.trim();
+        (adornment(title).is_none() && title.chars().count() <= length)
+            .then(|| (title.to_string(), overlined))
+    }
+
+    fn level_of(&mut self, style: (char, bool)) -> u8 {
+        let at = match self.styles.iter().position(|s| *s == style) {
+            Some(at) => at,
+            None => {
+                self.styles.push(style);
+                self.styles.len() - 1
+            }
+        };
+        (at + 1).min(6) as u8
     }
 
     fn end_paragraph(&mut self) {
@@ -129,6 +168,30 @@ pub(crate) fn heading(line: &str) -> Option<(usize, Range<usize>)> {
     Some((level, start..start + title.len()))
 }
 
+/// `(character, length)` for a line that is one ASCII punctuation character repeated at
+/// least three times, unindented: a title's underline or overline, or a transition.
+fn adornment(line: &str) -> Option<(char, usize)> {
+    let run = line.trim_end();
+    let mark = run.chars().next().filter(char::is_ascii_punctuation)?;
+    let length = run.len();
+    (length >= 3 && run.bytes().all(|b| b == mark as u8)).then_some((mark, length))
+}
+
+/// `(level, title range relative to line)` for an AsciiDoc heading line: one to six `=` at
+/// the start of the line, a space, and a title.
+fn asciidoc_heading(line: &str) -> Option<(usize, Range<usize>)> {
+    let level = line.bytes().take_while(|&b| b == b'=').count();
+    if !(1..=6).contains(&level) || !line[level..].starts_with(' ') {
+        return None;
+    }
+    let title = line[level..].trim();
+    if title.is_empty() {
+        return None;
+    }
+    let start = title.as_ptr() as usize - line.as_ptr() as usize;
+    Some((level, start..start + title.len()))
+}
+
 /// A line that starts a list item: `- `, `* `, `+ `, or a number of up to nine digits
 /// followed by `. ` or `) `.
 pub(crate) fn is_list_item(t: &str) -> bool {
@@ -156,6 +219,67 @@ mod tests {
         assert_eq!(heading("####### Seven"), None);
         assert_eq!(heading("#   "), None);
         assert_eq!(heading("    # indented code"), None);
+    }
+
+    fn outline(text: &str) -> Vec<(u8, String)> {
+        super::read(text)
+            .blocks
+            .into_iter()
+            .filter_map(|b| match b {
+                super::Block::Heading { level, text } => Some((level, text)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn underlined_titles_take_levels_in_the_order_their_styles_appear() {
+        let rst = "=========\n Install \n=========\n\nRead this first.\n\nFrom source\n-----------\n\nRun make.\n\nWith pip\n~~~~~~~~\n\nRun pip.\n\nUpgrade\n-------\n\nAgain.";
+        assert_eq!(
+            outline(rst),
+            [
+                (1, "Install".to_string()),
+                (2, "From source".to_string()),
+                (3, "With pip".to_string()),
+                (2, "Upgrade".to_string()),
+            ]
+        );
+        let body: Vec<String> = super::read(rst)
+            .blocks
+            .into_iter()
+            .filter_map(|b| match b {
+                super::Block::Paragraph(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            body,
+            ["Read this first.", "Run make.", "Run pip.", "Again."]
+        );
+    }
+
+    #[test]
+    fn a_run_under_a_longer_line_or_a_paragraph_stays_text() {
+        // Too short to underline the line, after two lines of a paragraph, or alone.
+        assert!(outline("A long first line\n---\n").is_empty());
+        assert!(outline("One line\nand another\n--------------\n").is_empty());
+        assert!(outline("Text.\n\n----------\n\nMore text.").is_empty());
+        assert!(outline("Words\n-- -- --\n").is_empty());
+        assert_eq!(outline("\n\nTitle\n=====\n").len(), 1);
+    }
+
+    #[test]
+    fn asciidoc_headings_are_recognised() {
+        assert_eq!(
+            outline("= Guide\n\nIntro.\n\n== Setup\n\nSteps.\n\n=== Linux\n\nMore.\n\n==not a heading\n"),
+            [
+                (1, "Guide".to_string()),
+                (2, "Setup".to_string()),
+                (3, "Linux".to_string()),
+            ]
+        );
+        // An AsciiDoc listing block's delimiters under a longer line are text.
+        assert!(outline("[source,sh]\n----\nmake\n----\n").is_empty());
     }
 
     #[test]
