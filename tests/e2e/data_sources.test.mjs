@@ -152,12 +152,13 @@ test("uploads of each supported type are stored in R2 and their text indexed", a
   assert.equal(results[0].data_source_uuid, html.json.uuid);
 });
 
-test("reStructuredText and AsciiDoc uploads are read with their sections", async () => {
+test("reStructuredText, AsciiDoc and MDX uploads are read with their sections", async () => {
   const bot = await newChatbot();
   const rst = "==========\nBackups\n==========\n\nThe tool copies your data every night.\n\nRestoring a file\n----------------\n\nOpen the archive list and pick the night to restore from.\n\nRetention\n---------\n\nArchives are kept for ninety days.\n";
   const adoc = "= Sync guide\n\nSync keeps two folders equal.\n\n== Conflicts\n\nWhen both copies changed, the newer one wins and the older is renamed.\n\n[source,sh]\n----\nsync --dry-run\n----\n";
   const sources = {};
-  for (const [name, text] of [["backups.rst", rst], ["sync.adoc", adoc]]) {
+  const mdx = "import Tabs from '@theme/Tabs';\n\n# Getting started\n\n## Installing\n\n<Tabs>\nRun the installer and accept the licence.\n</Tabs>\n";
+  for (const [name, text] of [["backups.rst", rst], ["sync.adoc", adoc], ["start.mdx", mdx]]) {
     const r = await upload(worker, key, bot.uuid, { name, bytes: Buffer.from(text), type: "application/octet-stream" });
     assert.equal(r.status, 200, r.text);
     assert.equal((await settled(api, r.json.uuid)).status, "success");
@@ -171,6 +172,9 @@ test("reStructuredText and AsciiDoc uploads are read with their sections", async
   const sync = await headings(sources["sync.adoc"]);
   assert.match(sync, /Sync guide > Conflicts/, sync);
   assert.match(sync, /sync --dry-run/);
+  const start = await headings(sources["start.mdx"]);
+  assert.match(start, /Getting started > Installing/, start);
+  assert.match(start, /Run the installer and accept the licence/, start);
   const results = await search(bot, "how long are archives kept?");
   assert.equal(results[0].data_source_uuid, sources["backups.rst"]);
   assert.match(results[0].heading, /Retention/);

@@ -36,7 +36,8 @@ impl DocKind {
 }
 
 /// The extensions an upload may have, for error messages.
-pub const ACCEPTED_EXTENSIONS: &str = ".txt, .md, .rst, .adoc, .html, .csv, .json, .pdf, .docx";
+pub const ACCEPTED_EXTENSIONS: &str =
+    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx";
 
 fn extension(file_name: &str) -> Option<String> {
     let (_, ext) = file_name.rsplit_once('.')?;
@@ -82,7 +83,9 @@ pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) 
         // reStructuredText and AsciiDoc, what much documentation is written in, read as
         // text whose underlined and `==` titles are headings (`extract::text`).
         Some("txt" | "text" | "log" | "rst" | "rest" | "adoc" | "asciidoc") => Some(DocKind::Text),
-        Some("md" | "markdown") => Some(DocKind::Markdown),
+        // MDX (Markdown with components, as documentation sites write it) reads as Markdown:
+        // its component tags go as inline HTML does.
+        Some("md" | "markdown" | "mdx") => Some(DocKind::Markdown),
         Some("html" | "htm" | "xhtml") => Some(DocKind::Html),
         Some("csv") => Some(DocKind::Csv),
         Some("json" | "jsonl") => Some(DocKind::Json),
@@ -297,6 +300,10 @@ mod tests {
         assert_eq!(
             detect_upload("guide.adoc", None, b"= Guide\n"),
             Some(DocKind::Text)
+        );
+        assert_eq!(
+            detect_upload("intro.mdx", None, b"# Intro\n"),
+            Some(DocKind::Markdown)
         );
         assert_eq!(
             detect_upload("README.md", None, b"# hi"),
