@@ -184,13 +184,7 @@ pub async fn models(call: Call) -> ApiResult<Response> {
         Caller::Visitor(visitor) => vec![visitor.chatbot.clone()],
         _ => call.store.list_chatbots(call.account()?).await?,
     };
-    let data: Vec<Value> = chatbots
-        .iter()
-        .map(|c| {
-            let created = time::seconds_of(&c.created_at).unwrap_or(0);
-            model_entry(&c.uuid, &c.settings.name, created)
-        })
-        .collect();
+    let data: Vec<Value> = chatbots.iter().map(model_entry).collect();
     json_response(&json!({"object": "list", "data": data}))
 }
 
@@ -204,6 +198,5 @@ pub async fn model(call: Call) -> ApiResult<Response> {
         _ => call.store.get_chatbot(call.account()?, &uuid).await?,
     }
     .ok_or_else(|| model_not_found(&named))?;
-    let created = time::seconds_of(&chatbot.created_at).unwrap_or(0);
-    json_response(&model_entry(&chatbot.uuid, &chatbot.settings.name, created))
+    json_response(&model_entry(&chatbot))
 }

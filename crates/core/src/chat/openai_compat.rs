@@ -4,7 +4,9 @@
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{canonical_uuid, check_len, Body};
+use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{Message, MAX_QUERY_CHARS};
+use crate::time;
 use serde_json::{json, Map, Value};
 
 /// Most messages a request may carry (its history is cut to what the prompt budget holds).
@@ -157,9 +159,10 @@ pub fn completion(message: &Message, model: &str, created: i64) -> Value {
     })
 }
 
-/// A chatbot as an entry of `GET /openai/models`.
-pub fn model_entry(chatbot_uuid: &str, name: &str, created: i64) -> Value {
-    json!({"id": chatbot_uuid, "object": "model", "created": created, "owned_by": "edgechat", "name": name})
+/// A chatbot as an entry of `GET /openai/models` (and the answer of `GET /openai/models/{id}`).
+pub fn model_entry(chatbot: &Chatbot) -> Value {
+    let created = time::seconds_of(&chatbot.created_at).unwrap_or(0);
+    json!({"id": chatbot.uuid, "object": "model", "created": created, "owned_by": "edgechat", "name": chatbot.settings.name})
 }
 
 #[cfg(test)]

@@ -292,52 +292,31 @@ mod tests {
 
     #[test]
     fn uploads_are_recognised_by_name_then_content() {
-        assert_eq!(detect_upload("notes.TXT", None, b"hi"), Some(DocKind::Text));
-        assert_eq!(
-            detect_upload("index.rst", None, b"Title\n=====\n"),
-            Some(DocKind::Text)
-        );
-        assert_eq!(
-            detect_upload("guide.adoc", None, b"= Guide\n"),
-            Some(DocKind::Text)
-        );
-        assert_eq!(
-            detect_upload("intro.mdx", None, b"# Intro\n"),
-            Some(DocKind::Markdown)
-        );
-        assert_eq!(
-            detect_upload("README.md", None, b"# hi"),
-            Some(DocKind::Markdown)
-        );
-        assert_eq!(
-            detect_upload("a.pdf", None, b"%PDF-1.7"),
-            Some(DocKind::Pdf)
-        );
-        assert_eq!(
-            detect_upload("a.docx", None, b"PK\x03\x04"),
-            Some(DocKind::Docx)
-        );
-        assert_eq!(
-            detect_upload("blob", None, b"  %PDF-1.4 ..."),
-            Some(DocKind::Pdf)
-        );
-        assert_eq!(
-            detect_upload("page", None, b"<!DOCTYPE html><p>x"),
-            Some(DocKind::Html)
-        );
-        assert_eq!(
-            detect_upload("data", Some("text/csv; charset=utf-8"), b"a,b"),
-            Some(DocKind::Csv)
-        );
-        assert_eq!(
-            detect_upload("photo.png", Some("image/png"), b"\x89PNG"),
-            None
-        );
-        assert_eq!(detect_upload("archive.zip", None, b"PK\x03\x04"), None);
-        assert_eq!(
-            detect_upload("blob", Some("application/octet-stream"), b"\x00\x01"),
-            None
-        );
+        // File name, declared type, first bytes, and what the upload is read as.
+        type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], Option<DocKind>);
+        let cases: &[Case] = &[
+            ("notes.TXT", None, b"hi", Some(DocKind::Text)),
+            ("index.rst", None, b"Title\n=====\n", Some(DocKind::Text)),
+            ("guide.adoc", None, b"= Guide\n", Some(DocKind::Text)),
+            ("intro.mdx", None, b"# Intro\n", Some(DocKind::Markdown)),
+            ("README.md", None, b"# hi", Some(DocKind::Markdown)),
+            ("a.pdf", None, b"%PDF-1.7", Some(DocKind::Pdf)),
+            ("a.docx", None, b"PK\x03\x04", Some(DocKind::Docx)),
+            ("blob", None, b"  %PDF-1.4 ...", Some(DocKind::Pdf)),
+            ("page", None, b"<!DOCTYPE html><p>x", Some(DocKind::Html)),
+            (
+                "data",
+                Some("text/csv; charset=utf-8"),
+                b"a,b",
+                Some(DocKind::Csv),
+            ),
+            ("photo.png", Some("image/png"), b"\x89PNG", None),
+            ("archive.zip", None, b"PK\x03\x04", None),
+            ("blob", Some("application/octet-stream"), b"\x00\x01", None),
+        ];
+        for (name, content_type, bytes, kind) in cases {
+            assert_eq!(detect_upload(name, *content_type, bytes), *kind, "{name}");
+        }
     }
 
     #[test]

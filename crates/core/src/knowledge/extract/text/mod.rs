@@ -161,11 +161,13 @@ pub(crate) fn heading(line: &str) -> Option<(usize, Range<usize>)> {
     if stripped.len() < title.len() && (stripped.is_empty() || stripped.ends_with([' ', '\t'])) {
         title = stripped.trim_end();
     }
-    if title.is_empty() {
-        return None;
-    }
-    let start = title.as_ptr() as usize - line.as_ptr() as usize;
-    Some((level, start..start + title.len()))
+    (!title.is_empty()).then(|| (level, span_in(line, title)))
+}
+
+/// Where `part`, a slice of `line`, lies in it.
+fn span_in(line: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - line.as_ptr() as usize;
+    start..start + part.len()
 }
 
 /// `(character, length)` for a line that is one ASCII punctuation character repeated at
@@ -185,11 +187,7 @@ fn asciidoc_heading(line: &str) -> Option<(usize, Range<usize>)> {
         return None;
     }
     let title = line[level..].trim();
-    if title.is_empty() {
-        return None;
-    }
-    let start = title.as_ptr() as usize - line.as_ptr() as usize;
-    Some((level, start..start + title.len()))
+    (!title.is_empty()).then(|| (level, span_in(line, title)))
 }
 
 /// A line that starts a list item: `- `, `* `, `+ `, or a number of up to nine digits
