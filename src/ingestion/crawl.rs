@@ -8,6 +8,7 @@ use crate::handlers::new_uuid;
 use crate::platform::outbound::{self, Outgoing};
 use crate::storage::{Crawl, FoundPage, PageMarks};
 use edgechat_core::api::error::ApiResult;
+use edgechat_core::idn;
 use edgechat_core::knowledge::crawl::robots::{self, Robots};
 use edgechat_core::knowledge::crawl::sitemap::{self, Sitemap};
 use edgechat_core::knowledge::crawl::urls::{normalize, passes_filters, resolve, same_site};
@@ -148,7 +149,7 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
     let mut sitemaps: Vec<String> = robots
         .sitemaps
         .iter()
-        .filter_map(|s| Url::parse(s).ok())
+        .filter_map(|s| idn::parse_url(s).ok())
         .filter(|u| matches!(u.scheme(), "http" | "https"))
         .map(|u| u.to_string())
         .collect();
@@ -227,7 +228,7 @@ pub async fn read_sitemap(
             if let Ok(site) = Url::parse(&crawl.url) {
                 let urls = locations
                     .iter()
-                    .filter_map(|l| Url::parse(l).ok().and_then(|u| normalize(&u)))
+                    .filter_map(|l| idn::parse_url(l).ok().and_then(|u| normalize(&u)))
                     .collect();
                 let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, 0);
                 add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await?;

@@ -129,7 +129,7 @@ pub async fn fetch_classified(
                             "The server answered {status} without a Location to follow."
                         ))
                     })?;
-                let next = url.join(&location).map_err(|_| {
+                let next = edgechat_core::idn::join(&url, &location).map_err(|_| {
                     lasting(format!(
                         "The server redirected to an invalid URL: {location:?}."
                     ))

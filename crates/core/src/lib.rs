@@ -9,6 +9,7 @@ pub mod api;
 pub mod chat;
 pub mod config;
 pub mod domain;
+pub mod idn;
 pub mod insights;
 pub mod knowledge;
 pub mod string_enum;

@@ -97,7 +97,7 @@ fn valid_header_name(name: &str) -> bool {
 }
 
 fn parse_url(raw: &str) -> ApiResult<String> {
-    let url = url::Url::parse(raw.trim()).map_err(|_| {
+    let url = crate::idn::parse_url(raw.trim()).map_err(|_| {
         ApiError::invalid(
             "external_url",
             "`external_url` must be an absolute http or https URL.",

@@ -148,7 +148,7 @@ fn parse_url(raw: &str) -> ApiResult<String> {
             format!("`url` must be at most {MAX_URL_CHARS} characters."),
         ));
     }
-    let url = url::Url::parse(raw.trim()).map_err(|_| bad())?;
+    let url = crate::idn::parse_url(raw.trim()).map_err(|_| bad())?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(bad());
     }

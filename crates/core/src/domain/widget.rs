@@ -40,7 +40,7 @@ pub const MIN_SECRET_BYTES: usize = 32;
 pub fn normalize_origin(input: &str) -> Option<String> {
     let trimmed = input.trim();
     let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    let url = url::Url::parse(trimmed).ok()?;
+    let url = crate::idn::parse_url(trimmed).ok()?;
     if !matches!(url.scheme(), "http" | "https")
         || url.host_str().is_none_or(str::is_empty)
         || !url.username().is_empty()

@@ -112,8 +112,8 @@ impl PrivateAccess {
 
 /// The parsed URL if the Worker may fetch it, else the reason in a sentence.
 pub fn check_url(raw: &str, access: &PrivateAccess) -> Result<Url, String> {
-    let url =
-        Url::parse(raw.trim()).map_err(|_| format!("{raw:?} is not a valid absolute URL."))?;
+    let url = crate::idn::parse_url(raw.trim())
+        .map_err(|_| format!("{raw:?} is not a valid absolute URL."))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "Only http and https URLs can be fetched, not {}:.",

@@ -57,7 +57,7 @@ pub fn resolve(base: &Url, href: &str) -> Option<Url> {
     if href.is_empty() || href.starts_with('#') {
         return None;
     }
-    normalize(&base.join(href).ok()?)
+    normalize(&crate::idn::join(base, href).ok()?)
 }
 
 /// Whether `url` is on the crawl's site: the same host and port (a `www.` in front is the same
