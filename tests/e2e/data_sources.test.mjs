@@ -203,6 +203,41 @@ test("a real PDF with a table and a DOCX are read, table rows kept whole", async
   assert.match(results[0].text, /Gamma \| 31 \| Blue/);
 });
 
+test("a PowerPoint deck and an Excel workbook are read: slides with their notes, sheets as rows", async () => {
+  const bot = await newChatbot();
+  const deck = await upload(worker, key, bot.uuid, { name: "services.pptx", bytes: await fixture("office", "deck.pptx") });
+  assert.equal(deck.status, 200, deck.text);
+  const book = await upload(worker, key, bot.uuid, { name: "plans.xlsx", bytes: await fixture("office", "book.xlsx") });
+  assert.equal(book.status, 200, book.text);
+  // A Word document named as a deck is refused when read, saying what it is.
+  const misnamed = await upload(worker, key, bot.uuid, { name: "misnamed.pptx", bytes: await fixture("office", "document.docx") });
+  assert.equal(misnamed.status, 200, misnamed.text);
+  for (const s of [deck.json, book.json]) assert.equal((await settled(api, s.uuid)).status, "success");
+  const failed = await settled(api, misnamed.json.uuid);
+  assert.equal(failed.status, "error");
+  assert.match(JSON.parse(failed.meta_json).error, /not a PPTX.*it looks like a Word document/);
+
+  const chunks = async (uuid) => (await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${uuid}' ORDER BY position`))
+    .map((c) => `${c.heading}\n${c.text}`).join("\n");
+  const deckText = await chunks(deck.json.uuid);
+  assert.match(deckText, /Opening hours/);
+  assert.match(deckText, /Sunday: closed/);
+  assert.match(deckText, /book drop beside the main door is open all night/, "speaker notes are read");
+  assert.doesNotMatch(deckText, /Click to add/);
+  const bookText = await chunks(book.json.uuid);
+  assert.match(bookText, /Family/);
+  assert.match(bookText, /2025-01-28/, "a date cell reads as a date");
+  assert.match(bookText, /15%/, "a percent cell reads as a percent");
+  assert.doesNotMatch(bookText, /x-17/, "a hidden sheet is not read");
+
+  const notes = await search(bot, "is the book drop open at night?");
+  assert.equal(notes[0].data_source_uuid, deck.json.uuid);
+  const plan = await search(bot, "how much is the Family plan per month?");
+  assert.equal(plan[0].data_source_uuid, book.json.uuid);
+  assert.match(plan[0].text, /Family/);
+  assert.match(plan[0].text, /9\.99/);
+});
+
 test("bad uploads get the contract's error and change nothing", async () => {
   const bot = await newChatbot();
   const ok = await upload(worker, key, bot.uuid, { name: "notes.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays."), type: "text/plain" });

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use edgechat_core::knowledge::extract::{docx_to_text, pdf_to_text};
+use edgechat_core::knowledge::extract::{docx_to_text, pdf_to_text, pptx_to_text, xlsx_to_text};
 use edgechat_core::knowledge::extract::{ExtractError, Extracted};
 
 mod common;
@@ -562,7 +562,8 @@ fn hostile_structures_end_quickly() {
             started.elapsed()
         );
     }
-    let deep_docx = stored_zip(&[("word/document.xml", &"<a>".repeat(200_000))]);
+    let deep = format!("<w:document>{}", "<a>".repeat(200_000));
+    let deep_docx = stored_zip(&[("word/document.xml", &deep)]);
     assert!(within(secs, move || docx_to_text(&deep_docx)).is_ok());
 }
 
@@ -649,23 +650,26 @@ fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
 
 #[test]
 fn mutated_fixtures_never_panic_or_hang() {
-    let cases: Vec<(&str, bool, usize)> = vec![
-        ("report_fpdf.pdf", true, 150),
-        ("incremental.pdf", true, 300),
-        ("objstreams.pdf", true, 200),
-        ("unicode_ttf.pdf", true, 100),
-        ("reportlab_doc.pdf", true, 150),
-        ("positioned_table.pdf", true, 100),
-        ("document_lo.pdf", true, 60),
-        ("encrypted.pdf", true, 50),
-        ("image_only.pdf", true, 50),
-        ("linearized.pdf", true, 50),
-        ("chrome.pdf", true, 60),
-        ("groff_gs.pdf", true, 60),
-        ("long_lo.pdf", true, 10),
-        ("document.docx", false, 100),
-        ("document_stored.docx", false, 300),
-        ("document_lo.docx", false, 60),
+    type Read = fn(&[u8]) -> Result<Extracted, ExtractError>;
+    let cases: Vec<(&str, Read, usize)> = vec![
+        ("report_fpdf.pdf", pdf_to_text, 150),
+        ("incremental.pdf", pdf_to_text, 300),
+        ("objstreams.pdf", pdf_to_text, 200),
+        ("unicode_ttf.pdf", pdf_to_text, 100),
+        ("reportlab_doc.pdf", pdf_to_text, 150),
+        ("positioned_table.pdf", pdf_to_text, 100),
+        ("document_lo.pdf", pdf_to_text, 60),
+        ("encrypted.pdf", pdf_to_text, 50),
+        ("image_only.pdf", pdf_to_text, 50),
+        ("linearized.pdf", pdf_to_text, 50),
+        ("chrome.pdf", pdf_to_text, 60),
+        ("groff_gs.pdf", pdf_to_text, 60),
+        ("long_lo.pdf", pdf_to_text, 10),
+        ("document.docx", docx_to_text, 100),
+        ("document_stored.docx", docx_to_text, 300),
+        ("document_lo.docx", docx_to_text, 60),
+        ("deck.pptx", pptx_to_text, 150),
+        ("book.xlsx", xlsx_to_text, 150),
     ];
     // OFFICE_FUZZ_SCALE=20 (say) runs a longer campaign; the seed can vary too.
     let scale: usize = std::env::var("OFFICE_FUZZ_SCALE")
@@ -678,19 +682,13 @@ fn mutated_fixtures_never_panic_or_hang() {
         .unwrap_or(0x9E37_79B9_7F4A_7C15);
     let mut rng = Rng(seed | 1);
     let mut outcomes = (0, 0);
-    for (name, is_pdf, rounds) in cases {
+    for (name, read, rounds) in cases {
         let rounds = rounds * scale;
         let base = fixture(name);
         for round in 0..rounds {
             let data = mutate(&mut rng, &base);
             let started = Instant::now();
-            let res = within(Duration::from_secs(20), move || {
-                if is_pdf {
-                    pdf_to_text(&data)
-                } else {
-                    docx_to_text(&data)
-                }
-            });
+            let res = within(Duration::from_secs(20), move || read(&data));
             let took = started.elapsed();
             assert!(
                 took < Duration::from_secs(20),
@@ -706,4 +704,73 @@ fn mutated_fixtures_never_panic_or_hang() {
         }
     }
     println!("mutations: {} ok, {} errors", outcomes.0, outcomes.1);
+}
+
+#[test]
+fn pptx_reads_slides_in_shown_order_with_notes_and_tables() {
+    let e = pptx_to_text(&fixture("deck.pptx")).expect("deck.pptx");
+    assert_eq!(e.title.as_deref(), Some("Riverside Library Services"));
+    assert_eq!(
+        e.text,
+        "# Riverside Library Services\n\nWhat members can borrow, and when\n\n\
+         # Slide 2\n\nLate returns cost 20 cents per item per day.\n\n\
+         # Opening hours\n\n- Monday to Friday: 9:00 to 19:00\n- Saturday: 10:00 to 16:00\n\
+         - Sunday: closed\n\n\
+         Remind visitors that the book drop beside the main door is open all night.\n\n\
+         # Loan periods\n\nItem: Books; Days: 21\nItem: DVDs; Days: 7\nItem: Magazines; Days: 14"
+    );
+}
+
+#[test]
+fn xlsx_reads_visible_sheets_as_tables_of_shown_values() {
+    let e = xlsx_to_text(&fixture("book.xlsx")).expect("book.xlsx");
+    assert_eq!(e.title.as_deref(), Some("Membership plans"));
+    assert_eq!(
+        e.text,
+        "# Plans\n\n\
+         Plan: Basic; Monthly price: 4.5; Discount: 10%; Renews on: 2025-01-31\n\
+         Plan: Family; Monthly price: 9.99; Discount: 15%; Renews on: 2025-01-28\n\
+         Plan: Student; Monthly price: 0.3; Renews on: 2025-03-01 09:30:00\n\n\
+         # Branches\n\nBranch: Riverside; Address: 2 Quay Street\nParking behind the building"
+    );
+    assert!(!e.text.contains("x-17"), "a hidden sheet is not read");
+}
+
+#[test]
+fn pptx_and_xlsx_errors_are_clear() {
+    let docx = fixture("document.docx");
+    assert_err(pptx_to_text(&docx), "it looks like a Word document");
+    assert_err(xlsx_to_text(&docx), "not a XLSX: it has no xl/workbook.xml");
+    assert_err(
+        xlsx_to_text(&fixture("deck.pptx")),
+        "it looks like a presentation",
+    );
+    assert_err(pptx_to_text(b"plain text"), "not a PPTX");
+    let deck = fixture("deck.pptx");
+    assert_err(pptx_to_text(&deck[..deck.len() / 2]), "PPTX is truncated");
+    assert_err(
+        xlsx_to_text(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0]),
+        "old binary Office file",
+    );
+}
+
+#[test]
+fn pptx_without_a_slide_list_reads_slides_by_number() {
+    let slide = |text: &str| {
+        format!(
+            r#"<p:sld xmlns:p="p" xmlns:a="a"><p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>{text}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"#
+        )
+    };
+    let (one, two, ten) = (slide("one"), slide("two"), slide("ten"));
+    let bytes = stored_zip(&[
+        ("ppt/presentation.xml", "<p:presentation xmlns:p=\"p\"/>"),
+        ("ppt/slides/slide10.xml", &ten),
+        ("ppt/slides/slide2.xml", &two),
+        ("ppt/slides/slide1.xml", &one),
+    ]);
+    let e = pptx_to_text(&bytes).expect("synthetic pptx");
+    assert_eq!(
+        e.text,
+        "# Slide 1\n\none\n\n# Slide 2\n\ntwo\n\n# Slide 3\n\nten"
+    );
 }

@@ -3,7 +3,8 @@
 
 use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChunks};
 use super::extract::{
-    csv, docx, html, json, markdown, pdf, render, text, Document, ExtractError, Extracted,
+    csv, docx, html, json, markdown, pdf, pptx, render, text, xlsx, Document, ExtractError,
+    Extracted,
 };
 use super::steps::INLINE_TEXT_BYTES;
 use super::tokens::estimate_tokens;
@@ -17,6 +18,8 @@ pub enum DocKind {
     Json,
     Pdf,
     Docx,
+    Pptx,
+    Xlsx,
 }
 
 impl DocKind {
@@ -28,16 +31,20 @@ impl DocKind {
             DocKind::Csv => "text/csv",
             DocKind::Json => "application/json",
             DocKind::Pdf => "application/pdf",
-            DocKind::Docx => {
-                "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-            }
+            DocKind::Docx => DOCX_TYPE,
+            DocKind::Pptx => PPTX_TYPE,
+            DocKind::Xlsx => XLSX_TYPE,
         }
     }
 }
 
+const DOCX_TYPE: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+const PPTX_TYPE: &str = "application/vnd.openxmlformats-officedocument.presentationml.presentation";
+const XLSX_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+
 /// The extensions an upload may have, for error messages.
 pub const ACCEPTED_EXTENSIONS: &str =
-    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx";
+    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx, .pptx, .xlsx";
 
 fn extension(file_name: &str) -> Option<String> {
     let (_, ext) = file_name.rsplit_once('.')?;
@@ -62,12 +69,17 @@ fn sniff(bytes: &[u8]) -> Option<DocKind> {
         return Some(DocKind::Pdf);
     }
     if bytes.starts_with(b"PK\x03\x04") {
-        // A Word document names its main part near the start of the archive.
+        // An Office package names its main part's folder near the start of the archive.
         let window = &bytes[..bytes.len().min(64 * 1024)];
-        return window
-            .windows(5)
-            .any(|w| w == b"word/")
-            .then_some(DocKind::Docx);
+        let names = |folder: &[u8]| window.windows(folder.len()).any(|w| w == folder);
+        return [
+            (&b"word/"[..], DocKind::Docx),
+            (b"ppt/", DocKind::Pptx),
+            (b"xl/", DocKind::Xlsx),
+        ]
+        .into_iter()
+        .find(|(folder, _)| names(folder))
+        .map(|(_, kind)| kind);
     }
     let lower = String::from_utf8_lossy(head).to_ascii_lowercase();
     if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
@@ -91,6 +103,8 @@ pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) 
         Some("json" | "jsonl") => Some(DocKind::Json),
         Some("pdf") => Some(DocKind::Pdf),
         Some("docx") => Some(DocKind::Docx),
+        Some("pptx") => Some(DocKind::Pptx),
+        Some("xlsx") => Some(DocKind::Xlsx),
         Some(_) => return None,
         None => None,
     };
@@ -106,9 +120,9 @@ fn detect_by_media_type(media: &str) -> Option<DocKind> {
         "text/csv" => Some(DocKind::Csv),
         "application/json" | "application/ld+json" => Some(DocKind::Json),
         "application/pdf" => Some(DocKind::Pdf),
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
-            Some(DocKind::Docx)
-        }
+        DOCX_TYPE => Some(DocKind::Docx),
+        PPTX_TYPE => Some(DocKind::Pptx),
+        XLSX_TYPE => Some(DocKind::Xlsx),
         m if m.starts_with("text/") => Some(DocKind::Text),
         _ => None,
     }
@@ -166,6 +180,8 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
     let document = match kind {
         DocKind::Pdf => pdf::read(bytes)?,
         DocKind::Docx => docx::read(bytes)?,
+        DocKind::Pptx => pptx::read(bytes)?,
+        DocKind::Xlsx => xlsx::read(bytes)?,
         DocKind::Html => html::read(&decode_text(bytes)),
         DocKind::Markdown => markdown::read(&decode_text(bytes)),
         DocKind::Csv => csv::read(&decode_text(bytes))?,
@@ -201,6 +217,8 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
     let document = match kind {
         DocKind::Pdf => pdf::read(&bytes)?,
         DocKind::Docx => docx::read(&bytes)?,
+        DocKind::Pptx => pptx::read(&bytes)?,
+        DocKind::Xlsx => xlsx::read(&bytes)?,
         DocKind::Html => html::read(&decode_owned(bytes)),
         DocKind::Markdown => markdown::read(&decode_owned(bytes)),
         DocKind::Csv => csv::read(&decode_owned(bytes))?,
@@ -302,6 +320,27 @@ mod tests {
             ("README.md", None, b"# hi", Some(DocKind::Markdown)),
             ("a.pdf", None, b"%PDF-1.7", Some(DocKind::Pdf)),
             ("a.docx", None, b"PK\x03\x04", Some(DocKind::Docx)),
+            ("Deck.PPTX", None, b"PK\x03\x04", Some(DocKind::Pptx)),
+            ("plans.xlsx", None, b"PK\x03\x04", Some(DocKind::Xlsx)),
+            (
+                "slides",
+                None,
+                b"PK\x03\x04\0\0ppt/slides/slide1.xml",
+                Some(DocKind::Pptx),
+            ),
+            (
+                "sheet",
+                None,
+                b"PK\x03\x04\0\0xl/workbook.xml",
+                Some(DocKind::Xlsx),
+            ),
+            (
+                "letter",
+                None,
+                b"PK\x03\x04\0\0word/document.xml",
+                Some(DocKind::Docx),
+            ),
+            ("plans", Some(XLSX_TYPE), b"\0", Some(DocKind::Xlsx)),
             ("blob", None, b"  %PDF-1.4 ...", Some(DocKind::Pdf)),
             ("page", None, b"<!DOCTYPE html><p>x", Some(DocKind::Html)),
             (

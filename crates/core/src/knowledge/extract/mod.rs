@@ -2,7 +2,7 @@
 //! to the indexed text and chunked.
 //!
 //! ```text
-//!   html/ markdown/ csv/ json/ text/ pdf/ docx/      one reader per format: bytes or text
+//!   html/ markdown/ csv/ json/ text/ pdf/ office/     one reader per format: bytes or text
 //!                     │                              in, Document out
 //!                     ▼
 //!   document.rs   Document { title, blocks }         headings, paragraphs, lists, tables
@@ -23,13 +23,15 @@
 
 pub mod csv;
 pub mod document;
-pub mod docx;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod office;
 pub mod pdf;
 pub mod render;
 pub mod text;
+
+pub use office::{docx, pptx, xlsx};
 
 mod binary;
 mod clean;
@@ -101,5 +103,15 @@ pub fn pdf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 
 /// The text of a DOCX (Office Open XML) document.
 pub fn docx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    docx::read(bytes).map(|doc| Extracted::from(&doc))
+    office::docx::read(bytes).map(|doc| Extracted::from(&doc))
+}
+
+/// The text of a PPTX (PowerPoint) presentation, slide by slide.
+pub fn pptx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    office::pptx::read(bytes).map(|doc| Extracted::from(&doc))
+}
+
+/// The text of an XLSX (Excel) workbook, sheet by sheet.
+pub fn xlsx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    office::xlsx::read(bytes).map(|doc| Extracted::from(&doc))
 }

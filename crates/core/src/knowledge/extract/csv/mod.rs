@@ -122,9 +122,7 @@ fn looks_like_header(row: &[String]) -> bool {
             .all(|c| !c.is_empty() && !looks_numeric(c) && c.chars().count() <= 80)
 }
 
-/// Reads CSV (comma, semicolon, tab or pipe separated) as one table. The first row names
-/// the columns when it reads like titles (no empty, numeric or overlong cell) and data
-/// follows it; a lone row cannot be told apart from a header, so it is data.
+/// Reads CSV (comma, semicolon, tab or pipe separated) as one table (`table_of`).
 pub fn read(text: &str) -> Result<Document, ExtractError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
@@ -136,11 +134,21 @@ pub fn read(text: &str) -> Result<Document, ExtractError> {
         .map(|r| r.iter().map(|c| collapse_ws(c)).collect::<Vec<_>>())
         .filter(|r| r.iter().any(|c| !c.is_empty()))
         .collect();
-    let Some(first) = rows.first() else {
+    if rows.is_empty() {
         return Err(ExtractError("the CSV file has no rows".to_string()));
-    };
-    let header = rows.len() > 1 && looks_like_header(first);
-    let table = Table {
+    }
+    Ok(Document {
+        title: None,
+        blocks: vec![Block::Table(table_of(rows))],
+    })
+}
+
+/// A table of `rows` (a CSV file's, a spreadsheet's sheet): the first row names the columns
+/// when it reads like titles (no empty, numeric or overlong cell) and data follows it; a
+/// lone row cannot be told apart from a header, so it is data.
+pub(crate) fn table_of(rows: Vec<Vec<String>>) -> Table {
+    let header = rows.len() > 1 && rows.first().is_some_and(|first| looks_like_header(first));
+    Table {
         rows: rows
             .into_iter()
             .enumerate()
@@ -152,11 +160,7 @@ pub fn read(text: &str) -> Result<Document, ExtractError> {
                 }
             })
             .collect(),
-    };
-    Ok(Document {
-        title: None,
-        blocks: vec![Block::Table(table)],
-    })
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! A small non-validating XML pull parser, enough for WordprocessingML.
+//! A small non-validating XML pull parser, enough for the Office Open XML parts.
 //!
 //! Names are reported without their namespace prefix: OOXML producers almost
 //! always use `w:`, but nothing forces them to, and local names are unique
@@ -40,6 +40,8 @@ fn local(name: &str) -> &str {
 impl<'a> Iterator for Reader<'a> {
     type Item = Ev<'a>;
 
+    // One copy of the parser, not one inlined into every loop that reads a part.
+    #[inline(never)]
     fn next(&mut self) -> Option<Ev<'a>> {
         let bytes = self.s.as_bytes();
         loop {
@@ -111,6 +113,15 @@ impl<'a> Iterator for Reader<'a> {
 
 /// Value of the attribute whose local name is `want`, entity-decoded.
 pub(crate) fn attr<'a>(attrs: &'a str, want: &str) -> Option<Cow<'a, str>> {
+    find_attr(attrs, want, false)
+}
+
+/// Value of the namespaced attribute whose local name is `want` (`r:id`, not `id`).
+pub(crate) fn prefixed_attr<'a>(attrs: &'a str, want: &str) -> Option<Cow<'a, str>> {
+    find_attr(attrs, want, true)
+}
+
+fn find_attr<'a>(attrs: &'a str, want: &str, prefixed: bool) -> Option<Cow<'a, str>> {
     let mut rest = attrs;
     loop {
         let eq = rest.find('=')?;
@@ -123,7 +134,7 @@ pub(crate) fn attr<'a>(attrs: &'a str, want: &str) -> Option<Cow<'a, str>> {
         let body = after.get(1..)?;
         let close = body.find(q)?;
         let value = body.get(..close)?;
-        if local(name) == want {
+        if local(name) == want && (!prefixed || name.contains(':')) {
             return Some(unescape(value));
         }
         rest = body.get(close + 1..)?;

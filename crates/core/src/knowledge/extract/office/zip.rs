@@ -17,6 +17,8 @@ struct Entry {
 pub(crate) struct Zip<'a> {
     data: &'a [u8],
     entries: Vec<Entry>,
+    /// The format the package should be ("DOCX"), for error messages.
+    kind: &'static str,
 }
 
 /// Upper bound on directory entries; real packages have dozens, and the cap
@@ -37,26 +39,35 @@ fn sig(data: &[u8], at: usize, s: u32) -> bool {
 }
 
 impl<'a> Zip<'a> {
-    pub(crate) fn open(data: &'a [u8]) -> Result<Zip<'a>, ExtractError> {
+    /// Opens the package of a `kind` document ("DOCX", "PPTX", "XLSX").
+    pub(crate) fn open(data: &'a [u8], kind: &'static str) -> Result<Zip<'a>, ExtractError> {
         if data.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
-            return Err(ExtractError(
-                "the file is a password-protected DOCX or an old binary Word (.doc) file, which cannot be read".into(),
-            ));
+            return Err(ExtractError(format!(
+                "the file is a password-protected {kind} or an old binary Office file (.doc, .ppt, .xls), which cannot be read"
+            )));
         }
         if !data.starts_with(b"PK") {
-            return Err(ExtractError(
-                "the file is not a DOCX: it is not a ZIP package".into(),
-            ));
+            return Err(ExtractError(format!(
+                "the file is not a {kind}: it is not a ZIP package"
+            )));
         }
         match central_directory(data) {
-            Some(entries) if !entries.is_empty() => Ok(Zip { data, entries }),
+            Some(entries) if !entries.is_empty() => Ok(Zip {
+                data,
+                entries,
+                kind,
+            }),
             // The directory sits at the end, so a package without one was
             // cut short; reading the parts before the cut would silently
             // index part of a document.
-            _ => Err(ExtractError(
-                "the DOCX is truncated or damaged: its ZIP directory is missing".into(),
-            )),
+            _ => Err(ExtractError(format!(
+                "the {kind} is truncated or damaged: its ZIP directory is missing"
+            ))),
         }
+    }
+
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind
     }
 
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
@@ -84,13 +95,15 @@ impl<'a> Zip<'a> {
             return Ok(None);
         };
         if e.flags & 1 != 0 {
-            return Err(ExtractError(
-                "the DOCX is encrypted, so its text cannot be read".into(),
-            ));
+            return Err(ExtractError(format!(
+                "the {} is encrypted, so its text cannot be read",
+                self.kind
+            )));
         }
         let damaged = || {
             ExtractError(format!(
-                "the DOCX is damaged: the part {name} cannot be read"
+                "the {} is damaged: the part {name} cannot be read",
+                self.kind
             ))
         };
         let local = usize::try_from(e.local).map_err(|_| damaged())?;
@@ -110,24 +123,27 @@ impl<'a> Zip<'a> {
                 if budget.take(raw.len()) {
                     Ok(Some(raw.to_vec()))
                 } else {
-                    Err(too_big())
+                    Err(self.too_big())
                 }
             }
             8 => match inflate(raw, false, false, budget) {
                 Some(v) => Ok(Some(v)),
-                None if budget.exhausted.get() => Err(too_big()),
+                None if budget.exhausted.get() => Err(self.too_big()),
                 None => Err(damaged()),
             },
             _ => Err(ExtractError(format!(
-                "the DOCX uses an unsupported compression method ({}) for {name}",
-                e.method
+                "the {} uses an unsupported compression method ({}) for {name}",
+                self.kind, e.method
             ))),
         }
     }
-}
 
-fn too_big() -> ExtractError {
-    ExtractError("the DOCX expands to more than 64 MiB of data; it may be a zip bomb".into())
+    fn too_big(&self) -> ExtractError {
+        ExtractError(format!(
+            "the {} expands to more than 64 MiB of data; it may be a zip bomb",
+            self.kind
+        ))
+    }
 }
 
 fn central_directory(data: &[u8]) -> Option<Vec<Entry>> {

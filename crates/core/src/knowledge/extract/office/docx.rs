@@ -5,15 +5,12 @@
 //! numbers in a separate numbering part. A table row marked to repeat as the header row on
 //! each page (`w:tblHeader`) names the columns; other tables have no header.
 
-mod xml;
-mod zip;
-
-use super::binary::{Budget, FastMap, DECOMPRESS_BUDGET};
-use super::clean::squeeze_lines as tidy;
-use super::document::{Block, Cell, Document, PushFlat, Row};
-use super::ExtractError;
-use xml::{attr, Ev, Reader};
-use zip::Zip;
+use super::xml::{attr, Ev, Reader};
+use super::Package;
+use crate::knowledge::extract::binary::FastMap;
+use crate::knowledge::extract::clean::squeeze_lines as tidy;
+use crate::knowledge::extract::document::{Block, Cell, Document, PushFlat, Row};
+use crate::knowledge::extract::ExtractError;
 
 /// What a paragraph style means for the output, after following `basedOn`.
 #[derive(Clone, Copy, Default)]
@@ -31,22 +28,8 @@ struct Style {
 
 /// Reads a Word document.
 pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
-    let zip = Zip::open(bytes)?;
-    let budget = Budget::new(DECOMPRESS_BUDGET);
-    let main = main_part(&zip, &budget);
-    let Some(doc) = zip.read(&main, &budget)? else {
-        let hint = if zip
-            .names()
-            .any(|n| n.starts_with("xl/") || n.starts_with("ppt/"))
-        {
-            " (it looks like a spreadsheet or presentation, not a Word document)"
-        } else {
-            ""
-        };
-        return Err(ExtractError(format!(
-            "the file is not a DOCX: it has no word/document.xml{hint}"
-        )));
-    };
+    let package = Package::open(bytes, "DOCX")?;
+    let (main, doc) = package.main_part("word/document.xml", "document")?;
     let dir = main.rsplit_once('/').map_or("", |(d, _)| d);
     let styles_path = if dir.is_empty() {
         "styles.xml".to_string()
@@ -54,86 +37,18 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         format!("{dir}/styles.xml")
     };
     // Styles and properties are optional: a document without them still has text.
-    let styles = zip
-        .read(&styles_path, &budget)
-        .ok()
-        .flatten()
-        .map(|s| parse_styles(&String::from_utf8_lossy(&s)))
+    let styles = package
+        .optional_text(&styles_path)
+        .map(|s| parse_styles(&s))
         .unwrap_or_default();
-    let core_title = zip
-        .read("docProps/core.xml", &budget)
-        .ok()
-        .flatten()
-        .and_then(|c| core_title(&String::from_utf8_lossy(&c)));
-
-    let blocks = body_blocks(&decode_xml_text(&doc), &styles);
-    let title = core_title.or_else(|| {
+    let blocks = body_blocks(&doc, &styles);
+    let title = package.title().or_else(|| {
         blocks.iter().find_map(|b| match b {
             Block::Heading { text, .. } => Some(text.clone()),
             _ => None,
         })
     });
     Ok(Document { title, blocks })
-}
-
-/// OOXML parts are UTF-8 in practice, but the format allows UTF-16.
-fn decode_xml_text(b: &[u8]) -> String {
-    let utf16 = |le: bool| {
-        let units: Vec<u16> = b[2..]
-            .chunks_exact(2)
-            .map(|c| {
-                if le {
-                    u16::from_le_bytes([c[0], c[1]])
-                } else {
-                    u16::from_be_bytes([c[0], c[1]])
-                }
-            })
-            .collect();
-        String::from_utf16_lossy(&units)
-    };
-    match b {
-        [0xFF, 0xFE, ..] => utf16(true),
-        [0xFE, 0xFF, ..] => utf16(false),
-        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8_lossy(rest).into_owned(),
-        _ => String::from_utf8_lossy(b).into_owned(),
-    }
-}
-
-/// The main document part, found through the package relationships because
-/// producers may name it something other than word/document.xml.
-fn main_part(zip: &Zip, budget: &Budget) -> String {
-    let fallback = "word/document.xml".to_string();
-    let Ok(Some(rels)) = zip.read("_rels/.rels", budget) else {
-        return fallback;
-    };
-    let rels = String::from_utf8_lossy(&rels);
-    for ev in Reader::new(&rels) {
-        if let Ev::Start("Relationship", a, _) = ev {
-            let is_main = attr(a, "Type").is_some_and(|t| t.ends_with("/officeDocument"));
-            if let (true, Some(target)) = (is_main, attr(a, "Target")) {
-                let target = target.trim_start_matches('/');
-                if zip.names().any(|n| n.eq_ignore_ascii_case(target)) {
-                    return target.to_string();
-                }
-            }
-        }
-    }
-    fallback
-}
-
-fn core_title(xml: &str) -> Option<String> {
-    let mut inside = false;
-    let mut title = String::new();
-    for ev in Reader::new(xml) {
-        match ev {
-            Ev::Start("title", _, false) => inside = true,
-            Ev::End("title") => break,
-            Ev::Text(t) if inside => title.push_str(&t),
-            _ => {}
-        }
-    }
-    let t = tidy(&title);
-    (!t.is_empty()).then_some(t)
 }
 
 fn parse_styles(xml: &str) -> FastMap<String, StyleInfo> {
