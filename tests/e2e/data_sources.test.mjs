@@ -224,6 +224,7 @@ test("a PowerPoint deck and an Excel workbook are read: slides with their notes,
   assert.match(deckText, /Sunday: closed/);
   assert.match(deckText, /book drop beside the main door is open all night/, "speaker notes are read");
   assert.doesNotMatch(deckText, /Click to add/);
+  assert.doesNotMatch(deckText, /Staff rota/, "a hidden slide is not read");
   const bookText = await chunks(book.json.uuid);
   assert.match(bookText, /Family/);
   assert.match(bookText, /2025-01-28/, "a date cell reads as a date");

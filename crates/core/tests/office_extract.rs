@@ -719,6 +719,7 @@ fn pptx_reads_slides_in_shown_order_with_notes_and_tables() {
          Remind visitors that the book drop beside the main door is open all night.\n\n\
          # Loan periods\n\nItem: Books; Days: 21\nItem: DVDs; Days: 7\nItem: Magazines; Days: 14"
     );
+    assert!(!e.text.contains("Staff rota"), "a hidden slide is not read");
 }
 
 #[test]
@@ -740,7 +741,10 @@ fn xlsx_reads_visible_sheets_as_tables_of_shown_values() {
 fn pptx_and_xlsx_errors_are_clear() {
     let docx = fixture("document.docx");
     assert_err(pptx_to_text(&docx), "it looks like a Word document");
-    assert_err(xlsx_to_text(&docx), "not a XLSX: it has no xl/workbook.xml");
+    assert_err(
+        xlsx_to_text(&docx),
+        "not an XLSX: it has no xl/workbook.xml",
+    );
     assert_err(
         xlsx_to_text(&fixture("deck.pptx")),
         "it looks like a presentation",

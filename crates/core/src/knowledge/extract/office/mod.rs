@@ -139,7 +139,7 @@ impl<'a> Package<'a> {
             format!(" (it looks like {what})")
         });
         ExtractError(format!(
-            "the file is not a {}: it has no {path}{hint}",
+            "the file is not {}: it has no {path}{hint}",
             self.zip.kind()
         ))
     }

@@ -24,6 +24,18 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         let Some(xml) = package.text(slide_path)? else {
             continue;
         };
+        // A hidden slide is not shown in the presentation, as a hidden sheet is not shown.
+        let hidden = Reader::new(&xml)
+            .find_map(|ev| match ev {
+                Ev::Start(_, a, _) => {
+                    Some(attr(a, "show").is_some_and(|v| v == "0" || v == "false"))
+                }
+                _ => None,
+            })
+            .unwrap_or(false);
+        if hidden {
+            continue;
+        }
         let slide = read_slide(&xml, false);
         let notes = package
             .relationships(slide_path)

@@ -101,7 +101,7 @@ impl Book {
         // The cell being read: its column, type and style, and its value's text.
         let mut cell: Option<(usize, String, Shown)> = None;
         let mut value = String::new();
-        let mut in_value = false;
+        let (mut in_value, mut in_phonetic) = (false, false);
         for ev in Reader::new(xml) {
             match ev {
                 Ev::Start("row", _, false) => row.clear(),
@@ -116,10 +116,11 @@ impl Book {
                     cell = (!empty && column < MAX_COLUMNS).then_some((column, kind, shown));
                 }
                 // A formula's text is not shown; its cached result (`v`) is.
-                Ev::Start("v" | "t", _, false) => in_value = cell.is_some(),
+                Ev::Start("v" | "t", _, false) => in_value = cell.is_some() && !in_phonetic,
                 Ev::End("v" | "t") => in_value = false,
                 // Phonetic guides repeat the text they annotate.
-                Ev::Start("rPh", _, false) => in_value = false,
+                Ev::Start("rPh", _, false) => in_phonetic = true,
+                Ev::End("rPh") => in_phonetic = false,
                 Ev::Text(t) if in_value => value.push_str(&t),
                 Ev::End("c") => {
                     let Some((column, kind, shown)) = cell.take() else {
@@ -319,7 +320,7 @@ mod tests {
 <row r="1"><c r="A1" t="s"><v>0</v></c><c r="C1" t="s"><v>1</v></c></row>
 <row r="2"/>
 <row r="4"><c r="A4" t="s"><v>2</v></c><c r="B4" s="1"><v>45292</v></c><c r="C4"><f>A1*3</f><v>0.30000000000000004</v></c><c r="D4" s="2"><v>0.15</v></c></row>
-<row r="5"><c r="A5" t="inlineStr"><is><t>Pro &amp; more</t></is></c><c r="B5" s="3"><v>45292.75</v></c><c r="C5" t="b"><v>1</v></c><c r="E5" t="e"><v>#N/A</v></c></row>
+<row r="5"><c r="A5" t="inlineStr"><is><r><t>Pro &amp; </t></r><r><t>more</t></r><rPh><t>ぷろ</t></rPh></is></c><c r="B5" s="3"><v>45292.75</v></c><c r="C5" t="b"><v>1</v></c><c r="E5" t="e"><v>#N/A</v></c></row>
 </sheetData></worksheet>"#;
         assert_eq!(
             book().rows(xml),

@@ -25,6 +25,11 @@ pub(crate) struct Zip<'a> {
 /// keeps a forged count from making us walk gigabytes of directory.
 const MAX_ENTRIES: usize = 100_000;
 
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with('X') { "an" } else { "a" };
+    format!("{article} {kind}")
+}
+
 fn le(data: &[u8], at: usize, n: usize) -> Option<u64> {
     let b = data.get(at..at.checked_add(n)?)?;
     Some(
@@ -48,7 +53,8 @@ impl<'a> Zip<'a> {
         }
         if !data.starts_with(b"PK") {
             return Err(ExtractError(format!(
-                "the file is not a {kind}: it is not a ZIP package"
+                "the file is not {}: it is not a ZIP package",
+                with_article(kind)
             )));
         }
         match central_directory(data) {
@@ -66,8 +72,9 @@ impl<'a> Zip<'a> {
         }
     }
 
-    pub(crate) fn kind(&self) -> &'static str {
-        self.kind
+    /// The format the package should be, with its article ("an XLSX").
+    pub(crate) fn kind(&self) -> String {
+        with_article(self.kind)
     }
 
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
