@@ -203,7 +203,7 @@ test("a real PDF with a table and a DOCX are read, table rows kept whole", async
   assert.match(results[0].text, /Gamma \| 31 \| Blue/);
 });
 
-test("a PowerPoint deck and an Excel workbook are read: slides with their notes, sheets as rows", async () => {
+test("a PowerPoint deck, an Excel workbook and an EPUB book are read: slides with their notes, sheets as rows, chapters in order", async () => {
   const bot = await newChatbot();
   const deck = await upload(worker, key, bot.uuid, { name: "services.pptx", bytes: await fixture("office", "deck.pptx") });
   assert.equal(deck.status, 200, deck.text);
@@ -212,7 +212,9 @@ test("a PowerPoint deck and an Excel workbook are read: slides with their notes,
   // A Word document named as a deck is refused when read, saying what it is.
   const misnamed = await upload(worker, key, bot.uuid, { name: "misnamed.pptx", bytes: await fixture("office", "document.docx") });
   assert.equal(misnamed.status, 200, misnamed.text);
-  for (const s of [deck.json, book.json]) assert.equal((await settled(api, s.uuid)).status, "success");
+  const guide = await upload(worker, key, bot.uuid, { name: "guide.epub", bytes: await fixture("office", "guide.epub") });
+  assert.equal(guide.status, 200, guide.text);
+  for (const s of [deck.json, book.json, guide.json]) assert.equal((await settled(api, s.uuid)).status, "success");
   const failed = await settled(api, misnamed.json.uuid);
   assert.equal(failed.status, "error");
   assert.match(JSON.parse(failed.meta_json).error, /not a PPTX.*it looks like a Word document/);
@@ -231,12 +233,18 @@ test("a PowerPoint deck and an Excel workbook are read: slides with their notes,
   assert.match(bookText, /15%/, "a percent cell reads as a percent");
   assert.doesNotMatch(bookText, /x-17/, "a hidden sheet is not read");
 
+  const guideText = await chunks(guide.json.uuid);
+  assert.match(guideText, /Bring a proof of address/);
+  assert.ok(guideText.indexOf("Joining") < guideText.indexOf("Borrowing"), "chapters in reading order");
+
   const notes = await search(bot, "is the book drop open at night?");
   assert.equal(notes[0].data_source_uuid, deck.json.uuid);
   const plan = await search(bot, "how much is the Family plan per month?");
   assert.equal(plan[0].data_source_uuid, book.json.uuid);
   assert.match(plan[0].text, /Family/);
   assert.match(plan[0].text, /9\.99/);
+  const items = await search(bot, "how many items may a member hold at once?");
+  assert.equal(items[0].data_source_uuid, guide.json.uuid);
 });
 
 test("bad uploads get the contract's error and change nothing", async () => {

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use edgechat_core::knowledge::extract::{docx_to_text, pdf_to_text, pptx_to_text, xlsx_to_text};
+use edgechat_core::knowledge::extract::{
+    docx_to_text, epub_to_text, pdf_to_text, pptx_to_text, xlsx_to_text,
+};
 use edgechat_core::knowledge::extract::{ExtractError, Extracted};
 
 mod common;
@@ -670,6 +672,7 @@ fn mutated_fixtures_never_panic_or_hang() {
         ("document_lo.docx", docx_to_text, 60),
         ("deck.pptx", pptx_to_text, 150),
         ("book.xlsx", xlsx_to_text, 150),
+        ("guide.epub", epub_to_text, 150),
     ];
     // OFFICE_FUZZ_SCALE=20 (say) runs a longer campaign; the seed can vary too.
     let scale: usize = std::env::var("OFFICE_FUZZ_SCALE")
@@ -777,4 +780,43 @@ fn pptx_without_a_slide_list_reads_slides_by_number() {
         e.text,
         "# Slide 1\n\none\n\n# Slide 2\n\ntwo\n\n# Slide 3\n\nten"
     );
+}
+
+#[test]
+fn epub_reads_chapters_in_reading_order_without_the_navigation() {
+    let e = epub_to_text(&fixture("guide.epub")).expect("guide.epub");
+    assert_eq!(
+        e.title.as_deref(),
+        Some("A Member's Guide to Riverside Library")
+    );
+    assert_eq!(
+        e.text,
+        "# Joining\n\nBring a proof of address to any desk; membership is free for residents.\n\n\
+         # Borrowing\n\n## How many items\n\nMembers may hold twelve items at once.\n\n\
+         - Books: 21 days\n- DVDs: 7 days"
+    );
+    assert_err(epub_to_text(&fixture("deck.pptx")), "not an EPUB");
+    assert_err(epub_to_text(b"plain text"), "not an EPUB");
+}
+
+#[test]
+fn epub_chapter_without_a_heading_takes_its_title() {
+    let bytes = stored_zip(&[
+        (
+            "META-INF/container.xml",
+            r#"<container><rootfiles><rootfile full-path="OPS/book.opf"/></rootfiles></container>"#,
+        ),
+        (
+            "OPS/book.opf",
+            r#"<package><metadata><dc:title>Notes</dc:title></metadata><manifest>
+<item id="a" href="Text/part%201.xhtml" media-type="application/xhtml+xml"/></manifest>
+<spine><itemref idref="a"/><itemref idref="missing"/></spine></package>"#,
+        ),
+        (
+            "OPS/Text/part 1.xhtml",
+            "<html><head><title>Part one</title></head><body><p>Plain text.</p></body></html>",
+        ),
+    ]);
+    let e = epub_to_text(&bytes).expect("synthetic epub");
+    assert_eq!(e.text, "# Part one\n\nPlain text.");
 }

@@ -3,7 +3,7 @@
 
 use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChunks};
 use super::extract::{
-    csv, docx, html, json, markdown, pdf, pptx, render, text, xlsx, Document, ExtractError,
+    csv, docx, epub, html, json, markdown, pdf, pptx, render, text, xlsx, Document, ExtractError,
     Extracted,
 };
 use super::steps::INLINE_TEXT_BYTES;
@@ -20,6 +20,7 @@ pub enum DocKind {
     Docx,
     Pptx,
     Xlsx,
+    Epub,
 }
 
 impl DocKind {
@@ -34,6 +35,7 @@ impl DocKind {
             DocKind::Docx => DOCX_TYPE,
             DocKind::Pptx => PPTX_TYPE,
             DocKind::Xlsx => XLSX_TYPE,
+            DocKind::Epub => EPUB_TYPE,
         }
     }
 }
@@ -41,10 +43,11 @@ impl DocKind {
 const DOCX_TYPE: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 const PPTX_TYPE: &str = "application/vnd.openxmlformats-officedocument.presentationml.presentation";
 const XLSX_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const EPUB_TYPE: &str = "application/epub+zip";
 
 /// The extensions an upload may have, for error messages.
 pub const ACCEPTED_EXTENSIONS: &str =
-    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx, .pptx, .xlsx";
+    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx, .pptx, .xlsx, .epub";
 
 fn extension(file_name: &str) -> Option<String> {
     let (_, ext) = file_name.rsplit_once('.')?;
@@ -72,8 +75,10 @@ fn sniff(bytes: &[u8]) -> Option<DocKind> {
         // An Office package names its main part's folder near the start of the archive.
         let window = &bytes[..bytes.len().min(64 * 1024)];
         let names = |folder: &[u8]| window.windows(folder.len()).any(|w| w == folder);
+        // An EPUB opens with its media type, stored as the archive's first entry.
         return [
-            (&b"word/"[..], DocKind::Docx),
+            (&b"application/epub+zip"[..], DocKind::Epub),
+            (b"word/", DocKind::Docx),
             (b"ppt/", DocKind::Pptx),
             (b"xl/", DocKind::Xlsx),
         ]
@@ -105,6 +110,7 @@ pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) 
         Some("docx") => Some(DocKind::Docx),
         Some("pptx") => Some(DocKind::Pptx),
         Some("xlsx") => Some(DocKind::Xlsx),
+        Some("epub") => Some(DocKind::Epub),
         Some(_) => return None,
         None => None,
     };
@@ -123,6 +129,7 @@ fn detect_by_media_type(media: &str) -> Option<DocKind> {
         DOCX_TYPE => Some(DocKind::Docx),
         PPTX_TYPE => Some(DocKind::Pptx),
         XLSX_TYPE => Some(DocKind::Xlsx),
+        EPUB_TYPE => Some(DocKind::Epub),
         m if m.starts_with("text/") => Some(DocKind::Text),
         _ => None,
     }
@@ -182,6 +189,7 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
         DocKind::Docx => docx::read(bytes)?,
         DocKind::Pptx => pptx::read(bytes)?,
         DocKind::Xlsx => xlsx::read(bytes)?,
+        DocKind::Epub => epub::read(bytes)?,
         DocKind::Html => html::read(&decode_text(bytes)),
         DocKind::Markdown => markdown::read(&decode_text(bytes)),
         DocKind::Csv => csv::read(&decode_text(bytes))?,
@@ -219,6 +227,7 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
         DocKind::Docx => docx::read(&bytes)?,
         DocKind::Pptx => pptx::read(&bytes)?,
         DocKind::Xlsx => xlsx::read(&bytes)?,
+        DocKind::Epub => epub::read(&bytes)?,
         DocKind::Html => html::read(&decode_owned(bytes)),
         DocKind::Markdown => markdown::read(&decode_owned(bytes)),
         DocKind::Csv => csv::read(&decode_owned(bytes))?,
@@ -341,6 +350,13 @@ mod tests {
                 Some(DocKind::Docx),
             ),
             ("plans", Some(XLSX_TYPE), b"\0", Some(DocKind::Xlsx)),
+            ("guide.epub", None, b"PK\x03\x04", Some(DocKind::Epub)),
+            (
+                "book",
+                None,
+                b"PK\x03\x04mimetypeapplication/epub+zip",
+                Some(DocKind::Epub),
+            ),
             ("blob", None, b"  %PDF-1.4 ...", Some(DocKind::Pdf)),
             ("page", None, b"<!DOCTYPE html><p>x", Some(DocKind::Html)),
             (

@@ -2,7 +2,7 @@
 //! to the indexed text and chunked.
 //!
 //! ```text
-//!   html/ markdown/ csv/ json/ text/ pdf/ office/     one reader per format: bytes or text
+//!   html/ markdown/ csv/ json/ text/ pdf/ office/ epub one reader per format: bytes or text
 //!                     │                              in, Document out
 //!                     ▼
 //!   document.rs   Document { title, blocks }         headings, paragraphs, lists, tables
@@ -23,6 +23,7 @@
 
 pub mod csv;
 pub mod document;
+pub mod epub;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -104,6 +105,11 @@ pub fn pdf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 /// The text of a DOCX (Office Open XML) document.
 pub fn docx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     office::docx::read(bytes).map(|doc| Extracted::from(&doc))
+}
+
+/// The text of an EPUB book, chapter by chapter.
+pub fn epub_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    epub::read(bytes).map(|doc| Extracted::from(&doc))
 }
 
 /// The text of a PPTX (PowerPoint) presentation, slide by slide.

@@ -1,11 +1,12 @@
 //! Office Open XML: Word documents, PowerPoint presentations and Excel workbooks. All three
 //! are ZIP packages of XML parts tied together by relationship parts; what they share (the
 //! package, its relationships, its title) is here, and each format reads its own parts.
+//! EPUB books (`super::epub`) are ZIP packages of XML too and read theirs through `Package`.
 
 pub mod docx;
 pub mod pptx;
 pub mod xlsx;
-mod xml;
+pub(crate) mod xml;
 mod zip;
 
 use super::binary::{Budget, DECOMPRESS_BUDGET};
@@ -146,7 +147,7 @@ impl<'a> Package<'a> {
 }
 
 /// `target` as a part path, relative to the directory `dir` of the part that names it.
-fn resolve(dir: &str, target: &str) -> String {
+pub(crate) fn resolve(dir: &str, target: &str) -> String {
     if let Some(absolute) = target.strip_prefix('/') {
         return absolute.to_string();
     }

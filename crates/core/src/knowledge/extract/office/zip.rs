@@ -26,7 +26,12 @@ pub(crate) struct Zip<'a> {
 const MAX_ENTRIES: usize = 100_000;
 
 fn with_article(kind: &str) -> String {
-    let article = if kind.starts_with('X') { "an" } else { "a" };
+    // Read out letter by letter: "an EPUB", "an XLSX", "a DOCX".
+    let article = if kind.starts_with(['A', 'E', 'F', 'X']) {
+        "an"
+    } else {
+        "a"
+    };
     format!("{article} {kind}")
 }
 
