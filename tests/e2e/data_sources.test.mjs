@@ -247,6 +247,28 @@ test("a PowerPoint deck, an Excel workbook and an EPUB book are read: slides wit
   assert.equal(items[0].data_source_uuid, guide.json.uuid);
 });
 
+test("OpenDocument text, spreadsheet and presentation uploads are read", async () => {
+  const bot = await newChatbot();
+  const uploads = {};
+  for (const name of ["minutes.odt", "budget.ods", "talk.odp"]) {
+    const r = await upload(worker, key, bot.uuid, { name, bytes: await fixture("office", name) });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await settled(api, r.json.uuid)).status, "success", name);
+    uploads[name] = r.json.uuid;
+  }
+  const text = async (uuid) => (await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${uuid}' ORDER BY position`))
+    .map((c) => `${c.heading}\n${c.text}`).join("\n");
+  const minutes = await text(uploads["minutes.odt"]);
+  assert.match(minutes, /The reading room opens at nine/);
+  assert.doesNotMatch(minutes, /reviewer's comment|Footnote text/, "comments and footnotes are left out");
+  assert.match(await text(uploads["budget.ods"]), /Chairs/);
+  assert.match(await text(uploads["talk.odp"]), /sign-up is online/, "speaker notes are read");
+  const votes = await search(bot, "was the paint motion carried?");
+  assert.equal(votes[0].data_source_uuid, uploads["minutes.odt"]);
+  const prizes = await search(bot, "are there prizes for summer reading?");
+  assert.equal(prizes[0].data_source_uuid, uploads["talk.odp"]);
+});
+
 test("bad uploads get the contract's error and change nothing", async () => {
   const bot = await newChatbot();
   const ok = await upload(worker, key, bot.uuid, { name: "notes.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays."), type: "text/plain" });

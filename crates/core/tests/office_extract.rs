@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use edgechat_core::knowledge::extract::{
-    docx_to_text, epub_to_text, pdf_to_text, pptx_to_text, xlsx_to_text,
+    docx_to_text, epub_to_text, odf_to_text, pdf_to_text, pptx_to_text, xlsx_to_text,
 };
 use edgechat_core::knowledge::extract::{ExtractError, Extracted};
 
@@ -673,6 +673,9 @@ fn mutated_fixtures_never_panic_or_hang() {
         ("deck.pptx", pptx_to_text, 150),
         ("book.xlsx", xlsx_to_text, 150),
         ("guide.epub", epub_to_text, 150),
+        ("minutes.odt", odf_to_text, 100),
+        ("budget.ods", odf_to_text, 100),
+        ("talk.odp", odf_to_text, 100),
     ];
     // OFFICE_FUZZ_SCALE=20 (say) runs a longer campaign; the seed can vary too.
     let scale: usize = std::env::var("OFFICE_FUZZ_SCALE")
@@ -819,4 +822,32 @@ fn epub_chapter_without_a_heading_takes_its_title() {
     ]);
     let e = epub_to_text(&bytes).expect("synthetic epub");
     assert_eq!(e.text, "# Part one\n\nPlain text.");
+}
+
+#[test]
+fn opendocument_text_spreadsheet_and_presentation_are_read() {
+    let odt = odf_to_text(&fixture("minutes.odt")).expect("minutes.odt");
+    assert_eq!(odt.title.as_deref(), Some("Committee minutes"));
+    assert_eq!(
+        odt.text,
+        "# Decisions\n\nThe reading room opens at nine\nfrom the first of March.\n\n\
+         Two spaces kept as one.\n\n## Actions\n\n- Order new chairs.\n- Repaint the entrance.\n\n\
+         Motion: Chairs; Result: Carried\nMotion: Paint; Result: Deferred"
+    );
+    let ods = odf_to_text(&fixture("budget.ods")).expect("budget.ods");
+    assert_eq!(
+        ods.text,
+        "# Budget\n\nItem: Chairs; Cost: 1200\nItem: Paint; Cost: 300\n\n\
+         # Staff\n\nName: Ada; Role: Librarian"
+    );
+    let odp = odf_to_text(&fixture("talk.odp")).expect("talk.odp");
+    assert_eq!(
+        odp.text,
+        "# Summer reading\n\n- Starts in June\n- Prizes for every ten books\n\n\
+         Mention that sign-up is online.\n\n# Slide 2\n\nQuestions welcome at the desk."
+    );
+    assert_err(
+        odf_to_text(&fixture("deck.pptx")),
+        "not an OpenDocument file",
+    );
 }

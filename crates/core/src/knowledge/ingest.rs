@@ -3,8 +3,8 @@
 
 use super::chunk::{chunk_document, chunk_text, Chunk, ChunkOptions, DocumentChunks};
 use super::extract::{
-    csv, docx, epub, html, json, markdown, pdf, pptx, render, text, xlsx, Document, ExtractError,
-    Extracted,
+    csv, docx, epub, html, json, markdown, odf, pdf, pptx, render, text, xlsx, Document,
+    ExtractError, Extracted,
 };
 use super::steps::INLINE_TEXT_BYTES;
 use super::tokens::estimate_tokens;
@@ -21,6 +21,8 @@ pub enum DocKind {
     Pptx,
     Xlsx,
     Epub,
+    /// OpenDocument text, spreadsheet or presentation (`.odt`, `.ods`, `.odp`).
+    OpenDocument,
 }
 
 impl DocKind {
@@ -36,6 +38,7 @@ impl DocKind {
             DocKind::Pptx => PPTX_TYPE,
             DocKind::Xlsx => XLSX_TYPE,
             DocKind::Epub => EPUB_TYPE,
+            DocKind::OpenDocument => ODT_TYPE,
         }
     }
 }
@@ -44,10 +47,11 @@ const DOCX_TYPE: &str = "application/vnd.openxmlformats-officedocument.wordproce
 const PPTX_TYPE: &str = "application/vnd.openxmlformats-officedocument.presentationml.presentation";
 const XLSX_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const EPUB_TYPE: &str = "application/epub+zip";
+const ODT_TYPE: &str = "application/vnd.oasis.opendocument.text";
 
 /// The extensions an upload may have, for error messages.
 pub const ACCEPTED_EXTENSIONS: &str =
-    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx, .pptx, .xlsx, .epub";
+    ".txt, .md, .mdx, .rst, .adoc, .html, .csv, .json, .pdf, .docx, .pptx, .xlsx, .epub, .odt, .ods, .odp";
 
 fn extension(file_name: &str) -> Option<String> {
     let (_, ext) = file_name.rsplit_once('.')?;
@@ -75,9 +79,14 @@ fn sniff(bytes: &[u8]) -> Option<DocKind> {
         // An Office package names its main part's folder near the start of the archive.
         let window = &bytes[..bytes.len().min(64 * 1024)];
         let names = |folder: &[u8]| window.windows(folder.len()).any(|w| w == folder);
-        // An EPUB opens with its media type, stored as the archive's first entry.
+        // An EPUB or OpenDocument file opens with its media type, stored as the archive's
+        // first entry.
         return [
             (&b"application/epub+zip"[..], DocKind::Epub),
+            (
+                b"application/vnd.oasis.opendocument.",
+                DocKind::OpenDocument,
+            ),
             (b"word/", DocKind::Docx),
             (b"ppt/", DocKind::Pptx),
             (b"xl/", DocKind::Xlsx),
@@ -111,6 +120,7 @@ pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) 
         Some("pptx") => Some(DocKind::Pptx),
         Some("xlsx") => Some(DocKind::Xlsx),
         Some("epub") => Some(DocKind::Epub),
+        Some("odt" | "ods" | "odp") => Some(DocKind::OpenDocument),
         Some(_) => return None,
         None => None,
     };
@@ -130,6 +140,7 @@ fn detect_by_media_type(media: &str) -> Option<DocKind> {
         PPTX_TYPE => Some(DocKind::Pptx),
         XLSX_TYPE => Some(DocKind::Xlsx),
         EPUB_TYPE => Some(DocKind::Epub),
+        m if m.starts_with("application/vnd.oasis.opendocument.") => Some(DocKind::OpenDocument),
         m if m.starts_with("text/") => Some(DocKind::Text),
         _ => None,
     }
@@ -190,6 +201,7 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
         DocKind::Pptx => pptx::read(bytes)?,
         DocKind::Xlsx => xlsx::read(bytes)?,
         DocKind::Epub => epub::read(bytes)?,
+        DocKind::OpenDocument => odf::read(bytes)?,
         DocKind::Html => html::read(&decode_text(bytes)),
         DocKind::Markdown => markdown::read(&decode_text(bytes)),
         DocKind::Csv => csv::read(&decode_text(bytes))?,
@@ -228,6 +240,7 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
         DocKind::Pptx => pptx::read(&bytes)?,
         DocKind::Xlsx => xlsx::read(&bytes)?,
         DocKind::Epub => epub::read(&bytes)?,
+        DocKind::OpenDocument => odf::read(&bytes)?,
         DocKind::Html => html::read(&decode_owned(bytes)),
         DocKind::Markdown => markdown::read(&decode_owned(bytes)),
         DocKind::Csv => csv::read(&decode_owned(bytes))?,

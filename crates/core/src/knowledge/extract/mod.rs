@@ -2,7 +2,7 @@
 //! to the indexed text and chunked.
 //!
 //! ```text
-//!   html/ markdown/ csv/ json/ text/ pdf/ office/ epub one reader per format: bytes or text
+//!   html/ markdown/ csv/ json/ text/ pdf/ office/ epub odf: one reader per format: bytes or text
 //!                     │                              in, Document out
 //!                     ▼
 //!   document.rs   Document { title, blocks }         headings, paragraphs, lists, tables
@@ -27,6 +27,7 @@ pub mod epub;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod odf;
 pub mod office;
 pub mod pdf;
 pub mod render;
@@ -110,6 +111,11 @@ pub fn docx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 /// The text of an EPUB book, chapter by chapter.
 pub fn epub_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     epub::read(bytes).map(|doc| Extracted::from(&doc))
+}
+
+/// The text of an OpenDocument text, spreadsheet or presentation.
+pub fn odf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    odf::read(bytes).map(|doc| Extracted::from(&doc))
 }
 
 /// The text of a PPTX (PowerPoint) presentation, slide by slide.

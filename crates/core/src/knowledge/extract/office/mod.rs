@@ -1,7 +1,8 @@
 //! Office Open XML: Word documents, PowerPoint presentations and Excel workbooks. All three
 //! are ZIP packages of XML parts tied together by relationship parts; what they share (the
 //! package, its relationships, its title) is here, and each format reads its own parts.
-//! EPUB books (`super::epub`) are ZIP packages of XML too and read theirs through `Package`.
+//! EPUB books (`super::epub`) and OpenDocument files (`super::odf`) are ZIP packages of XML
+//! too and read theirs through `Package`.
 
 pub mod docx;
 pub mod pptx;
@@ -123,7 +124,7 @@ impl<'a> Package<'a> {
 
     /// The title set in the document's properties, when there is one.
     pub(crate) fn title(&self) -> Option<String> {
-        core_title(&self.optional_text("docProps/core.xml")?)
+        title_in(&self.optional_text("docProps/core.xml")?)
     }
 
     /// The error for a package that lacks its main part `path`: when it is another Office
@@ -187,7 +188,9 @@ fn decode_xml_text(b: &[u8]) -> String {
     }
 }
 
-fn core_title(xml: &str) -> Option<String> {
+/// The text of the first `title` element of a properties part (Office's `docProps/core.xml`,
+/// OpenDocument's `meta.xml`), when it has any.
+pub(crate) fn title_in(xml: &str) -> Option<String> {
     let mut inside = false;
     let mut title = String::new();
     for ev in Reader::new(xml) {

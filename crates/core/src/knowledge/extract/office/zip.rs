@@ -26,8 +26,8 @@ pub(crate) struct Zip<'a> {
 const MAX_ENTRIES: usize = 100_000;
 
 fn with_article(kind: &str) -> String {
-    // Read out letter by letter: "an EPUB", "an XLSX", "a DOCX".
-    let article = if kind.starts_with(['A', 'E', 'F', 'X']) {
+    // "an EPUB", "an XLSX", "an OpenDocument file", "a DOCX".
+    let article = if kind.starts_with(['A', 'E', 'F', 'O', 'X']) {
         "an"
     } else {
         "a"

@@ -1,0 +1,282 @@
+//! OpenDocument (LibreOffice's and many administrations' format): text documents (`.odt`),
+//! spreadsheets (`.ods`) and presentations (`.odp`), all a ZIP package whose `content.xml`
+//! holds the body. Headings keep their outline level, list paragraphs become items, tables
+//! keep their rows (a text table's header rows name its columns; a sheet's first row does
+//! when it reads like titles, as a CSV file's does), each sheet is a section named after it
+//! and each slide a section titled by its title (else "Slide N"), its speaker notes after it.
+//!
+//! Left out: tracked deletions, comments, footnotes, generated indexes and tables of
+//! contents (they repeat the headings), and slide numbers, dates and footers.
+
+use super::clean::squeeze_lines as tidy;
+use super::csv::table_of;
+use super::document::{Block, Cell, Document, PushFlat, Row, Table};
+use super::office::xml::{attr, Ev, Reader};
+use super::office::{title_in, Package};
+use super::ExtractError;
+
+/// Cells past this column are not read: a sheet's last row is often "1,024 empty cells".
+const MAX_COLUMNS: usize = 256;
+/// How many times a repeated row with text is read; empty repeats (a sheet's million
+/// trailing rows) are not read at all.
+const MAX_ROW_REPEAT: usize = 100;
+
+/// Reads an OpenDocument text, spreadsheet or presentation.
+pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
+    let package = Package::open(bytes, "OpenDocument file")?;
+    let content = package.text("content.xml")?.ok_or_else(|| {
+        ExtractError("the file is not an OpenDocument file: it has no content.xml".into())
+    })?;
+    let blocks = body_blocks(&content);
+    let title = package.optional_text("meta.xml").and_then(|m| title_in(&m));
+    let title = title.or_else(|| {
+        blocks.iter().find_map(|b| match b {
+            Block::Heading { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+    });
+    Ok(Document { title, blocks })
+}
+
+/// What a frame's (`draw:frame`) paragraphs are, by its `presentation:class`.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Text,
+    Points,
+    Title,
+    Skipped,
+}
+
+/// Elements whose content is not read.
+fn skipped(name: &str) -> bool {
+    matches!(
+        name,
+        "tracked-changes"
+            | "annotation"
+            | "note"
+            | "table-of-content"
+            | "alphabetical-index"
+            | "illustration-index"
+            | "table-index"
+            | "object-index"
+            | "user-index"
+            | "bibliography"
+    )
+}
+
+#[derive(Default)]
+struct TableReading {
+    name: String,
+    rows: Vec<Row>,
+    row: Row,
+    row_repeat: usize,
+    cell: String,
+    cell_repeat: usize,
+    in_header: bool,
+}
+
+fn repeat_of(attrs: &str, name: &str) -> usize {
+    attr(attrs, name)
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn body_blocks(xml: &str) -> Vec<Block> {
+    let mut blocks: Vec<Block> = Vec::new();
+    // Open paragraphs and headings (a text box may sit inside a paragraph), with the
+    // heading's level.
+    let mut open: Vec<(String, Option<u8>)> = Vec::new();
+    let mut skip_depth = 0usize;
+    let mut list_depth = 0usize;
+    let mut table_depth = 0usize;
+    let mut table = TableReading::default();
+    let mut spreadsheet = false;
+    let mut role = Role::Text;
+    let mut in_notes = false;
+    // The slide being read: where its blocks start, its number and its title.
+    let mut slide: Option<(usize, usize, Option<String>)> = None;
+    let mut slides = 0usize;
+    for ev in Reader::new(xml) {
+        if skip_depth > 0 {
+            match ev {
+                Ev::Start(_, _, false) => skip_depth += 1,
+                Ev::End(_) => skip_depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match ev {
+            Ev::Start(name, _, false) if skipped(name) => skip_depth = 1,
+            Ev::Start("spreadsheet", _, false) => spreadsheet = true,
+            Ev::Start("page", _, false) => {
+                slides += 1;
+                slide = Some((blocks.len(), slides, None));
+            }
+            Ev::Start("notes", _, false) => in_notes = true,
+            Ev::End("notes") => in_notes = false,
+            Ev::Start("frame", a, _) => {
+                role = match (in_notes, attr(a, "class").as_deref()) {
+                    (true, Some("notes")) => Role::Text,
+                    (true, _) => Role::Skipped,
+                    (false, Some("title")) => Role::Title,
+                    (false, Some("outline")) => Role::Points,
+                    (false, Some("page-number" | "date-time" | "footer" | "header")) => {
+                        Role::Skipped
+                    }
+                    _ => Role::Text,
+                }
+            }
+            Ev::End("frame") => role = Role::Text,
+            Ev::Start("list", _, false) => list_depth += 1,
+            Ev::End("list") => list_depth = list_depth.saturating_sub(1),
+            Ev::Start("p", _, false) => open.push((String::new(), None)),
+            Ev::Start("h", a, false) => {
+                let level = attr(a, "outline-level")
+                    .and_then(|l| l.parse::<u8>().ok())
+                    .unwrap_or(1);
+                open.push((String::new(), Some(level.clamp(1, 6))));
+            }
+            Ev::Text(t) => {
+                if let Some((text, _)) = open.last_mut() {
+                    text.push_str(&t);
+                }
+            }
+            Ev::Start(name @ ("s" | "tab" | "line-break"), a, _) => {
+                if let Some((text, _)) = open.last_mut() {
+                    match name {
+                        "s" => text.extend(std::iter::repeat_n(' ', repeat_of(a, "c").min(64))),
+                        "tab" => text.push('\t'),
+                        _ => text.push('\n'),
+                    }
+                }
+            }
+            Ev::End("p" | "h") => {
+                let Some((text, level)) = open.pop() else {
+                    continue;
+                };
+                let text = tidy(&text);
+                if text.is_empty() {
+                    continue;
+                }
+                if table_depth > 0 {
+                    if !table.cell.is_empty() {
+                        table.cell.push(' ');
+                    }
+                    table.cell.push_str(&text.replace('\n', " "));
+                    continue;
+                }
+                match (role, slide.as_mut(), level) {
+                    (Role::Skipped, _, _) => {}
+                    (Role::Title, Some((_, _, title)), _) => {
+                        let title = title.get_or_insert_with(String::new);
+                        if !title.is_empty() {
+                            title.push(' ');
+                        }
+                        title.push_str(&text.replace('\n', " "));
+                    }
+                    (_, _, Some(level)) => blocks.push(Block::Heading {
+                        level,
+                        text: text.replace('\n', " "),
+                    }),
+                    _ if list_depth > 0 || role == Role::Points => {
+                        blocks.push_item(text.replace('\n', " "))
+                    }
+                    _ => blocks.push(Block::Paragraph(text)),
+                }
+            }
+            Ev::Start("table", a, false) => {
+                table_depth += 1;
+                if table_depth == 1 {
+                    table = TableReading {
+                        name: attr(a, "name")
+                            .map(|n| n.trim().to_string())
+                            .unwrap_or_default(),
+                        ..TableReading::default()
+                    };
+                }
+            }
+            Ev::Start("table-header-rows", _, false) if table_depth == 1 => table.in_header = true,
+            Ev::End("table-header-rows") if table_depth == 1 => table.in_header = false,
+            Ev::Start("table-row", a, _) if table_depth == 1 => {
+                table.row = Row {
+                    header: table.in_header,
+                    cells: Vec::new(),
+                };
+                table.row_repeat = repeat_of(a, "number-rows-repeated");
+            }
+            Ev::Start("table-cell" | "covered-table-cell", a, empty) if table_depth == 1 => {
+                table.cell.clear();
+                table.cell_repeat = repeat_of(a, "number-columns-repeated");
+                if empty {
+                    push_cells(&mut table);
+                }
+            }
+            Ev::End("table-cell" | "covered-table-cell") if table_depth == 1 => {
+                push_cells(&mut table)
+            }
+            Ev::End("table-row") if table_depth == 1 => {
+                let mut row = std::mem::take(&mut table.row);
+                while row.cells.last().is_some_and(|c| c.text.is_empty()) {
+                    row.cells.pop();
+                }
+                if !row.is_blank() {
+                    for _ in 1..table.row_repeat.min(MAX_ROW_REPEAT) {
+                        table.rows.push(row.clone());
+                    }
+                    table.rows.push(row);
+                }
+            }
+            Ev::End("table") => {
+                table_depth = table_depth.saturating_sub(1);
+                if table_depth == 0 {
+                    let done = std::mem::take(&mut table);
+                    finish_table(done, spreadsheet, &mut blocks);
+                }
+            }
+            Ev::End("page") => {
+                if let Some((start, number, title)) = slide.take() {
+                    let text = title.unwrap_or_else(|| format!("Slide {number}"));
+                    blocks.insert(start, Block::Heading { level: 1, text });
+                }
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The cell just read, as many times as it repeats, within the columns read.
+fn push_cells(table: &mut TableReading) {
+    let text = std::mem::take(&mut table.cell);
+    let room = MAX_COLUMNS.saturating_sub(table.row.cells.len());
+    // Empty cells repeated past the last filled one are trimmed with the row.
+    for _ in 0..table.cell_repeat.min(room) {
+        table.row.cells.push(Cell::new(text.clone()));
+    }
+}
+
+fn finish_table(table: TableReading, spreadsheet: bool, blocks: &mut Vec<Block>) {
+    if table.rows.is_empty() {
+        return;
+    }
+    if spreadsheet {
+        let name = if table.name.is_empty() {
+            "Sheet".to_string()
+        } else {
+            table.name
+        };
+        blocks.push(Block::Heading {
+            level: 1,
+            text: name,
+        });
+        let rows = table
+            .rows
+            .into_iter()
+            .map(|r| r.cells.into_iter().map(|c| c.text).collect())
+            .collect();
+        blocks.push(Block::Table(table_of(rows)));
+    } else {
+        blocks.push(Block::Table(Table { rows: table.rows }));
+    }
+}
