@@ -6,7 +6,8 @@
 //! and each slide a section titled by its title (else "Slide N"), its speaker notes after it.
 //!
 //! Left out: tracked deletions, comments, footnotes, generated indexes and tables of
-//! contents (they repeat the headings), and slide numbers, dates and footers.
+//! contents (they repeat the headings), images' titles and descriptions, and slide numbers,
+//! dates and footers.
 
 use super::clean::squeeze_lines as tidy;
 use super::csv::table_of;
@@ -61,6 +62,10 @@ fn skipped(name: &str) -> bool {
             | "object-index"
             | "user-index"
             | "bibliography"
+            // An image's title and description (`svg:title`, `svg:desc`), when it is
+            // anchored inside a paragraph, would otherwise run into its text.
+            | "title"
+            | "desc"
     )
 }
 
@@ -91,6 +96,7 @@ fn body_blocks(xml: &str) -> Vec<Block> {
     let mut list_depth = 0usize;
     let mut table_depth = 0usize;
     let mut table = TableReading::default();
+    // Whether the body is a spreadsheet's, whose tables are sheets.
     let mut spreadsheet = false;
     let mut role = Role::Text;
     let mut in_notes = false;
@@ -221,7 +227,13 @@ fn body_blocks(xml: &str) -> Vec<Block> {
                     row.cells.pop();
                 }
                 if !row.is_blank() {
-                    for _ in 1..table.row_repeat.min(MAX_ROW_REPEAT) {
+                    let size: usize = row.cells.iter().map(|c| c.text.len()).sum();
+                    let repeat = if size > MAX_REPEATED_TEXT * 16 {
+                        1
+                    } else {
+                        table.row_repeat.min(MAX_ROW_REPEAT)
+                    };
+                    for _ in 1..repeat {
                         table.rows.push(row.clone());
                     }
                     table.rows.push(row);
@@ -246,13 +258,31 @@ fn body_blocks(xml: &str) -> Vec<Block> {
     blocks
 }
 
+/// Longer text than this is read once, whatever its repeat count: a repeat is a way to store
+/// many equal short values, and copying a long text thousands of times would take memory
+/// the Worker does not have.
+const MAX_REPEATED_TEXT: usize = 256;
+
 /// The cell just read, as many times as it repeats, within the columns read.
 fn push_cells(table: &mut TableReading) {
     let text = std::mem::take(&mut table.cell);
     let room = MAX_COLUMNS.saturating_sub(table.row.cells.len());
-    // Empty cells repeated past the last filled one are trimmed with the row.
-    for _ in 0..table.cell_repeat.min(room) {
+    let repeat = table.cell_repeat.min(room);
+    // A long text keeps its column; the repeats after it stay empty. Empty cells repeated
+    // past the last filled one are trimmed with the row.
+    let copies = if text.len() > MAX_REPEATED_TEXT {
+        1
+    } else {
+        repeat
+    };
+    for _ in 1..copies {
         table.row.cells.push(Cell::new(text.clone()));
+    }
+    if repeat > 0 {
+        table.row.cells.push(Cell::new(text));
+    }
+    for _ in copies.max(1)..repeat {
+        table.row.cells.push(Cell::new(""));
     }
 }
 
@@ -278,5 +308,46 @@ fn finish_table(table: TableReading, spreadsheet: bool, blocks: &mut Vec<Block>)
         blocks.push(Block::Table(table_of(rows)));
     } else {
         blocks.push(Block::Table(Table { rows: table.rows }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_anchored_image_keeps_its_description_out_of_the_paragraph() {
+        let xml = r#"<office:document-content><office:body><office:text><text:p>Before <draw:frame><svg:title>Logo</svg:title><svg:desc>A red logo</svg:desc><draw:image/></draw:frame>after.</text:p></office:text></office:body></office:document-content>"#;
+        assert_eq!(body_blocks(xml), [Block::Paragraph("Before after.".into())]);
+    }
+
+    #[test]
+    fn a_long_repeated_text_is_read_once_in_its_column() {
+        let long = "word ".repeat(100);
+        let xml = format!(
+            r#"<office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="50"><table:table-cell table:number-columns-repeated="3"><text:p>{long}</text:p></table:table-cell><table:table-cell><text:p>last</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>"#
+        );
+        let blocks = body_blocks(&xml);
+        let Some(Block::Table(table)) = blocks.get(1) else {
+            panic!("{blocks:?}");
+        };
+        let cells: Vec<&str> = table.rows[0]
+            .cells
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(cells, [long.trim(), "", "", "last"]);
+        assert_eq!(table.rows.len(), 50);
+    }
+
+    #[test]
+    fn repeated_rows_and_cells_are_bounded() {
+        let xml = r#"<office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="1000000"><table:table-cell table:number-columns-repeated="100000"><text:p>x</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>"#;
+        let blocks = body_blocks(xml);
+        let Some(Block::Table(table)) = blocks.get(1) else {
+            panic!("{blocks:?}");
+        };
+        assert_eq!(table.rows.len(), MAX_ROW_REPEAT);
+        assert!(table.rows.iter().all(|r| r.cells.len() == MAX_COLUMNS));
     }
 }
