@@ -18,6 +18,17 @@ pub(crate) fn err<T>(msg: &str) -> Result<T, ExtractError> {
 /// of a document so that many small bombs cannot add up to a big one either.
 pub(crate) const DECOMPRESS_BUDGET: usize = 64 << 20;
 
+/// Total text the cells of one spreadsheet may hold once their shared strings and repeats
+/// are written out: a small part can name one long string a million times.
+pub(crate) const CELL_TEXT_BUDGET: usize = 64 << 20;
+
+/// The error for a spreadsheet whose cells hold more text than `CELL_TEXT_BUDGET`.
+pub(crate) fn too_much_cell_text() -> super::ExtractError {
+    super::ExtractError(
+        "the spreadsheet's cells hold more than 64 MiB of text once written out".into(),
+    )
+}
+
 pub(crate) struct Budget {
     left: Cell<usize>,
     pub(crate) exhausted: Cell<bool>,

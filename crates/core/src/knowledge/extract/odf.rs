@@ -9,6 +9,7 @@
 //! contents (they repeat the headings), images' titles and descriptions, and slide numbers,
 //! dates and footers.
 
+use super::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET};
 use super::clean::squeeze_lines as tidy;
 use super::csv::table_of;
 use super::document::{Block, Cell, Document, PushFlat, Row, Table};
@@ -28,7 +29,7 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
     let content = package.text("content.xml")?.ok_or_else(|| {
         ExtractError("the file is not an OpenDocument file: it has no content.xml".into())
     })?;
-    let blocks = body_blocks(&content);
+    let blocks = body_blocks(&content, &Budget::new(CELL_TEXT_BUDGET))?;
     let title = package.optional_text("meta.xml").and_then(|m| title_in(&m));
     let title = title.or_else(|| {
         blocks.iter().find_map(|b| match b {
@@ -87,7 +88,9 @@ fn repeat_of(attrs: &str, name: &str) -> usize {
         .max(1)
 }
 
-fn body_blocks(xml: &str) -> Vec<Block> {
+/// The body's blocks; an error once its tables' cells, repeats written out, hold more text
+/// than `cell_text` allows.
+fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError> {
     let mut blocks: Vec<Block> = Vec::new();
     // Open paragraphs and headings (a text box may sit inside a paragraph), with the
     // heading's level.
@@ -215,11 +218,11 @@ fn body_blocks(xml: &str) -> Vec<Block> {
                 table.cell.clear();
                 table.cell_repeat = repeat_of(a, "number-columns-repeated");
                 if empty {
-                    push_cells(&mut table);
+                    push_cells(&mut table, cell_text)?;
                 }
             }
             Ev::End("table-cell" | "covered-table-cell") if table_depth == 1 => {
-                push_cells(&mut table)
+                push_cells(&mut table, cell_text)?
             }
             Ev::End("table-row") if table_depth == 1 => {
                 let mut row = std::mem::take(&mut table.row);
@@ -233,6 +236,9 @@ fn body_blocks(xml: &str) -> Vec<Block> {
                     } else {
                         table.row_repeat.min(MAX_ROW_REPEAT)
                     };
+                    if !cell_text.take(size.saturating_mul(repeat - 1)) {
+                        return Err(too_much_cell_text());
+                    }
                     for _ in 1..repeat {
                         table.rows.push(row.clone());
                     }
@@ -255,7 +261,7 @@ fn body_blocks(xml: &str) -> Vec<Block> {
             _ => {}
         }
     }
-    blocks
+    Ok(blocks)
 }
 
 /// Longer text than this is read once, whatever its repeat count: a repeat is a way to store
@@ -263,8 +269,9 @@ fn body_blocks(xml: &str) -> Vec<Block> {
 /// the Worker does not have.
 const MAX_REPEATED_TEXT: usize = 256;
 
-/// The cell just read, as many times as it repeats, within the columns read.
-fn push_cells(table: &mut TableReading) {
+/// The cell just read, as many times as it repeats, within the columns read; an error once
+/// the cells' text is over its budget.
+fn push_cells(table: &mut TableReading, cell_text: &Budget) -> Result<(), ExtractError> {
     let text = std::mem::take(&mut table.cell);
     let room = MAX_COLUMNS.saturating_sub(table.row.cells.len());
     let repeat = table.cell_repeat.min(room);
@@ -275,6 +282,9 @@ fn push_cells(table: &mut TableReading) {
     } else {
         repeat
     };
+    if !cell_text.take(text.len().saturating_mul(copies)) {
+        return Err(too_much_cell_text());
+    }
     for _ in 1..copies {
         table.row.cells.push(Cell::new(text.clone()));
     }
@@ -284,6 +294,7 @@ fn push_cells(table: &mut TableReading) {
     for _ in copies.max(1)..repeat {
         table.row.cells.push(Cell::new(""));
     }
+    Ok(())
 }
 
 fn finish_table(table: TableReading, spreadsheet: bool, blocks: &mut Vec<Block>) {
@@ -318,7 +329,10 @@ mod tests {
     #[test]
     fn an_anchored_image_keeps_its_description_out_of_the_paragraph() {
         let xml = r#"<office:document-content><office:body><office:text><text:p>Before <draw:frame><svg:title>Logo</svg:title><svg:desc>A red logo</svg:desc><draw:image/></draw:frame>after.</text:p></office:text></office:body></office:document-content>"#;
-        assert_eq!(body_blocks(xml), [Block::Paragraph("Before after.".into())]);
+        assert_eq!(
+            body_blocks(xml, &Budget::new(CELL_TEXT_BUDGET)).expect("blocks"),
+            [Block::Paragraph("Before after.".into())]
+        );
     }
 
     #[test]
@@ -327,7 +341,7 @@ mod tests {
         let xml = format!(
             r#"<office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="50"><table:table-cell table:number-columns-repeated="3"><text:p>{long}</text:p></table:table-cell><table:table-cell><text:p>last</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>"#
         );
-        let blocks = body_blocks(&xml);
+        let blocks = body_blocks(&xml, &Budget::new(CELL_TEXT_BUDGET)).expect("blocks");
         let Some(Block::Table(table)) = blocks.get(1) else {
             panic!("{blocks:?}");
         };
@@ -341,9 +355,24 @@ mod tests {
     }
 
     #[test]
+    fn repeats_that_write_out_too_much_text_are_refused() {
+        let row = r#"<table:table-row table:number-rows-repeated="100"><table:table-cell table:number-columns-repeated="256"><text:p>short text</text:p></table:table-cell></table:table-row>"#;
+        let sheet = |rows: usize| {
+            format!(
+                "<office:spreadsheet><table:table>{}</table:table></office:spreadsheet>",
+                row.repeat(rows)
+            )
+        };
+        assert!(body_blocks(&sheet(30), &Budget::new(CELL_TEXT_BUDGET)).is_ok());
+        let err =
+            body_blocks(&sheet(300), &Budget::new(CELL_TEXT_BUDGET)).expect_err("over the budget");
+        assert!(err.0.contains("more than 64 MiB"), "{err}");
+    }
+
+    #[test]
     fn repeated_rows_and_cells_are_bounded() {
         let xml = r#"<office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="1000000"><table:table-cell table:number-columns-repeated="100000"><text:p>x</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>"#;
-        let blocks = body_blocks(xml);
+        let blocks = body_blocks(xml, &Budget::new(CELL_TEXT_BUDGET)).expect("blocks");
         let Some(Block::Table(table)) = blocks.get(1) else {
             panic!("{blocks:?}");
         };

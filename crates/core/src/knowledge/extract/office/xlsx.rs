@@ -6,6 +6,7 @@
 
 use super::xml::{attr, prefixed_attr, Ev, Reader};
 use super::Package;
+use crate::knowledge::extract::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET};
 use crate::knowledge::extract::csv::table_of;
 use crate::knowledge::extract::document::{Block, Document};
 use crate::knowledge::extract::ExtractError;
@@ -35,6 +36,7 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
     let book = Book {
         shared,
         formats,
+        cell_text: Budget::new(CELL_TEXT_BUDGET),
         date_1904: Reader::new(&workbook).any(|ev| {
             matches!(ev, Ev::Start("workbookPr", a, _)
                 if attr(a, "date1904").is_some_and(|v| v == "1" || v == "true"))
@@ -57,7 +59,7 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         let Some(xml) = package.text(&target)? else {
             continue;
         };
-        let rows = book.rows(&xml);
+        let rows = book.rows(&xml)?;
         if rows.is_empty() {
             continue;
         }
@@ -90,12 +92,14 @@ struct Book {
     shared: Vec<String>,
     /// By cell style index (a cell's `s`).
     formats: Vec<Shown>,
+    /// What the cells' text may still take (`CELL_TEXT_BUDGET`).
+    cell_text: Budget,
     date_1904: bool,
 }
 
 impl Book {
     /// A sheet's rows, each as wide as its last filled cell; empty rows left out.
-    fn rows(&self, xml: &str) -> Vec<Vec<String>> {
+    fn rows(&self, xml: &str) -> Result<Vec<Vec<String>>, ExtractError> {
         let mut rows = Vec::new();
         let mut row: Vec<String> = Vec::new();
         // The cell being read: its column, type and style, and its value's text.
@@ -130,6 +134,9 @@ impl Book {
                     if text.is_empty() {
                         continue;
                     }
+                    if !self.cell_text.take(text.len()) {
+                        return Err(too_much_cell_text());
+                    }
                     if row.len() <= column {
                         row.resize(column + 1, String::new());
                     }
@@ -141,7 +148,7 @@ impl Book {
                 _ => {}
             }
         }
-        rows
+        Ok(rows)
     }
 
     /// What the spreadsheet shows for a cell of type `kind` (its `t`) holding `value`.
@@ -310,6 +317,7 @@ mod tests {
         Book {
             shared: vec!["Plan".into(), "Price".into(), "Basic".into()],
             formats: vec![Shown::Number, Shown::Date, Shown::Percent, Shown::DateTime],
+            cell_text: Budget::new(CELL_TEXT_BUDGET),
             date_1904: false,
         }
     }
@@ -323,13 +331,27 @@ mod tests {
 <row r="5"><c r="A5" t="inlineStr"><is><r><t>Pro &amp; </t></r><r><t>more</t></r><rPh><t>ぷろ</t></rPh></is></c><c r="B5" s="3"><v>45292.75</v></c><c r="C5" t="b"><v>1</v></c><c r="E5" t="e"><v>#N/A</v></c></row>
 </sheetData></worksheet>"#;
         assert_eq!(
-            book().rows(xml),
+            book().rows(xml).expect("rows"),
             [
                 vec!["Plan", "", "Price"],
                 vec!["Basic", "2024-01-01", "0.3", "15%"],
                 vec!["Pro & more", "2024-01-01 18:00:00", "TRUE", "", "#N/A"],
             ]
         );
+    }
+
+    #[test]
+    fn one_long_shared_string_named_many_times_is_refused() {
+        let book_of_one_mib_string = || Book {
+            shared: vec!["x".repeat(1 << 20)],
+            ..book()
+        };
+        let cells = |n: usize| format!("<row>{}</row>", r#"<c t="s"><v>0</v></c>"#.repeat(n));
+        assert!(book_of_one_mib_string().rows(&cells(60)).is_ok());
+        let err = book_of_one_mib_string()
+            .rows(&cells(33).repeat(2))
+            .expect_err("over the budget");
+        assert!(err.0.contains("more than 64 MiB"), "{err}");
     }
 
     #[test]
