@@ -331,6 +331,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_accepted_extension_is_documented_and_offered() {
+        let openapi = include_str!("../../../../public/openapi.json");
+        let page = include_str!("../../../../public/index.html");
+        let readme = include_str!("../../../../README.md");
+        for ext in ACCEPTED_EXTENSIONS.split(", ") {
+            assert!(
+                detect_upload(&format!("a{ext}"), None, b"").is_some(),
+                "{ext}"
+            );
+            assert!(openapi.contains(ext), "{ext} in the upload's description");
+            assert!(
+                page.contains(&format!("{ext},")) || page.contains(&format!("{ext}\"")),
+                "{ext} in the chat page's file input"
+            );
+            assert!(readme.contains(&format!("`{ext}`")), "{ext} in the README");
+        }
+    }
+
+    #[test]
     fn uploads_are_recognised_by_name_then_content() {
         // File name, declared type, first bytes, and what the upload is read as.
         type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], Option<DocKind>);
