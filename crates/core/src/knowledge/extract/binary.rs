@@ -22,6 +22,10 @@ pub(crate) const DECOMPRESS_BUDGET: usize = 64 << 20;
 /// are written out: a small part can name one long string a million times.
 pub(crate) const CELL_TEXT_BUDGET: usize = 64 << 20;
 
+/// Columns of a spreadsheet past this are not read: one stray cell in the last column (or a
+/// row's trailing "1,024 empty cells") would otherwise give every row thousands of cells.
+pub(crate) const MAX_SHEET_COLUMNS: usize = 256;
+
 /// The error for a spreadsheet whose cells hold more text than `CELL_TEXT_BUDGET`.
 pub(crate) fn too_much_cell_text() -> super::ExtractError {
     super::ExtractError(

@@ -9,7 +9,7 @@
 //! contents (they repeat the headings), images' titles and descriptions, and slide numbers,
 //! dates and footers.
 
-use super::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET};
+use super::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS};
 use super::clean::squeeze_lines as tidy;
 use super::csv::table_of;
 use super::document::{Block, Cell, Document, PushFlat, Row, Table};
@@ -17,8 +17,6 @@ use super::office::xml::{attr, Ev, Reader};
 use super::office::{title_in, Package};
 use super::ExtractError;
 
-/// Cells past this column are not read: a sheet's last row is often "1,024 empty cells".
-const MAX_COLUMNS: usize = 256;
 /// How many times a repeated row with text is read; empty repeats (a sheet's million
 /// trailing rows) are not read at all.
 const MAX_ROW_REPEAT: usize = 100;
@@ -273,7 +271,7 @@ const MAX_REPEATED_TEXT: usize = 256;
 /// the cells' text is over its budget.
 fn push_cells(table: &mut TableReading, cell_text: &Budget) -> Result<(), ExtractError> {
     let text = std::mem::take(&mut table.cell);
-    let room = MAX_COLUMNS.saturating_sub(table.row.cells.len());
+    let room = MAX_SHEET_COLUMNS.saturating_sub(table.row.cells.len());
     let repeat = table.cell_repeat.min(room);
     // A long text keeps its column; the repeats after it stay empty. Empty cells repeated
     // past the last filled one are trimmed with the row.
@@ -377,6 +375,9 @@ mod tests {
             panic!("{blocks:?}");
         };
         assert_eq!(table.rows.len(), MAX_ROW_REPEAT);
-        assert!(table.rows.iter().all(|r| r.cells.len() == MAX_COLUMNS));
+        assert!(table
+            .rows
+            .iter()
+            .all(|r| r.cells.len() == MAX_SHEET_COLUMNS));
     }
 }

@@ -2,8 +2,9 @@
 //! titled by the slide's title (or "Slide N"), holding its text boxes, its bullet points,
 //! its tables and then its speaker notes, which often say what the slide only hints at.
 //!
-//! Slide numbers, dates, footers and the notes page's slide picture are left out: they
-//! repeat on every slide and answer nothing.
+//! Hidden slides are left out, as the presentation leaves them out; so are slide numbers,
+//! dates, footers and the notes page's slide picture, which repeat on every slide and answer
+//! nothing.
 
 use super::xml::{attr, prefixed_attr, Ev, Reader};
 use super::Package;
@@ -24,7 +25,6 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         let Some(xml) = package.text(slide_path)? else {
             continue;
         };
-        // A hidden slide is not shown in the presentation, as a hidden sheet is not shown.
         let hidden = Reader::new(&xml)
             .find_map(|ev| match ev {
                 Ev::Start(_, a, _) => {

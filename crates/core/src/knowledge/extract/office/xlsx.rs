@@ -6,15 +6,13 @@
 
 use super::xml::{attr, prefixed_attr, Ev, Reader};
 use super::Package;
-use crate::knowledge::extract::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET};
+use crate::knowledge::extract::binary::{
+    too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS,
+};
 use crate::knowledge::extract::csv::table_of;
 use crate::knowledge::extract::document::{Block, Document};
 use crate::knowledge::extract::ExtractError;
 use crate::time::format_secs;
-
-/// Columns past this are not read: a single stray cell in column XFD would otherwise give
-/// every row sixteen thousand empty cells.
-const MAX_COLUMNS: usize = 256;
 
 /// Reads an Excel workbook.
 pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
@@ -117,7 +115,7 @@ impl Book {
                         .and_then(|s| self.formats.get(s).copied())
                         .unwrap_or_default();
                     value.clear();
-                    cell = (!empty && column < MAX_COLUMNS).then_some((column, kind, shown));
+                    cell = (!empty && column < MAX_SHEET_COLUMNS).then_some((column, kind, shown));
                 }
                 // A formula's text is not shown; its cached result (`v`) is.
                 Ev::Start("v" | "t", _, false) => in_value = cell.is_some() && !in_phonetic,
