@@ -14,7 +14,7 @@ use super::clean::squeeze_lines as tidy;
 use super::csv::table_of;
 use super::document::{Block, Cell, Document, PushFlat, Row, Table};
 use super::office::xml::{attr, Ev, Reader};
-use super::office::{title_in, Package};
+use super::office::{title_in, Package, Role};
 use super::ExtractError;
 
 /// How many times a repeated row with text is read; empty repeats (a sheet's million
@@ -36,15 +36,6 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         })
     });
     Ok(Document { title, blocks })
-}
-
-/// What a frame's (`draw:frame`) paragraphs are, by its `presentation:class`.
-#[derive(Clone, Copy, PartialEq)]
-enum Role {
-    Text,
-    Points,
-    Title,
-    Skipped,
 }
 
 /// Elements whose content is not read.
@@ -93,7 +84,6 @@ fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError
     // Open paragraphs and headings (a text box may sit inside a paragraph), with the
     // heading's level.
     let mut open: Vec<(String, Option<u8>)> = Vec::new();
-    let mut skip_depth = 0usize;
     let mut list_depth = 0usize;
     let mut table_depth = 0usize;
     let mut table = TableReading::default();
@@ -104,17 +94,8 @@ fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError
     // The slide being read: where its blocks start, its number and its title.
     let mut slide: Option<(usize, usize, Option<String>)> = None;
     let mut slides = 0usize;
-    for ev in Reader::new(xml) {
-        if skip_depth > 0 {
-            match ev {
-                Ev::Start(_, _, false) => skip_depth += 1,
-                Ev::End(_) => skip_depth -= 1,
-                _ => {}
-            }
-            continue;
-        }
+    for ev in Reader::new(xml).skipping(skipped) {
         match ev {
-            Ev::Start(name, _, false) if skipped(name) => skip_depth = 1,
             Ev::Start("spreadsheet", _, false) => spreadsheet = true,
             Ev::Start("page", _, false) => {
                 slides += 1;
@@ -122,6 +103,7 @@ fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError
             }
             Ev::Start("notes", _, false) => in_notes = true,
             Ev::End("notes") => in_notes = false,
+            // A frame's paragraphs are what its `presentation:class` says.
             Ev::Start("frame", a, _) => {
                 role = match (in_notes, attr(a, "class").as_deref()) {
                     (true, Some("notes")) => Role::Text,

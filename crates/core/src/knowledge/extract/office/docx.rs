@@ -159,20 +159,10 @@ fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut paras: Vec<Para> = Vec::new();
     let mut tables: Vec<Table> = Vec::new();
-    let mut skip_depth = 0usize;
     let mut in_text = false;
     let mut run_depth = 0usize;
-    for ev in Reader::new(xml) {
-        if skip_depth > 0 {
-            match ev {
-                Ev::Start(_, _, false) => skip_depth += 1,
-                Ev::End(_) => skip_depth -= 1,
-                _ => {}
-            }
-            continue;
-        }
+    for ev in Reader::new(xml).skipping(skipped) {
         match ev {
-            Ev::Start(name, _, false) if skipped(name) => skip_depth = 1,
             Ev::Start(name, a, empty) => match name {
                 "p" if !empty => paras.push(Para::default()),
                 "t" if !empty => in_text = true,

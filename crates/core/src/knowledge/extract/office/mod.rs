@@ -147,6 +147,20 @@ impl<'a> Package<'a> {
     }
 }
 
+/// What the paragraphs of a slide's shape (a PPTX placeholder, an OpenDocument frame's
+/// class) are.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Role {
+    /// A free text box or shape, a subtitle, speaker notes: running text.
+    Text,
+    /// A content placeholder or outline: bullet points.
+    Points,
+    /// The slide's title.
+    Title,
+    /// Slide number, date, footer, header, the notes page's slide picture.
+    Skipped,
+}
+
 /// `target` as a part path, relative to the directory `dir` of the part that names it.
 pub(crate) fn resolve(dir: &str, target: &str) -> String {
     if let Some(absolute) = target.strip_prefix('/') {

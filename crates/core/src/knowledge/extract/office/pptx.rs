@@ -7,7 +7,7 @@
 //! nothing.
 
 use super::xml::{attr, prefixed_attr, Ev, Reader};
-use super::Package;
+use super::{Package, Role};
 use crate::knowledge::extract::clean::squeeze_lines as tidy;
 use crate::knowledge::extract::document::{Block, Cell, Document, PushFlat, Row, Table};
 use crate::knowledge::extract::ExtractError;
@@ -108,17 +108,6 @@ struct Slide {
 }
 
 /// What a shape's placeholder (`p:ph`) makes of its text.
-#[derive(Clone, Copy, PartialEq)]
-enum Role {
-    /// A free text box or shape: its paragraphs are running text.
-    Text,
-    /// A content placeholder: its paragraphs are bullet points.
-    Points,
-    Title,
-    /// Slide number, date, footer, header, the notes page's slide picture.
-    Skipped,
-}
-
 fn role_of(placeholder_type: Option<&str>) -> Role {
     match placeholder_type {
         Some("title" | "ctrTitle") => Role::Title,

@@ -111,6 +111,42 @@ impl<'a> Iterator for Reader<'a> {
     }
 }
 
+impl<'a> Reader<'a> {
+    /// The same events without the content of any element `skipped` names (deleted
+    /// revisions, comments): those elements' own start and end included.
+    pub(crate) fn skipping(self, skipped: fn(&str) -> bool) -> Skipping<'a> {
+        Skipping {
+            events: self,
+            skipped,
+            depth: 0,
+        }
+    }
+}
+
+pub(crate) struct Skipping<'a> {
+    events: Reader<'a>,
+    skipped: fn(&str) -> bool,
+    /// How deep inside a skipped element the reader is; 0 outside any.
+    depth: usize,
+}
+
+impl<'a> Iterator for Skipping<'a> {
+    type Item = Ev<'a>;
+
+    fn next(&mut self) -> Option<Ev<'a>> {
+        loop {
+            let ev = self.events.next()?;
+            match (&ev, self.depth) {
+                (Ev::Start(name, _, false), 0) if (self.skipped)(name) => self.depth = 1,
+                (_, 0) => return Some(ev),
+                (Ev::Start(_, _, false), _) => self.depth += 1,
+                (Ev::End(_), _) => self.depth -= 1,
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Value of the attribute whose local name is `want`, entity-decoded.
 pub(crate) fn attr<'a>(attrs: &'a str, want: &str) -> Option<Cow<'a, str>> {
     find_attr(attrs, want, false)
