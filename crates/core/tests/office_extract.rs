@@ -851,3 +851,48 @@ fn opendocument_text_spreadsheet_and_presentation_are_read() {
         "not an OpenDocument file",
     );
 }
+
+#[test]
+fn pptx_smartart_boxes_read_as_points() {
+    let rels = |body: &str| {
+        format!(
+            r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{body}</Relationships>"#
+        )
+    };
+    let package_rels = rels(
+        r#"<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="ppt/presentation.xml"/>"#,
+    );
+    let presentation_rels = rels(
+        r#"<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide" Target="slides/slide1.xml"/>"#,
+    );
+    let slide_rels = rels(
+        r#"<Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/diagramData" Target="../diagrams/data1.xml"/>"#,
+    );
+    let bytes = stored_zip(&[
+        ("_rels/.rels", &package_rels),
+        (
+            "ppt/presentation.xml",
+            r#"<p:presentation xmlns:p="p" xmlns:r="r"><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>"#,
+        ),
+        ("ppt/_rels/presentation.xml.rels", &presentation_rels),
+        (
+            "ppt/slides/slide1.xml",
+            r#"<p:sld xmlns:p="p" xmlns:a="a"><p:cSld><p:spTree><p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>How to join</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"#,
+        ),
+        ("ppt/slides/_rels/slide1.xml.rels", &slide_rels),
+        (
+            "ppt/diagrams/data1.xml",
+            r#"<dgm:dataModel xmlns:dgm="d" xmlns:a="a"><dgm:ptLst>
+<dgm:pt modelId="1" type="doc"><dgm:t><a:bodyPr/><a:p><a:endParaRPr/></a:p></dgm:t></dgm:pt>
+<dgm:pt modelId="2"><dgm:t><a:bodyPr/><a:p><a:r><a:t>Fill in the form</a:t></a:r></a:p></dgm:t></dgm:pt>
+<dgm:pt modelId="3" type="parTrans"><dgm:t><a:bodyPr/><a:p><a:endParaRPr/></a:p></dgm:t></dgm:pt>
+<dgm:pt modelId="4"><dgm:t><a:bodyPr/><a:p><a:r><a:t>Show a proof of address</a:t></a:r></a:p></dgm:t></dgm:pt>
+</dgm:ptLst></dgm:dataModel>"#,
+        ),
+    ]);
+    let e = pptx_to_text(&bytes).expect("synthetic pptx");
+    assert_eq!(
+        e.text,
+        "# How to join\n\n- Fill in the form\n- Show a proof of address"
+    );
+}

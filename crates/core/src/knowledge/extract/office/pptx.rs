@@ -1,6 +1,7 @@
 //! PPTX (PresentationML): each slide in the order the presentation shows them, as a section
 //! titled by the slide's title (or "Slide N"), holding its text boxes, its bullet points,
-//! its tables and then its speaker notes, which often say what the slide only hints at.
+//! its tables, the boxes of its SmartArt graphics and then its speaker notes, which often
+//! say what the slide only hints at.
 //!
 //! Hidden slides are left out, as the presentation leaves them out; so are slide numbers,
 //! dates, footers and the notes page's slide picture, which repeat on every slide and answer
@@ -36,14 +37,28 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         if hidden {
             continue;
         }
-        let slide = read_slide(&xml, false);
-        let notes = package
-            .relationships(slide_path)
-            .into_iter()
-            .find(|r| r.kind == "notesSlide")
-            .and_then(|r| package.optional_text(&r.target))
-            .map(|xml| read_slide(&xml, true).blocks)
-            .unwrap_or_default();
+        let mut slide = read_slide(&xml, false);
+        let parts = package.relationships(slide_path);
+        let part_text = |kind: &'static str| {
+            parts
+                .iter()
+                .filter(move |r| r.kind == kind)
+                .filter_map(|r| package.optional_text(&r.target))
+        };
+        // A SmartArt graphic keeps its text in a part of its own; each of its boxes reads
+        // as a bullet point.
+        for xml in part_text("diagramData") {
+            for block in read_slide(&xml, false).blocks {
+                match block {
+                    Block::Paragraph(text) => slide.blocks.push_item(text.replace('\n', " ")),
+                    other => slide.blocks.push(other),
+                }
+            }
+        }
+        let notes: Vec<Block> = part_text("notesSlide")
+            .take(1)
+            .flat_map(|xml| read_slide(&xml, true).blocks)
+            .collect();
         if slide.blocks.is_empty() && notes.is_empty() && slide.title.is_none() {
             continue;
         }
