@@ -153,7 +153,8 @@ pub fn detect_page(content_type: Option<&str>, url_path: &str, bytes: &[u8]) -> 
         .or_else(|| detect_upload(url_path.rsplit('/').next().unwrap_or(""), None, bytes))
 }
 
-/// Text files in the wild are UTF-8 (perhaps with a BOM) or, failing that, Windows-1252.
+/// `decode_owned` on borrowed bytes, written the plain way: what the tests hold it to.
+#[cfg(test)]
 fn decode_text(bytes: &[u8]) -> String {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
@@ -193,32 +194,17 @@ impl From<Extracted> for Extraction {
     }
 }
 
-/// Reads a document of `kind`.
+/// Reads a document of `kind` from borrowed bytes and renders its text: `read_document` on
+/// a copy of them.
 pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> {
-    let document = match kind {
-        DocKind::Pdf => pdf::read(bytes)?,
-        DocKind::Docx => docx::read(bytes)?,
-        DocKind::Pptx => pptx::read(bytes)?,
-        DocKind::Xlsx => xlsx::read(bytes)?,
-        DocKind::Epub => epub::read(bytes)?,
-        DocKind::OpenDocument => odf::read(bytes)?,
-        DocKind::Html => html::read(&decode_text(bytes)),
-        DocKind::Markdown => markdown::read(&decode_text(bytes)),
-        DocKind::Csv => csv::read(&decode_text(bytes))?,
-        DocKind::Json => json::read(&decode_text(bytes))?,
-        DocKind::Text => text::read(&decode_text(bytes)),
-    };
-    if document.is_blank() {
-        return Err(ExtractError(
-            "The document holds no readable text.".to_string(),
-        ));
-    }
+    let document = read_document(kind, bytes.to_vec())?;
     let text = render(&document);
     Ok(Extraction { document, text })
 }
 
-/// Like [`decode_text`], reusing the bytes' memory when they are UTF-8 already: at the
-/// largest upload a second copy is a good part of a Worker's memory.
+/// Text files in the wild are UTF-8 (perhaps with a BOM) or, failing that, Windows-1252.
+/// The bytes' memory is reused when they are UTF-8 already: at the largest upload a second
+/// copy is a good part of a Worker's memory.
 fn decode_owned(bytes: Vec<u8>) -> String {
     match String::from_utf8(bytes) {
         Ok(mut s) => {

@@ -133,6 +133,15 @@ impl Document {
     }
 }
 
+/// The text of the first heading among `blocks`: the title of a document whose properties
+/// name none.
+pub(crate) fn first_heading(blocks: &[Block]) -> Option<String> {
+    blocks.iter().find_map(|b| match b {
+        Block::Heading { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+}
+
 impl Block {
     pub fn is_blank(&self) -> bool {
         match self {

@@ -5,8 +5,9 @@
 use super::document::{Block, Document};
 use super::html;
 use super::office::xml::{attr, Ev, Reader};
-use super::office::{resolve, Package};
+use super::office::{resolve, title_in, Package};
 use super::ExtractError;
+use percent_encoding::percent_decode_str;
 
 /// Reads an EPUB book.
 pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
@@ -28,8 +29,6 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
     // The manifest's pages (id, path), then the spine's order of them.
     let mut pages: Vec<(String, String)> = Vec::new();
     let mut order: Vec<String> = Vec::new();
-    let mut title = String::new();
-    let mut in_title = false;
     for ev in Reader::new(&opf) {
         match ev {
             Ev::Start("item", a, _) => {
@@ -44,9 +43,6 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
                 }
             }
             Ev::Start("itemref", a, _) => order.extend(attr(a, "idref").map(|id| id.into_owned())),
-            Ev::Start("title", _, false) if title.is_empty() => in_title = true,
-            Ev::End("title") => in_title = false,
-            Ev::Text(t) if in_title => title.push_str(&t),
             _ => {}
         }
     }
@@ -65,35 +61,15 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         }
         blocks.extend(chapter.blocks);
     }
-    let title = title.trim();
     Ok(Document {
-        title: (!title.is_empty()).then(|| title.to_string()),
+        title: title_in(&opf),
         blocks,
     })
 }
 
 /// A manifest `href` with its `%XX` escapes decoded ("chapter%201.xhtml").
 fn percent_decoded(href: &str) -> String {
-    let bytes = href.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_decode_str(href).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]

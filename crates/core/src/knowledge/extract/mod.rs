@@ -2,8 +2,9 @@
 //! to the indexed text and chunked.
 //!
 //! ```text
-//!   html/ markdown/ csv/ json/ text/ pdf/ office/ epub odf: one reader per format: bytes or text
-//!                     │                              in, Document out
+//!   html/ markdown/ csv/ json/ text/ pdf/            one reader per format: bytes or text
+//!   office/ (docx pptx xlsx) epub odf                in, Document out
+//!                     │
 //!                     ▼
 //!   document.rs   Document { title, blocks }         headings, paragraphs, lists, tables
 //!                     │                              (with header rows when the format
@@ -105,7 +106,7 @@ pub fn pdf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 
 /// The text of a DOCX (Office Open XML) document.
 pub fn docx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    office::docx::read(bytes).map(|doc| Extracted::from(&doc))
+    docx::read(bytes).map(|doc| Extracted::from(&doc))
 }
 
 /// The text of an EPUB book, chapter by chapter.
@@ -120,10 +121,10 @@ pub fn odf_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 
 /// The text of a PPTX (PowerPoint) presentation, slide by slide.
 pub fn pptx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    office::pptx::read(bytes).map(|doc| Extracted::from(&doc))
+    pptx::read(bytes).map(|doc| Extracted::from(&doc))
 }
 
 /// The text of an XLSX (Excel) workbook, sheet by sheet.
 pub fn xlsx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    office::xlsx::read(bytes).map(|doc| Extracted::from(&doc))
+    xlsx::read(bytes).map(|doc| Extracted::from(&doc))
 }

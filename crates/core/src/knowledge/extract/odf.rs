@@ -11,10 +11,9 @@
 
 use super::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS};
 use super::clean::squeeze_lines as tidy;
-use super::csv::table_of;
-use super::document::{Block, Cell, Document, PushFlat, Row, Table};
+use super::document::{first_heading, Block, Cell, Document, PushFlat, Row, Table};
 use super::office::xml::{attr, Ev, Reader};
-use super::office::{title_in, Package, Role};
+use super::office::{push_sheet, title_in, Package, Role};
 use super::ExtractError;
 
 /// How many times a repeated row with text is read; empty repeats (a sheet's million
@@ -28,13 +27,10 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         ExtractError("the file is not an OpenDocument file: it has no content.xml".into())
     })?;
     let blocks = body_blocks(&content, &Budget::new(CELL_TEXT_BUDGET))?;
-    let title = package.optional_text("meta.xml").and_then(|m| title_in(&m));
-    let title = title.or_else(|| {
-        blocks.iter().find_map(|b| match b {
-            Block::Heading { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-    });
+    let title = package
+        .optional_text("meta.xml")
+        .and_then(|meta| title_in(&meta))
+        .or_else(|| first_heading(&blocks));
     Ok(Document { title, blocks })
 }
 
@@ -178,9 +174,7 @@ fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError
                 table_depth += 1;
                 if table_depth == 1 {
                     table = TableReading {
-                        name: attr(a, "name")
-                            .map(|n| n.trim().to_string())
-                            .unwrap_or_default(),
+                        name: attr(a, "name").unwrap_or_default().into_owned(),
                         ..TableReading::default()
                     };
                 }
@@ -282,21 +276,12 @@ fn finish_table(table: TableReading, spreadsheet: bool, blocks: &mut Vec<Block>)
         return;
     }
     if spreadsheet {
-        let name = if table.name.is_empty() {
-            "Sheet".to_string()
-        } else {
-            table.name
-        };
-        blocks.push(Block::Heading {
-            level: 1,
-            text: name,
-        });
         let rows = table
             .rows
             .into_iter()
             .map(|r| r.cells.into_iter().map(|c| c.text).collect())
             .collect();
-        blocks.push(Block::Table(table_of(rows)));
+        push_sheet(blocks, &table.name, rows);
     } else {
         blocks.push(Block::Table(Table { rows: table.rows }));
     }

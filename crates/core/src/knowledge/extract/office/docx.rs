@@ -9,7 +9,7 @@ use super::xml::{attr, Ev, Reader};
 use super::Package;
 use crate::knowledge::extract::binary::FastMap;
 use crate::knowledge::extract::clean::squeeze_lines as tidy;
-use crate::knowledge::extract::document::{Block, Cell, Document, PushFlat, Row};
+use crate::knowledge::extract::document::{first_heading, Block, Cell, Document, PushFlat, Row};
 use crate::knowledge::extract::ExtractError;
 
 /// What a paragraph style means for the output, after following `basedOn`.
@@ -42,12 +42,7 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         .map(|s| parse_styles(&s))
         .unwrap_or_default();
     let blocks = body_blocks(&doc, &styles);
-    let title = package.title().or_else(|| {
-        blocks.iter().find_map(|b| match b {
-            Block::Heading { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-    });
+    let title = package.title().or_else(|| first_heading(&blocks));
     Ok(Document { title, blocks })
 }
 

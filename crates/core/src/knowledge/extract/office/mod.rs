@@ -12,6 +12,8 @@ mod zip;
 
 use super::binary::{Budget, DECOMPRESS_BUDGET};
 use super::clean::squeeze_lines as tidy;
+use super::csv::table_of;
+use super::document::Block;
 use super::ExtractError;
 use xml::{attr, Ev, Reader};
 use zip::Zip;
@@ -104,14 +106,9 @@ impl<'a> Package<'a> {
             .into_iter()
             .find(|r| r.kind == "officeDocument" && self.has(&r.target))
             .map_or_else(|| fallback.to_string(), |r| r.target);
-        let text = self.text(&path)?.filter(|xml| {
-            Reader::new(xml)
-                .find_map(|ev| match ev {
-                    Ev::Start(name, _, _) => Some(name == root),
-                    _ => None,
-                })
-                .unwrap_or(false)
-        });
+        let text = self
+            .text(&path)?
+            .filter(|xml| xml::root(xml).is_some_and(|(name, _)| name == root));
         match text {
             Some(text) => Ok((path, text)),
             None => Err(self.missing(fallback)),
@@ -159,6 +156,17 @@ pub(crate) enum Role {
     Title,
     /// Slide number, date, footer, header, the notes page's slide picture.
     Skipped,
+}
+
+/// A sheet of a workbook (XLSX or OpenDocument) as a section named after it, holding its
+/// rows as one table (`csv::table_of`).
+pub(crate) fn push_sheet(blocks: &mut Vec<Block>, name: &str, rows: Vec<Vec<String>>) {
+    let name = name.trim();
+    blocks.push(Block::Heading {
+        level: 1,
+        text: if name.is_empty() { "Sheet" } else { name }.to_string(),
+    });
+    blocks.push(Block::Table(table_of(rows)));
 }
 
 /// `target` as a part path, relative to the directory `dir` of the part that names it.

@@ -7,7 +7,7 @@
 //! dates, footers and the notes page's slide picture, which repeat on every slide and answer
 //! nothing.
 
-use super::xml::{attr, prefixed_attr, Ev, Reader};
+use super::xml::{attr, prefixed_attr, root, Ev, Reader};
 use super::{Package, Role};
 use crate::knowledge::extract::clean::squeeze_lines as tidy;
 use crate::knowledge::extract::document::{Block, Cell, Document, PushFlat, Row, Table};
@@ -26,14 +26,8 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         let Some(xml) = package.text(slide_path)? else {
             continue;
         };
-        let hidden = Reader::new(&xml)
-            .find_map(|ev| match ev {
-                Ev::Start(_, a, _) => {
-                    Some(attr(a, "show").is_some_and(|v| v == "0" || v == "false"))
-                }
-                _ => None,
-            })
-            .unwrap_or(false);
+        let hidden = root(&xml)
+            .is_some_and(|(_, a)| attr(a, "show").is_some_and(|v| v == "0" || v == "false"));
         if hidden {
             continue;
         }

@@ -5,12 +5,11 @@
 //! numbers without the binary noise of their stored form (0.30000000000000004 is 0.3).
 
 use super::xml::{attr, prefixed_attr, Ev, Reader};
-use super::Package;
+use super::{push_sheet, Package};
 use crate::knowledge::extract::binary::{
     too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS,
 };
-use crate::knowledge::extract::csv::table_of;
-use crate::knowledge::extract::document::{Block, Document};
+use crate::knowledge::extract::document::Document;
 use crate::knowledge::extract::ExtractError;
 use crate::time::format_secs;
 
@@ -61,14 +60,7 @@ pub fn read(bytes: &[u8]) -> Result<Document, ExtractError> {
         if rows.is_empty() {
             continue;
         }
-        let name = attr(a, "name").map(|n| n.trim().to_string());
-        blocks.push(Block::Heading {
-            level: 1,
-            text: name
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| "Sheet".into()),
-        });
-        blocks.push(Block::Table(table_of(rows)));
+        push_sheet(&mut blocks, &attr(a, "name").unwrap_or_default(), rows);
     }
     Ok(Document {
         title: package.title(),

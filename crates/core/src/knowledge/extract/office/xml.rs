@@ -1,4 +1,5 @@
-//! A small non-validating XML pull parser, enough for the Office Open XML parts.
+//! A small non-validating XML pull parser, enough for the parts of Office, OpenDocument
+//! and EPUB packages.
 //!
 //! Names are reported without their namespace prefix: OOXML producers almost
 //! always use `w:`, but nothing forces them to, and local names are unique
@@ -145,6 +146,14 @@ impl<'a> Iterator for Skipping<'a> {
             }
         }
     }
+}
+
+/// The root element of a part: its local name and raw attributes.
+pub(crate) fn root(xml: &str) -> Option<(&str, &str)> {
+    Reader::new(xml).find_map(|ev| match ev {
+        Ev::Start(name, attrs, _) => Some((name, attrs)),
+        _ => None,
+    })
 }
 
 /// Value of the attribute whose local name is `want`, entity-decoded.

@@ -1,4 +1,4 @@
-//! Just enough ZIP to read the parts of an Office Open XML package.
+//! Just enough ZIP to read the parts of an Office, OpenDocument or EPUB package.
 //!
 //! Hand-written because the `zip` crate carries writers, many codecs and time
 //! handling that a reader of deflated XML parts never needs.
