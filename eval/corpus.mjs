@@ -78,3 +78,14 @@ export async function ingest(worker, key, api, chatbotUuid, docs, { width = 4, t
     return { name: doc.name, uuid: s.uuid, status: s.status, tokens: s.tokens ?? 0, error };
   });
 }
+
+/** Adds `pairs` (`[{question, answer}]`) as Q&A sources, which are indexed as they are stored. */
+export async function addPairs(api, chatbotUuid, pairs) {
+  const added = [];
+  for (const { question, answer } of pairs) {
+    const r = await api.post(`/chatbot/${chatbotUuid}/data-source/qa`, { body: { question, answer } });
+    if (r.status !== 200) throw new Error(`adding the Q&A pair "${question}" failed: ${r.status} ${r.text}`);
+    added.push({ name: question, uuid: r.json.uuid, status: r.json.status, tokens: r.json.tokens ?? 0, error: null });
+  }
+  return added;
+}

@@ -14,6 +14,17 @@ export function checkQuestions(questions, corpusNames) {
   return questions;
 }
 
+/** Checks `[{question, answer}]`: the Q&A pairs a set adds beside its documents. */
+export function checkPairs(pairs) {
+  if (!Array.isArray(pairs)) throw new Error("qa: expected an array");
+  pairs.forEach((p, i) => {
+    if (typeof p?.question !== "string" || !p.question.trim() || typeof p.answer !== "string" || !p.answer.trim()) {
+      throw new Error(`qa[${i}]: expected {question, answer}`);
+    }
+  });
+  return pairs;
+}
+
 /** Reads and checks `[{turns: [first, follow-up], standalone, expected}]`. */
 export function checkConversations(conversations, corpusNames) {
   if (!Array.isArray(conversations) || conversations.length === 0) throw new Error("conversations: expected a non-empty array");

@@ -3,12 +3,14 @@
 // every question through a scorer and reports top-1 and top-3 hit rates.
 //
 //   node eval/retrieval.mjs [--set NAME] [--scorer search,answer] [--docs DIR] [--list FILE]
-//                           [--questions FILE] [--conversations FILE] [--out DIR]
+//                           [--questions FILE] [--conversations FILE] [--qa FILE] [--out DIR]
 //
 // Every scorer named in `--scorer` runs against the same ingested chatbot. With
 // `--conversations`, two more run: `follow-up` (the second turn of each two-turn conversation,
 // asked after the first in one session) and `standalone` (the same question written to stand
-// alone, in a fresh session), so a follow-up can be compared with its standalone form.
+// alone, in a fresh session), so a follow-up can be compared with its standalone form. With
+// `--qa`, the file's `[{question, answer}]` pairs are added as Q&A sources beside the documents;
+// a question expecting a pair names the pair's question.
 //
 // The Worker must be built first (`make build`); `scripts/eval.sh` does that and installs the
 // corpus.
@@ -25,6 +27,7 @@ const { values: opts } = parseArgs({
     set: { type: "string", default: "git" },
     scorer: { type: "string", default: "search" },
     conversations: { type: "string" },
+    qa: { type: "string" },
     docs: { type: "string", default: process.env.EVAL_DOCS_DIR ?? "/usr/share/doc/git-doc" },
     list: { type: "string", default: path.join(ROOT, "eval/documents.txt") },
     questions: { type: "string", default: path.join(ROOT, "eval/questions.json") },
@@ -36,9 +39,9 @@ const OUT = path.resolve(opts.out);
 process.env.E2E_OUTPUT ??= OUT;
 
 const { startWorker, client } = await import("../tests/e2e/harness.mjs");
-const { readDocumentList, loadCorpus, ingest } = await import("./corpus.mjs");
+const { readDocumentList, loadCorpus, ingest, addPairs } = await import("./corpus.mjs");
 const { SCORERS } = await import("./scorers.mjs");
-const { checkQuestions, checkConversations, score, summarize, summaryLine, printReport, writeResult } = await import("./report.mjs");
+const { checkQuestions, checkPairs, checkConversations, score, summarize, summaryLine, printReport, writeResult } = await import("./report.mjs");
 
 const progress = (msg) => process.stderr.write(`--- ${msg}\n`);
 const seconds = (since) => Math.round((performance.now() - since) / 100) / 10;
@@ -59,7 +62,8 @@ async function main() {
 
   const names = await readDocumentList(opts.list);
   const docs = await loadCorpus(opts.docs, names);
-  const questions = checkQuestions(JSON.parse(await readFile(opts.questions, "utf8")), names);
+  const pairs = opts.qa ? checkPairs(JSON.parse(await readFile(opts.qa, "utf8"))) : [];
+  const questions = checkQuestions(JSON.parse(await readFile(opts.questions, "utf8")), [...names, ...pairs.map((p) => p.question)]);
   const runs = scorerNames.map((name) => ({ name, items: questions }));
   if (opts.conversations) {
     const conversations = checkConversations(JSON.parse(await readFile(opts.conversations, "utf8")), names);
@@ -92,7 +96,7 @@ async function main() {
     const chatbotUuid = bot.json.uuid;
 
     t = performance.now();
-    const sources = await ingest(worker, key, api, chatbotUuid, docs);
+    const sources = [...await ingest(worker, key, api, chatbotUuid, docs), ...await addPairs(api, chatbotUuid, pairs)];
     timings.ingest_s = seconds(t);
     const ok = sources.filter((s) => s.status === "success");
     progress(`ingested ${ok.length}/${sources.length} documents (${ok.reduce((n, s) => n + s.tokens, 0)} tokens) in ${timings.ingest_s} s`);

@@ -7,8 +7,9 @@
 // question, so no history leaks between questions) and gives back the documents the stored
 // answer cites, in citation order: its top-1 is "the first citation is the right document".
 
-/** The document a search result or citation comes from: its file name, else its title. */
-export const documentOf = (hit) => hit.file_name ?? hit.title ?? hit.data_source_uuid;
+/** The document a search result or citation comes from: its file name, else its title (a Q&A
+ * pair's is its question). */
+export const documentOf = (hit) => hit.file_name || hit.title || hit.data_source_uuid;
 
 /** Distinct values in first-seen order. */
 export function distinct(values) {

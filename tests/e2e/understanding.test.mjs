@@ -214,6 +214,33 @@ test("a Q&A pair answers a paraphrase of its question alone", async () => {
   assert.equal(r.meta.answered, true);
 });
 
+test("a Q&A pair answers a question that shares none of its words, said as customers say it", async () => {
+  const bot = await newChatbot(api, { name: "Parcels", show_citations: true });
+  const pairs = [
+    ["Do you ship abroad?", "Yes, we deliver to 40 countries; international orders arrive within two weeks."],
+    ["Can I change my order?", "Orders can be changed within one hour from your account page."],
+    ["What is your refund policy?", "Unused items can be returned within 30 days for a full refund."],
+    ["Which payment methods do you accept?", "We accept Visa, Mastercard, PayPal and bank transfer."],
+  ];
+  for (const [question, answer] of pairs) {
+    assert.equal((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question, answer } })).status, 200);
+  }
+  for (const [asked, expected] of [
+    ["Can you send my order to another country?", "Do you ship abroad?"],
+    ["Can I get my money back?", "What is your refund policy?"],
+    ["Do you take credit cards?", "Which payment methods do you accept?"],
+  ]) {
+    const r = await ask(await newSession(api, bot), asked);
+    assert.deepEqual(Object.keys(r.citations), ["1"], `${asked}: ${r.response}`);
+    assert.equal(r.citations["1"].title, expected, asked);
+    assert.equal(r.response, `${pairs.find(([q]) => q === expected)[1]} [1]`);
+    assert.equal(r.meta.answered, true);
+  }
+  // A word of many senses is not widened: "change" finds the pair that says it, not others.
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "How do I change my order?" } });
+  assert.equal(search.json.results[0].title, "Can I change my order?");
+});
+
 test("past the candidate budget, only chunks holding a question's rarer words are scored", async () => {
   // Eight sections say "policy"; one also says "refund". The same text in two Workers: one
   // with the default budget, one that may score only two chunks per search.

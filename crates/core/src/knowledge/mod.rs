@@ -18,5 +18,6 @@ pub mod retrieve;
 pub mod semantic;
 pub mod spelling;
 pub mod steps;
+pub mod thesaurus;
 pub mod tokens;
 pub mod url_guard;

@@ -4,6 +4,7 @@
 //! rewards the chunks that hold more and rarer ones.
 
 use super::language::Language;
+use super::thesaurus;
 
 /// Common function words and question scaffolding ("how do I ...", "comment faire ...",
 /// "wie kann ich ...", "¿cómo puedo ...") of English, French, German and Spanish, in one
@@ -757,7 +758,8 @@ pub fn spelling_variants(query: &str, language: Language) -> Vec<Variant> {
 }
 
 /// The query's content terms as FTS5 phrases, in the query's language (`Language::phrase`),
-/// then its spelling variants (`spelling_variants`). Tokens are alphanumeric only, so quoting
+/// then its spelling variants (`spelling_variants`) and the other words customers use for
+/// them (`thesaurus::alternatives`). Tokens are alphanumeric only, so quoting
 /// cannot be broken out of.
 pub fn phrases(query: &str) -> Vec<String> {
     let language = Language::of(query);
@@ -771,6 +773,12 @@ pub fn phrases(query: &str) -> Vec<String> {
             // Two words as one FTS5 phrase: adjacent, in this order, each stemmed by the index.
             Variant::Split { first, second, .. } => format!("\"{first} {second}\""),
         };
+        if !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+    }
+    for alternative in thesaurus::alternatives(query, language) {
+        let phrase = format!("\"{}\"", alternative.words.join(" "));
         if !phrases.contains(&phrase) {
             phrases.push(phrase);
         }
@@ -811,8 +819,9 @@ mod tests {
     #[test]
     fn drops_stop_words_and_quotes_terms() {
         assert_eq!(
-            fts_expression("How do I get a refund for my order?").as_deref(),
-            Some("\"refund\" OR \"order\"")
+            fts_expression("How do I get a refund for my tent?").as_deref(),
+            Some("\"refund\" OR \"tent\" OR \"money back\" OR \"reimburse\" OR \"repay\""),
+            "then the other words customers use (`thesaurus`)"
         );
     }
 
@@ -936,7 +945,7 @@ mod tests {
             [joined("kundennummer", &["kunden", "nummer"])]
         );
         assert_eq!(
-            phrases("How do I log in?"),
+            phrases("How do I log in?")[..2],
             ["\"log\"", "\"login\""],
             "a particle alone is not searched, joined it is"
         );

@@ -4,6 +4,7 @@
 
 use super::language::Language;
 use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
+use super::thesaurus;
 use crate::chat::followup::Context;
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
@@ -191,7 +192,11 @@ pub struct QuestionTerms {
     /// Each split form's first word (as `Language::term` makes it) and particle, with the
     /// term it stands for.
     split: Vec<(String, String, String)>,
-    /// The terms and the joined forms: the words `held_stems` looks for.
+    /// Other words for some of the terms (`thesaurus::alternatives`): each one's words (one or
+    /// two, as `Language::term` makes them) with the terms it stands for.
+    alternatives: Vec<(Vec<String>, Vec<String>)>,
+    /// The terms, the joined forms and the one-word alternatives: the words `held_stems`
+    /// looks for.
     lookup: HashSet<String>,
 }
 
@@ -220,13 +225,30 @@ impl QuestionTerms {
                 } => split.push((language.term(&first), second, language.term(&term))),
             }
         }
+        let alternatives: Vec<(Vec<String>, Vec<String>)> =
+            thesaurus::alternatives(query, language)
+                .into_iter()
+                .map(|a| {
+                    let forms: Vec<String> = a.words.iter().map(|w| language.term(w)).collect();
+                    let stands = a.stands_for.iter().map(|w| language.term(w)).collect();
+                    (forms, stands)
+                })
+                .filter(|(forms, _)| !(forms.len() == 1 && terms.contains(&forms[0])))
+                .collect();
         let mut lookup = terms.clone();
         lookup.extend(joined.iter().map(|(word, _)| word.clone()));
+        lookup.extend(
+            alternatives
+                .iter()
+                .filter(|(forms, _)| forms.len() == 1)
+                .map(|(forms, _)| forms[0].clone()),
+        );
         QuestionTerms {
             language,
             terms,
             joined,
             split,
+            alternatives,
             lookup,
         }
     }
@@ -249,16 +271,47 @@ impl QuestionTerms {
             }
         }
         for (first, second, term) in &self.split {
-            if !held.contains(term) && holds_pair(text, first, second) {
+            if !held.contains(term) && holds_pair(text, first, |w| w == second) {
                 held.insert(term.clone());
             }
         }
-        held
+        self.with_alternatives_read(text, held)
+    }
+
+    /// `text`'s stemmed content words (`stems_in`), with the alternatives it holds read as
+    /// the question's words they stand for: what a stored question is compared by.
+    pub fn stems_as_asked(&self, text: &str) -> HashSet<String> {
+        self.with_alternatives_read(text, stems_in(text, self.language))
+    }
+
+    /// `found` (words of `text`) with each alternative `text` holds replaced by the terms it
+    /// stands for.
+    fn with_alternatives_read(&self, text: &str, mut found: HashSet<String>) -> HashSet<String> {
+        let mut stood_for: Vec<&String> = Vec::new();
+        for (forms, stands) in &self.alternatives {
+            let held = match forms.as_slice() {
+                [word] => found.contains(word),
+                [first, second] => holds_pair(text, first, |w| stem(w) == *second),
+                _ => false,
+            };
+            if held {
+                stood_for.extend(stands.iter().filter(|t| self.terms.contains(*t)));
+            }
+        }
+        for (forms, _) in &self.alternatives {
+            if let [word] = forms.as_slice() {
+                if !self.terms.contains(word) {
+                    found.remove(word);
+                }
+            }
+        }
+        found.extend(stood_for.into_iter().cloned());
+        found
     }
 }
 
-/// Whether `text` has a word stemming to `first` right before the word `second`.
-fn holds_pair(text: &str, first: &str, second: &str) -> bool {
+/// Whether `text` has a word stemming to `first` right before a word that is `second`.
+fn holds_pair(text: &str, first: &str, second: impl Fn(&str) -> bool) -> bool {
     let start = first_chars(first, 2);
     let mut after_first = false;
     let mut found = false;
@@ -266,7 +319,7 @@ fn holds_pair(text: &str, first: &str, second: &str) -> bool {
         if found {
             return;
         }
-        if after_first && word == second {
+        if after_first && second(word) {
             found = true;
         }
         after_first = word.starts_with(start) && stem(word) == first;
@@ -356,7 +409,7 @@ pub fn rank_in_context(
             // they are at least a third of the query.
             let question_match =
                 if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
-                    dice(&known, &stems_in(&hit.heading, language))
+                    dice(&known, &question.stems_as_asked(&hit.heading))
                 } else {
                     0.0
                 };
@@ -491,6 +544,65 @@ mod tests {
         for word in ["printer", "user", "name"] {
             assert!(held.contains(&stem(word)), "{word} in {held:?}");
         }
+    }
+
+    #[test]
+    fn a_passage_using_another_word_for_the_questions_holds_it() {
+        let question = QuestionTerms::of("Can you send my order to another country?");
+        let held = question.held_in("We ship to 38 countries; international orders take a week.");
+        for word in ["send", "another", "country", "order"] {
+            assert!(held.contains(&stem(word)), "{word} in {held:?}");
+        }
+        assert!(!held.contains(&stem("ship")) && !held.contains(&stem("international")));
+        // A stored question is compared as if it used the question's words.
+        assert_eq!(
+            question.stems_as_asked("Do you ship abroad?"),
+            HashSet::from([stem("send"), stem("another"), stem("country")])
+        );
+        // A word of many senses is reached from a narrower one, never the other way round.
+        let broad = QuestionTerms::of("How do I change the order of my commits?");
+        assert!(!broad
+            .held_in("Modify the purchase.")
+            .contains(&stem("change")));
+        let narrow = QuestionTerms::of("Can I modify my purchase?");
+        let held = narrow.held_in("You can change an order within the hour.");
+        assert!(held.contains(&stem("modify")) && held.contains(&stem("purchase")));
+    }
+
+    #[test]
+    fn a_stored_question_said_in_other_words_matches() {
+        let ranked = rank(
+            "Can you send my order to another country?",
+            vec![
+                hit(
+                    1,
+                    "qa-abroad",
+                    "qa",
+                    "Do you ship abroad?",
+                    "Yes, to 38 countries.",
+                    -2.0,
+                ),
+                hit(
+                    2,
+                    "qa-change",
+                    "qa",
+                    "Can I change my order?",
+                    "Within one hour.",
+                    -3.0,
+                ),
+                hit(
+                    3,
+                    "page",
+                    "file",
+                    "Sizes",
+                    "Take your usual size in any country.",
+                    -2.5,
+                ),
+            ],
+            3,
+        );
+        assert_eq!(ranked[0].hit.data_source_uuid, "qa-abroad");
+        assert!(ranked[0].question_match >= crate::chat::engine::QA_MATCH);
     }
 
     fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {

@@ -1,0 +1,223 @@
+//! Words that customers and help pages use for the same thing ("send my order abroad" and
+//! "we ship internationally", "money back" and "refund"). A question is searched and compared
+//! with each other member of a group it uses, standing for the words it used.
+//!
+//! The groups are a small curated list of customer-service vocabulary, English only, kept to
+//! words that mean the same in nearly every context they appear in. A general thesaurus
+//! (WordNet's synonyms) was measured on the Git evaluation and lost more than it gained:
+//! everyday verbs (make, take, give) bring synonyms found on every page.
+
+use super::language::Language;
+use super::query::{is_stop_word, words};
+
+/// Each group: words or two-word phrases that mean the same to a customer. A member written
+/// with a leading `=` is a word of many senses ("change", "order", "call"): a question using a
+/// narrower member is also searched with it, but a question using it brings no others, which
+/// would match most of any text.
+const GROUPS: &[&[&str]] = &[
+    &[
+        "ship", "shipping", "shipment", "send", "deliver", "delivery", "dispatch",
+    ],
+    &[
+        "abroad",
+        "overseas",
+        "international",
+        "internationally",
+        "worldwide",
+        "another country",
+        "other countries",
+        "foreign",
+    ],
+    &[
+        "refund",
+        "money back",
+        "reimburse",
+        "reimbursement",
+        "repay",
+    ],
+    &["=return", "send back"],
+    &[
+        "voucher",
+        "coupon",
+        "gift card",
+        "gift certificate",
+        "promo code",
+        "discount code",
+    ],
+    &["log in", "login", "sign in", "signin", "log on", "logon"],
+    &[
+        "sign up",
+        "signup",
+        "register",
+        "registration",
+        "enrol",
+        "enroll",
+    ],
+    &["password", "passcode", "passphrase"],
+    &["price", "cost", "fee", "charge", "pricing"],
+    &["pay", "payment"],
+    &[
+        "credit card",
+        "debit card",
+        "bank card",
+        "visa",
+        "mastercard",
+        "amex",
+    ],
+    &["=change", "modify", "amend", "alter", "edit"],
+    &["buy", "purchase", "=order"],
+    &["delete", "remove", "erase"],
+    &["contact", "in touch", "phone", "telephone", "=call"],
+    &["shop", "=store", "showroom", "boutique"],
+    &["discount", "reduction", "rebate", "money off"],
+    &["parcel", "package"],
+    &["collect", "pick up", "pickup"],
+    &["repair", "=fix", "mend"],
+    &["warranty", "guarantee"],
+    &["rent", "rental", "hire", "lease"],
+    &["unsubscribe", "opt out"],
+    &["newsletter", "mailing list"],
+    &["promotional", "marketing"],
+    &["wash", "launder"],
+    &[
+        "broken",
+        "damaged",
+        "defective",
+        "faulty",
+        "corrupt",
+        "corrupted",
+    ],
+    &["=support", "customer service", "helpdesk", "help desk"],
+    &["account", "profile"],
+    &["exchange", "swap", "replace"],
+    &["cheap", "cheaper", "inexpensive", "lower price"],
+    &["email", "mail"],
+];
+
+/// Most alternatives one question adds to its search.
+pub const MAX_ALTERNATIVES: usize = 16;
+
+/// Another way to say some of a question's words: `words` (one or two, as written in the
+/// group) stand for the question's content words `stands_for`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alternative {
+    pub words: Vec<String>,
+    pub stands_for: Vec<String>,
+}
+
+/// The alternatives of `query`'s words, at most `MAX_ALTERNATIVES`: for each group member the
+/// question uses (compared as `Language::term` forms, a phrase as two adjacent words), every
+/// other member of its group that the question does not already use. English only.
+pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
+    if language != Language::English {
+        return Vec::new();
+    }
+    let asked = words(query);
+    let forms: Vec<String> = asked.iter().map(|w| language.term(w)).collect();
+    let mut out: Vec<Alternative> = Vec::new();
+    for group in GROUPS {
+        let members: Vec<Vec<String>> = group
+            .iter()
+            .map(|m| broad(m).1.split(' ').map(|w| language.term(w)).collect())
+            .collect();
+        // The members the question uses, and its content words among them.
+        let mut found: Vec<usize> = Vec::new();
+        let mut stands_for: Vec<String> = Vec::new();
+        for (m, member) in members.iter().enumerate() {
+            if broad(group[m]).0 {
+                continue;
+            }
+            let at = forms
+                .windows(member.len())
+                .position(|window| window == member.as_slice());
+            if let Some(at) = at {
+                found.push(m);
+                for word in &asked[at..at + member.len()] {
+                    if !is_stop_word(word) && !stands_for.contains(word) {
+                        stands_for.push(word.clone());
+                    }
+                }
+            }
+        }
+        if found.is_empty() || stands_for.is_empty() {
+            continue;
+        }
+        for (m, member) in group.iter().enumerate() {
+            // A member searched for as the question's own word, or as another member alike.
+            let same_form = |k: usize| members[k] == members[m];
+            if found.iter().any(|&k| same_form(k)) || (0..m).any(same_form) {
+                continue;
+            }
+            if out.len() == MAX_ALTERNATIVES {
+                return out;
+            }
+            out.push(Alternative {
+                words: broad(member).1.split(' ').map(str::to_string).collect(),
+                stands_for: stands_for.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Whether a member is a word of many senses (written `=word`), and the member's words.
+fn broad(member: &str) -> (bool, &str) {
+    match member.strip_prefix('=') {
+        Some(words) => (true, words),
+        None => (false, member),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words_of(alternatives: &[Alternative]) -> Vec<String> {
+        alternatives.iter().map(|a| a.words.join(" ")).collect()
+    }
+
+    #[test]
+    fn a_word_brings_the_rest_of_its_group_standing_for_it() {
+        let found = alternatives("Can I get my money back?", Language::English);
+        assert_eq!(words_of(&found), ["refund", "reimburse", "repay"]);
+        assert!(found.iter().all(|a| a.stands_for == ["money", "back"]));
+        let found = alternatives("Do you deliver abroad?", Language::English);
+        assert!(words_of(&found).contains(&"ship".to_string()));
+        assert!(words_of(&found).contains(&"another country".to_string()));
+    }
+
+    #[test]
+    fn a_word_of_many_senses_brings_no_others() {
+        assert!(alternatives("How do I change my order?", Language::English).is_empty());
+        let found = words_of(&alternatives(
+            "Can I modify my purchase?",
+            Language::English,
+        ));
+        assert!(found.contains(&"change".to_string()) && found.contains(&"order".to_string()));
+    }
+
+    #[test]
+    fn inflected_forms_are_found_and_other_languages_have_none() {
+        let found = alternatives("Were the parcels shipped?", Language::English);
+        assert!(words_of(&found).contains(&"package".to_string()));
+        assert!(words_of(&found).contains(&"deliver".to_string()));
+        assert!(alternatives("Livrez-vous à l'étranger ?", Language::French).is_empty());
+        assert!(alternatives("What is it?", Language::English).is_empty());
+    }
+
+    #[test]
+    fn every_member_is_one_or_two_plain_words_in_one_group() {
+        let mut seen = std::collections::HashSet::new();
+        for group in GROUPS {
+            assert!(group.len() >= 2);
+            for member in *group {
+                let parts: Vec<&str> = broad(member).1.split(' ').collect();
+                assert!(parts.len() <= 2, "{member}");
+                assert!(parts
+                    .iter()
+                    .all(|p| p.chars().all(|c| c.is_ascii_lowercase())));
+                assert!(seen.insert(*member), "{member} is in two groups");
+            }
+        }
+    }
+}
