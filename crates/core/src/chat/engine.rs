@@ -215,6 +215,11 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if chunk > 0 && (r.coverage < needed / 2.0 || r.score < best.score * RELATIVE_FLOOR) {
             continue;
         }
+        // A Q&A pair's answer answers its own question: beside a better passage it is quoted
+        // only when that question shares something with the one asked.
+        if chunk > 0 && r.hit.source_type == SourceType::Qa && r.question_match == 0.0 {
+            continue;
+        }
         candidates.extend(scored_sentences(&question, chunk, r));
     }
     if candidates.is_empty() {
@@ -383,6 +388,35 @@ mod tests {
             "Yes. Orders to Norway take 5 to 8 working days. [1]"
         );
         assert_eq!(ranked[c.cited[0]].hit.data_source_uuid, "faq");
+    }
+
+    #[test]
+    fn a_pair_whose_question_is_another_is_not_stitched_in() {
+        let pairs = vec![
+            hit(
+                1,
+                "payment",
+                "qa",
+                "Which payment methods do you accept?",
+                "We accept Visa, PayPal and bank transfer.",
+                r#"{"answer":"We accept Visa, PayPal and bank transfer."}"#,
+                -3.0,
+            ),
+            hit(
+                2,
+                "abroad",
+                "qa",
+                "Do you ship abroad?",
+                "Yes, international delivery takes 7 to 14 days.",
+                r#"{"answer":"Yes, international delivery takes 7 to 14 days."}"#,
+                -3.0,
+            ),
+        ];
+        let q = "Do you take PayPal?";
+        let ranked = rank(q, pairs, 5);
+        let c = compose(q, &ranked, true);
+        assert_eq!(c.text(), "We accept Visa, PayPal and bank transfer. [1]");
+        assert_eq!(ranked[c.cited[0]].hit.data_source_uuid, "payment");
     }
 
     #[test]
