@@ -92,6 +92,21 @@ const GROUPS: &[&[&str]] = &[
     &["exchange", "swap", "replace"],
     &["cheap", "cheaper", "inexpensive", "lower price"],
     &["email", "mail"],
+    &["invoice", "receipt", "bill", "billing"],
+    &["subscription", "membership", "=plan"],
+    &["cancel", "terminate", "call off"],
+    &["opening hours", "opening times", "business hours"],
+    // Not "late": compared stemmed, it would be "later" too.
+    &["delayed", "overdue"],
+    &["lost", "missing"],
+    &["in stock", "=available", "availability"],
+    &["appointment", "booking", "reservation", "reserve", "=book"],
+    &["human", "real person", "representative", "=agent"],
+    &["enquiry", "inquiry"],
+    &["vat", "=tax"],
+    &["quote", "quotation", "estimate"],
+    &["job", "career", "vacancy", "vacancies"],
+    &["wrong", "incorrect"],
 ];
 
 /// Most alternatives one question adds to its search.
