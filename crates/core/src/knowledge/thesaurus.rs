@@ -2,8 +2,9 @@
 //! "we ship internationally", "money back" and "refund"). A question is searched and compared
 //! with each other member of a group it uses, standing for the words it used.
 //!
-//! The groups are a small curated list of customer-service vocabulary, English only, kept to
-//! words that mean the same in nearly every context they appear in. A general thesaurus
+//! The groups are a small curated list of customer-service vocabulary and of what people call
+//! things in software, English only, kept to words that mean the same in nearly every context
+//! they appear in. A general thesaurus
 //! (WordNet's synonyms) was measured on the Git evaluation and lost more than it gained:
 //! everyday verbs (make, take, give) bring synonyms found on every page.
 
@@ -107,6 +108,18 @@ const GROUPS: &[&[&str]] = &[
     &["quote", "quotation", "estimate"],
     &["job", "career", "vacancy", "vacancies"],
     &["wrong", "incorrect"],
+    // Using software: what people call things and what manuals call them.
+    &["folder", "directory"],
+    &["settings", "preferences", "=configuration"],
+    &["app", "application", "=program", "=software"],
+    &["upgrade", "=update"],
+    &["log out", "logout", "sign out", "signout"],
+    &["computer", "pc", "laptop", "=machine"],
+    &["internet", "online", "=network"],
+    &["shortcut", "hotkey", "keybinding", "key binding"],
+    &["picture", "image", "photo"],
+    &["slow", "sluggish", "laggy"],
+    &["wifi", "wireless"],
 ];
 
 /// Most alternatives one question adds to its search.
