@@ -37,8 +37,8 @@ if [ $# -gt 0 ]; then
   exec node eval/retrieval.mjs --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" "$@"
 fi
 # By default every set: the Git pages (search, full answers, two-turn conversations and their
-# standalone forms), the French help pages in eval/fr and a shop's help centre in eval/support
-# (search, full answers).
+# standalone forms), the French help pages in eval/fr and two shops' help centres, in English
+# (eval/support) and French (eval/support-fr) (search, full answers).
 say "Retrieval evaluation: Git's manual pages"
 node eval/retrieval.mjs --set git --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" \
   --scorer search,answer --conversations eval/conversations.json
@@ -48,4 +48,8 @@ node eval/retrieval.mjs --set fr --docs eval/fr --list eval/fr/documents.txt \
 say "Retrieval evaluation: a shop's help centre (Q&A pairs and pages)"
 node eval/retrieval.mjs --set support --docs eval/support --list eval/support/documents.txt \
   --qa eval/support/qa.json --questions eval/support/questions.json --out "$ROOT/eval-output" \
+  --scorer search,answer
+say "Retrieval evaluation: a French shop's help centre (Q&A pairs and a page)"
+node eval/retrieval.mjs --set support-fr --docs eval/support-fr --list eval/support-fr/documents.txt \
+  --qa eval/support-fr/qa.json --questions eval/support-fr/questions.json --out "$ROOT/eval-output" \
   --scorer search,answer

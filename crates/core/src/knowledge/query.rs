@@ -778,7 +778,10 @@ pub fn phrases(query: &str) -> Vec<String> {
         }
     }
     for alternative in thesaurus::alternatives(query, language) {
-        let phrase = format!("\"{}\"", alternative.words.join(" "));
+        let phrase = match alternative.words.as_slice() {
+            [word] => language.phrase(word),
+            words => format!("\"{}\"", words.join(" ")),
+        };
         if !phrases.contains(&phrase) {
             phrases.push(phrase);
         }

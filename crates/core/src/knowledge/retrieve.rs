@@ -271,6 +271,7 @@ impl QuestionTerms {
             }
         }
         for (first, second, term) in &self.split {
+            let first = |w: &str| word_holds(Language::English, w, first);
             if !held.contains(term) && holds_pair(text, first, |w| w == second) {
                 held.insert(term.clone());
             }
@@ -291,7 +292,11 @@ impl QuestionTerms {
         for (forms, stands) in &self.alternatives {
             let held = match forms.as_slice() {
                 [word] => found.contains(word),
-                [first, second] => holds_pair(text, first, |w| stem(w) == *second),
+                [first, second] => holds_pair(
+                    text,
+                    |w| word_holds(self.language, w, first),
+                    |w| word_holds(self.language, w, second),
+                ),
                 _ => false,
             };
             if held {
@@ -310,9 +315,8 @@ impl QuestionTerms {
     }
 }
 
-/// Whether `text` has a word stemming to `first` right before a word that is `second`.
-fn holds_pair(text: &str, first: &str, second: impl Fn(&str) -> bool) -> bool {
-    let start = first_chars(first, 2);
+/// Whether `text` has a word that is `first` right before a word that is `second`.
+fn holds_pair(text: &str, first: impl Fn(&str) -> bool, second: impl Fn(&str) -> bool) -> bool {
     let mut after_first = false;
     let mut found = false;
     for_each_word(text, |word| {
@@ -322,9 +326,19 @@ fn holds_pair(text: &str, first: &str, second: impl Fn(&str) -> bool) -> bool {
         if after_first && second(word) {
             found = true;
         }
-        after_first = word.starts_with(start) && stem(word) == first;
+        after_first = first(word);
     });
     found
+}
+
+/// Whether a passage's `word` holds the question's `term` (`Language::term`) in `language`;
+/// in English only words starting like the term are stemmed.
+fn word_holds(language: Language, word: &str, term: &str) -> bool {
+    if language == Language::English {
+        word.starts_with(first_chars(term, 2)) && stem(word) == term
+    } else {
+        language.form_holds(&language.passage_form(word), term)
+    }
 }
 
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation

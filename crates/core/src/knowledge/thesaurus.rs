@@ -3,8 +3,8 @@
 //! with each other member of a group it uses, standing for the words it used.
 //!
 //! The groups are a small curated list of customer-service vocabulary and of what people call
-//! things in software, English only, kept to words that mean the same in nearly every context
-//! they appear in. A general thesaurus
+//! things in software, in English, French, German and Spanish, kept to words that mean the
+//! same in nearly every context they appear in. A general thesaurus
 //! (WordNet's synonyms) was measured on the Git evaluation and lost more than it gained:
 //! everyday verbs (make, take, give) bring synonyms found on every page.
 
@@ -15,7 +15,7 @@ use super::query::{is_stop_word, words};
 /// with a leading `=` is a word of many senses ("change", "order", "call"): a question using a
 /// narrower member is also searched with it, but a question using it brings no others, which
 /// would match most of any text.
-const GROUPS: &[&[&str]] = &[
+const ENGLISH: &[&[&str]] = &[
     &[
         "ship", "shipping", "shipment", "send", "deliver", "delivery", "dispatch",
     ],
@@ -122,6 +122,171 @@ const GROUPS: &[&[&str]] = &[
     &["wifi", "wireless"],
 ];
 
+const FRENCH: &[&[&str]] = &[
+    &[
+        "livrer",
+        "livraison",
+        "expédier",
+        "expédition",
+        "envoyer",
+        "envoi",
+    ],
+    &["étranger", "international", "autre pays", "autres pays"],
+    &[
+        "carte cadeau",
+        "chèque cadeau",
+        "bon cadeau",
+        "bon achat",
+        "coupon",
+    ],
+    &[
+        "connecter",
+        "connexion",
+        "identifier",
+        "identification",
+        "login",
+    ],
+    &["prix", "tarif", "coût", "coûter", "frais"],
+    &["payer", "paiement", "=régler", "=règlement"],
+    &[
+        "carte bancaire",
+        "carte bleue",
+        "carte crédit",
+        "visa",
+        "mastercard",
+    ],
+    &["=changer", "modifier"],
+    &["annuler", "annulation", "résilier", "résiliation"],
+    &["acheter", "achat", "=commande", "=commander"],
+    &["supprimer", "effacer"],
+    &[
+        "contacter",
+        "=joindre",
+        "téléphone",
+        "téléphoner",
+        "appeler",
+        "service client",
+    ],
+    &["magasin", "boutique"],
+    &["réduction", "remise", "rabais", "promotion"],
+    &["colis", "paquet"],
+    &["réparer", "réparation", "dépanner", "dépannage"],
+    &["louer", "location"],
+    &[
+        "désabonner",
+        "désinscrire",
+        "désinscription",
+        "désabonnement",
+    ],
+    &["facture", "reçu"],
+    &["abonnement", "adhésion"],
+    &["défectueux", "abîmé", "cassé", "endommagé"],
+    &["dossier", "répertoire"],
+    &["paramètres", "réglages", "préférences"],
+    &["ordinateur", "pc"],
+];
+
+const GERMAN: &[&[&str]] = &[
+    &[
+        "versand",
+        "versenden",
+        "liefern",
+        "lieferung",
+        "zustellung",
+        "schicken",
+        "senden",
+    ],
+    &["ausland", "international", "anderes land", "andere länder"],
+    &[
+        "erstattung",
+        "rückerstattung",
+        "geld zurück",
+        "zurückerstatten",
+    ],
+    &["gutschein", "geschenkkarte", "geschenkgutschein", "coupon"],
+    &["anmelden", "anmeldung", "einloggen", "login"],
+    &["passwort", "kennwort"],
+    &["preis", "kosten", "gebühr", "gebühren"],
+    &["bezahlen", "zahlung", "=zahlen"],
+    &["kreditkarte", "ec karte", "visa", "mastercard"],
+    &["=ändern", "bearbeiten", "anpassen"],
+    &["stornieren", "stornierung", "kündigen", "kündigung"],
+    &["kaufen", "kauf", "=bestellung", "=bestellen"],
+    &["löschen", "entfernen"],
+    &[
+        "kontakt",
+        "kontaktieren",
+        "telefon",
+        "anrufen",
+        "kundendienst",
+        "kundenservice",
+    ],
+    &["=laden", "geschäft", "filiale"],
+    &["rabatt", "ermäßigung", "nachlass"],
+    &["paket", "sendung"],
+    &["reparatur", "reparieren"],
+    &["garantie", "gewährleistung"],
+    &["mieten", "miete", "leihen", "ausleihen", "verleih"],
+    &["rechnung", "quittung", "beleg"],
+    &["abo", "abonnement", "mitgliedschaft"],
+    &["rückgabe", "zurückgeben", "zurücksenden", "retoure"],
+    &["umtausch", "umtauschen", "tauschen"],
+    &["defekt", "kaputt", "beschädigt"],
+    &["ordner", "verzeichnis"],
+    &["einstellungen", "=optionen"],
+];
+
+const SPANISH: &[&[&str]] = &[
+    &[
+        "enviar",
+        "envío",
+        "entregar",
+        "entrega",
+        "mandar",
+        "despachar",
+    ],
+    &["extranjero", "internacional", "otro país", "otros países"],
+    &["reembolso", "reembolsar", "devolver dinero"],
+    &["tarjeta regalo", "cupón", "=vale", "código promocional"],
+    &["acceder", "login", "iniciar sesión", "=entrar"],
+    &["contraseña", "=clave"],
+    &["precio", "coste", "costo", "tarifa"],
+    &["pagar", "pago"],
+    &["tarjeta crédito", "tarjeta débito", "visa", "mastercard"],
+    &["=cambiar", "modificar"],
+    &["cancelar", "anular", "cancelación", "anulación"],
+    &["comprar", "compra", "=pedido"],
+    &["borrar", "eliminar", "suprimir"],
+    &[
+        "contacto",
+        "contactar",
+        "teléfono",
+        "llamar",
+        "atención cliente",
+    ],
+    &["tienda", "=local"],
+    &["descuento", "rebaja", "promoción"],
+    &["paquete", "bulto"],
+    &["reparar", "reparación", "arreglar"],
+    &["alquilar", "alquiler", "rentar", "arrendar"],
+    &["factura", "recibo"],
+    &["suscripción", "membresía", "abono"],
+    &["roto", "dañado", "defectuoso", "estropeado"],
+    &["carpeta", "directorio"],
+    &["configuración", "ajustes", "preferencias"],
+];
+
+/// The groups of `language`'s words (none yet for Italian and Portuguese).
+fn groups(language: Language) -> &'static [&'static [&'static str]] {
+    match language {
+        Language::English => ENGLISH,
+        Language::French => FRENCH,
+        Language::German => GERMAN,
+        Language::Spanish => SPANISH,
+        Language::Italian | Language::Portuguese => &[],
+    }
+}
+
 /// Most alternatives one question adds to its search.
 pub const MAX_ALTERNATIVES: usize = 16;
 
@@ -135,15 +300,16 @@ pub struct Alternative {
 
 /// The alternatives of `query`'s words, at most `MAX_ALTERNATIVES`: for each group member the
 /// question uses (compared as `Language::term` forms, a phrase as two adjacent words), every
-/// other member of its group that the question does not already use. English only.
+/// other member of its group that the question does not already use.
 pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
-    if language != Language::English {
+    let groups = groups(language);
+    if groups.is_empty() {
         return Vec::new();
     }
     let asked = words(query);
     let forms: Vec<String> = asked.iter().map(|w| language.term(w)).collect();
     let mut out: Vec<Alternative> = Vec::new();
-    for group in GROUPS {
+    for group in groups {
         let members: Vec<Vec<String>> = group
             .iter()
             .map(|m| broad(m).1.split(' ').map(|w| language.term(w)).collect())
@@ -229,22 +395,35 @@ mod tests {
         let found = alternatives("Were the parcels shipped?", Language::English);
         assert!(words_of(&found).contains(&"package".to_string()));
         assert!(words_of(&found).contains(&"deliver".to_string()));
-        assert!(alternatives("Livrez-vous à l'étranger ?", Language::French).is_empty());
+        assert!(alternatives("Spedite all'estero?", Language::Italian).is_empty());
+        let found = words_of(&alternatives(
+            "Livrez-vous à l'étranger ?",
+            Language::French,
+        ));
+        assert!(
+            found.contains(&"expédier".to_string()) && found.contains(&"autre pays".to_string())
+        );
         assert!(alternatives("What is it?", Language::English).is_empty());
     }
 
     #[test]
     fn every_member_is_one_or_two_plain_words_in_one_group() {
-        let mut seen = std::collections::HashSet::new();
-        for group in GROUPS {
-            assert!(group.len() >= 2);
-            for member in *group {
-                let parts: Vec<&str> = broad(member).1.split(' ').collect();
-                assert!(parts.len() <= 2, "{member}");
-                assert!(parts
-                    .iter()
-                    .all(|p| p.chars().all(|c| c.is_ascii_lowercase())));
-                assert!(seen.insert(*member), "{member} is in two groups");
+        for language in [
+            Language::English,
+            Language::French,
+            Language::German,
+            Language::Spanish,
+        ] {
+            let mut seen = std::collections::HashSet::new();
+            for group in groups(language) {
+                assert!(group.len() >= 2);
+                for member in *group {
+                    let parts: Vec<&str> = broad(member).1.split(' ').collect();
+                    assert!(parts.len() <= 2, "{member}");
+                    // As `query::words` reads them, so the question's words can be compared.
+                    assert_eq!(words(broad(member).1), parts, "{member}");
+                    assert!(seen.insert(*member), "{member} is in two groups");
+                }
             }
         }
     }
