@@ -214,7 +214,7 @@ test("a Q&A pair answers a paraphrase of its question alone", async () => {
   assert.equal(r.meta.answered, true);
 });
 
-test("a Q&A pair answers a question that shares none of its words, said as customers say it", async () => {
+test("a Q&A pair answers a question that shares none of its words, said as customers say it, in English and German", async () => {
   const bot = await newChatbot(api, { name: "Parcels", show_citations: true });
   const pairs = [
     ["Do you ship abroad?", "Yes, we deliver to 40 countries; international orders arrive within two weeks."],
@@ -239,6 +239,17 @@ test("a Q&A pair answers a question that shares none of its words, said as custo
   // A word of many senses is not widened: "change" finds the pair that says it, not others.
   const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "How do I change my order?" } });
   assert.equal(search.json.results[0].title, "Can I change my order?");
+  // The same in German, in German's own word forms.
+  const german = await newChatbot(api, { name: "Versand", show_citations: true });
+  for (const [question, answer] of [
+    ["Liefern Sie ins Ausland?", "Ja, wir liefern in 20 Länder; die Zustellung dauert eine Woche."],
+    ["Wie lange dauert die Rückerstattung?", "Die Erstattung ist nach fünf Werktagen auf Ihrem Konto."],
+  ]) {
+    assert.equal((await api.post(`/chatbot/${german.uuid}/data-source/qa`, { body: { question, answer } })).status, 200);
+  }
+  const r = await ask(await newSession(api, german), "Versendet ihr auch in andere Länder?");
+  assert.equal(r.response, "Ja, wir liefern in 20 Länder; die Zustellung dauert eine Woche. [1]");
+  assert.equal(r.citations["1"].title, "Liefern Sie ins Ausland?");
 });
 
 test("past the candidate budget, only chunks holding a question's rarer words are scored", async () => {

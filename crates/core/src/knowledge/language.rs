@@ -43,9 +43,11 @@ const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::German,
         &[
-            "auf", "bei", "das", "dem", "den", "der", "die", "ein", "eine", "einen", "es", "für",
-            "ich", "ist", "kann", "mein", "meine", "mit", "nicht", "sie", "und", "wann", "warum",
-            "was", "wie", "wir", "wo", "zu",
+            "aber", "auch", "auf", "bei", "das", "dass", "dem", "den", "der", "die", "ein", "eine",
+            "einen", "es", "euch", "für", "gibt", "habe", "ich", "ihr", "ins", "ist", "kann",
+            "mein", "meine", "mich", "mir", "mit", "nach", "nicht", "noch", "nur", "oder", "schon",
+            "sie", "sind", "und", "uns", "vom", "von", "wann", "warum", "was", "wenn", "werden",
+            "wie", "wir", "wird", "wo", "zu", "zum", "zur",
         ],
     ),
     (

@@ -584,6 +584,25 @@ mod tests {
     }
 
     #[test]
+    fn other_words_are_found_in_a_questions_own_language() {
+        let question = QuestionTerms::of("Versendet ihr auch in andere Länder?");
+        assert_eq!(question.language, Language::German);
+        let held = question
+            .held_in("Wir liefern ins Ausland: Lieferungen in die Schweiz dauern drei Tage.");
+        for word in ["versendet", "andere", "länder"] {
+            assert!(
+                held.contains(&Language::German.term(word)),
+                "{word} in {held:?}"
+            );
+        }
+        let question = QuestionTerms::of("Est-ce que vous envoyez en Belgique ?");
+        assert_eq!(question.language, Language::French);
+        assert!(question
+            .held_in("Nous expédions dans toute l'Europe.")
+            .contains(&Language::French.term("envoyez")));
+    }
+
+    #[test]
     fn a_stored_question_said_in_other_words_matches() {
         let ranked = rank(
             "Can you send my order to another country?",
