@@ -31,7 +31,7 @@ const ENGLISH: &[&[&str]] = &[
     &["credit card", "debit card", "bank card", "visa", "mastercard", "amex"],
     &["=change", "modify", "amend", "alter", "edit"],
     &["buy", "purchase", "=order"],
-    &["delete", "remove", "erase"],
+    &["delete", "remove", "erase", "rid"],
     &["contact", "in touch", "phone", "telephone", "=call"],
     &["shop", "=store", "showroom", "boutique"],
     &["discount", "reduction", "rebate", "money off"],
@@ -77,6 +77,13 @@ const ENGLISH: &[&[&str]] = &[
     &["picture", "image", "photo"],
     &["slow", "sluggish", "laggy"],
     &["wifi", "wireless"],
+    &["turn on", "switch on", "enable", "activate"],
+    &["turn off", "switch off", "disable", "deactivate"],
+    &["configure", "set up", "setup"],
+    &["restart", "reboot"],
+    &["search", "look up", "locate", "=find"],
+    &["sync", "synchronize", "synchronise"],
+    &["notification", "alert"],
 ];
 
 #[rustfmt::skip]
