@@ -11,13 +11,15 @@
 use super::language::Language;
 use super::query::{is_stop_word, words};
 
-/// Each group: words or two-word phrases that mean the same to a customer. A member written
-/// with a leading `=` is a word of many senses ("change", "order", "call"): a question using a
-/// narrower member is also searched with it, but a question using it brings no others, which
-/// would match most of any text. One group to a line, so groups read side by side.
+/// Each group: words or two-word phrases that mean the same to a customer; an irregular past
+/// ("sent", "paid", "bought") is a member of its own, as stemming does not reach it. A member
+/// written with a leading `=` is a word of many senses ("change", "order", "call"): a question
+/// using a narrower member is also searched with it, but a question using it brings no
+/// others, which would match most of any text. One group to a line, so groups read side by
+/// side.
 #[rustfmt::skip]
 const ENGLISH: &[&[&str]] = &[
-    &["ship", "shipping", "shipment", "send", "deliver", "delivery", "dispatch"],
+    &["ship", "shipping", "shipment", "send", "sent", "deliver", "delivery", "dispatch"],
     &["abroad", "overseas", "international", "internationally", "worldwide", "foreign",
       "another country", "other countries"],
     &["refund", "money back", "reimburse", "reimbursement", "repay"],
@@ -27,10 +29,10 @@ const ENGLISH: &[&[&str]] = &[
     &["sign up", "signup", "register", "registration", "enrol", "enroll"],
     &["password", "passcode", "passphrase"],
     &["price", "cost", "fee", "charge", "pricing"],
-    &["pay", "payment"],
+    &["pay", "paid", "payment"],
     &["credit card", "debit card", "bank card", "visa", "mastercard", "amex"],
     &["=change", "modify", "amend", "alter", "edit"],
-    &["buy", "purchase", "=order"],
+    &["buy", "bought", "purchase", "=order"],
     &["delete", "remove", "erase", "rid"],
     &["contact", "in touch", "phone", "telephone", "=call"],
     &["shop", "=store", "showroom", "boutique"],
