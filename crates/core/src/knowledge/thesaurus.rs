@@ -10,6 +10,7 @@
 
 use super::language::Language;
 use super::query::{is_stop_word, words};
+use std::sync::OnceLock;
 
 /// Each group: words or two-word phrases that mean the same to a customer; an irregular past
 /// ("sent", "paid", "bought") is a member of its own, as stemming does not reach it. A member
@@ -186,6 +187,35 @@ fn groups(language: Language) -> &'static [&'static [&'static str]] {
     }
 }
 
+/// Each group's members in the forms questions are compared by (`Language::term`), worked out
+/// once per language: every question is compared with every group.
+fn member_forms(language: Language) -> &'static [Vec<Vec<String>>] {
+    static FORMS: [OnceLock<Vec<Vec<Vec<String>>>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    let slot = match language {
+        Language::English => 0,
+        Language::French => 1,
+        Language::German => 2,
+        Language::Spanish => 3,
+        Language::Italian | Language::Portuguese => return &[],
+    };
+    FORMS[slot].get_or_init(|| {
+        groups(language)
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|m| broad(m).1.split(' ').map(|w| language.term(w)).collect())
+                    .collect()
+            })
+            .collect()
+    })
+}
+
 /// Most alternatives one question adds to its search.
 pub const MAX_ALTERNATIVES: usize = 16;
 
@@ -208,11 +238,7 @@ pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
     let asked = words(query);
     let forms: Vec<String> = asked.iter().map(|w| language.term(w)).collect();
     let mut out: Vec<Alternative> = Vec::new();
-    for group in groups {
-        let members: Vec<Vec<String>> = group
-            .iter()
-            .map(|m| broad(m).1.split(' ').map(|w| language.term(w)).collect())
-            .collect();
+    for (group, members) in groups.iter().zip(member_forms(language)) {
         // The members the question uses, and its content words among them.
         let mut found: Vec<usize> = Vec::new();
         let mut stands_for: Vec<String> = Vec::new();
