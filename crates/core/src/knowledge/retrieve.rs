@@ -291,7 +291,9 @@ impl QuestionTerms {
         let mut stood_for: Vec<&String> = Vec::new();
         for (forms, stands) in &self.alternatives {
             let held = match forms.as_slice() {
-                [word] => found.contains(word),
+                // A one-word alternative is a word of the text's; it stays only as a term.
+                [word] if self.terms.contains(word) => found.contains(word),
+                [word] => found.remove(word),
                 [first, second] => holds_pair(
                     text,
                     |w| word_holds(self.language, w, first),
@@ -301,13 +303,6 @@ impl QuestionTerms {
             };
             if held {
                 stood_for.extend(stands.iter().filter(|t| self.terms.contains(*t)));
-            }
-        }
-        for (forms, _) in &self.alternatives {
-            if let [word] = forms.as_slice() {
-                if !self.terms.contains(word) {
-                    found.remove(word);
-                }
             }
         }
         found.extend(stood_for.into_iter().cloned());

@@ -176,40 +176,51 @@ const SPANISH: &[&[&str]] = &[
     &["configuración", "ajustes", "preferencias"],
 ];
 
-/// The groups of `language`'s words (none yet for Italian and Portuguese).
-fn groups(language: Language) -> &'static [&'static [&'static str]] {
-    match language {
-        Language::English => ENGLISH,
-        Language::French => FRENCH,
-        Language::German => GERMAN,
-        Language::Spanish => SPANISH,
-        Language::Italian | Language::Portuguese => &[],
-    }
+/// Each language's groups; Italian and Portuguese have none yet.
+const GROUPS: [(Language, &[&[&str]]); 4] = [
+    (Language::English, ENGLISH),
+    (Language::French, FRENCH),
+    (Language::German, GERMAN),
+    (Language::Spanish, SPANISH),
+];
+
+/// A group member as questions are compared with it.
+struct Member {
+    /// A word of many senses (written `=word`): reached, never widened.
+    broad: bool,
+    /// Its words as written in the group.
+    words: &'static str,
+    /// Its words in the forms questions are compared by (`Language::term`).
+    forms: Vec<String>,
 }
 
-/// Each group's members in the forms questions are compared by (`Language::term`), worked out
-/// once per language: every question is compared with every group.
-fn member_forms(language: Language) -> &'static [Vec<Vec<String>>] {
-    static FORMS: [OnceLock<Vec<Vec<Vec<String>>>>; 4] = [
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-    ];
-    let slot = match language {
-        Language::English => 0,
-        Language::French => 1,
-        Language::German => 2,
-        Language::Spanish => 3,
-        Language::Italian | Language::Portuguese => return &[],
+/// `language`'s groups, worked out once per language: every question is compared with every
+/// group.
+fn groups(language: Language) -> &'static [Vec<Member>] {
+    static READ: [OnceLock<Vec<Vec<Member>>>; GROUPS.len()] =
+        [const { OnceLock::new() }; GROUPS.len()];
+    let Some(slot) = GROUPS.iter().position(|(l, _)| *l == language) else {
+        return &[];
     };
-    FORMS[slot].get_or_init(|| {
-        groups(language)
+    READ[slot].get_or_init(|| {
+        GROUPS[slot]
+            .1
             .iter()
             .map(|group| {
                 group
                     .iter()
-                    .map(|m| broad(m).1.split(' ').map(|w| language.term(w)).collect())
+                    .map(|member| {
+                        let (broad, words) = match member.strip_prefix('=') {
+                            Some(words) => (true, words),
+                            None => (false, *member),
+                        };
+                        let forms = words.split(' ').map(|w| language.term(w)).collect();
+                        Member {
+                            broad,
+                            words,
+                            forms,
+                        }
+                    })
                     .collect()
             })
             .collect()
@@ -238,20 +249,17 @@ pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
     let asked = words(query);
     let forms: Vec<String> = asked.iter().map(|w| language.term(w)).collect();
     let mut out: Vec<Alternative> = Vec::new();
-    for (group, members) in groups.iter().zip(member_forms(language)) {
+    for members in groups {
         // The members the question uses, and its content words among them.
         let mut found: Vec<usize> = Vec::new();
         let mut stands_for: Vec<String> = Vec::new();
-        for (m, member) in members.iter().enumerate() {
-            if broad(group[m]).0 {
-                continue;
-            }
+        for (m, member) in members.iter().enumerate().filter(|(_, m)| !m.broad) {
             let at = forms
-                .windows(member.len())
-                .position(|window| window == member.as_slice());
+                .windows(member.forms.len())
+                .position(|window| window == member.forms.as_slice());
             if let Some(at) = at {
                 found.push(m);
-                for word in &asked[at..at + member.len()] {
+                for word in &asked[at..at + member.forms.len()] {
                     if !is_stop_word(word) && !stands_for.contains(word) {
                         stands_for.push(word.clone());
                     }
@@ -261,9 +269,9 @@ pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
         if found.is_empty() || stands_for.is_empty() {
             continue;
         }
-        for (m, member) in group.iter().enumerate() {
+        for (m, member) in members.iter().enumerate() {
             // A member searched for as the question's own word, or as another member alike.
-            let same_form = |k: usize| members[k] == members[m];
+            let same_form = |k: usize| members[k].forms == member.forms;
             if found.iter().any(|&k| same_form(k)) || (0..m).any(same_form) {
                 continue;
             }
@@ -271,20 +279,12 @@ pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
                 return out;
             }
             out.push(Alternative {
-                words: broad(member).1.split(' ').map(str::to_string).collect(),
+                words: member.words.split(' ').map(str::to_string).collect(),
                 stands_for: stands_for.clone(),
             });
         }
     }
     out
-}
-
-/// Whether a member is a word of many senses (written `=word`), and the member's words.
-fn broad(member: &str) -> (bool, &str) {
-    match member.strip_prefix('=') {
-        Some(words) => (true, words),
-        None => (false, member),
-    }
 }
 
 #[cfg(test)]
@@ -333,20 +333,16 @@ mod tests {
 
     #[test]
     fn every_member_is_one_or_two_plain_words_in_one_group() {
-        for language in [
-            Language::English,
-            Language::French,
-            Language::German,
-            Language::Spanish,
-        ] {
+        for (_, table) in GROUPS {
             let mut seen = std::collections::HashSet::new();
-            for group in groups(language) {
+            for group in table {
                 assert!(group.len() >= 2);
                 for member in *group {
-                    let parts: Vec<&str> = broad(member).1.split(' ').collect();
+                    let written = member.trim_start_matches('=');
+                    let parts: Vec<&str> = written.split(' ').collect();
                     assert!(parts.len() <= 2, "{member}");
                     // As `query::words` reads them, so the question's words can be compared.
-                    assert_eq!(words(broad(member).1), parts, "{member}");
+                    assert_eq!(words(written), parts, "{member}");
                     assert!(seen.insert(*member), "{member} is in two groups");
                 }
             }
