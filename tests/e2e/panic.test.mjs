@@ -198,7 +198,12 @@ test("a panic answers 500; requests after it are unaffected and the rate limit k
     assert.equal(p.status, 500);
     assert.equal(next.status, 200);
   }
-  figures.panicsLogged = worker.internalErrors.filter((l) => /panicked at src\/probe\.rs/.test(l)).length;
+  // The runtime's log lines reach the harness through wrangler's output, after the responses.
+  const panicLines = () => worker.internalErrors.filter((l) => /panicked at src\/probe\.rs/.test(l)).length;
+  for (const until = Date.now() + 10_000; panicLines() < 4 && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  figures.panicsLogged = panicLines();
   assert.ok(figures.panicsLogged >= 4, worker.internalErrors.join("\n"));
   console.log(`panic figures: ${JSON.stringify(figures)}`);
 });
