@@ -21,7 +21,7 @@ mod probe;
 mod entry {
     use edgechat_core::config::queues;
     use edgechat_core::domain::rate_limit::{
-        admit, admit_in_window, parse_limit, Decision, Window,
+        admit, admit_in_window, parse_limit, release, Decision, Window,
     };
     use worker::{
         durable_object, event, Context, DurableObject, Env, MessageBatch, Request, Response,
@@ -89,6 +89,13 @@ mod entry {
         }
 
         async fn fetch(&self, mut req: Request) -> Result<Response> {
+            let storage = self.state.storage();
+            if req.path() == "/release" {
+                let mut log: Vec<i64> = storage.get("log").await?.unwrap_or_default();
+                release(&mut log);
+                storage.put("log", &log).await?;
+                return Response::empty();
+            }
             // The Worker only ever sends a valid limit; anything else is the caller's mistake,
             // answered as one instead of thrown.
             let limit = match parse_limit(&req.bytes().await?) {
@@ -100,7 +107,6 @@ mod entry {
                     )
                 }
             };
-            let storage = self.state.storage();
             let now = edgechat_core::time::now_ms();
             if req.path() == "/window" {
                 let mut window: Window = storage.get("window").await?.unwrap_or_default();

@@ -61,9 +61,22 @@ pub struct Call {
     pub room: Option<Rc<Room>>,
     /// A message's turn read while its caller was checked (`handlers::messages::EarlyTurn`).
     pub early_turn: Option<handlers::messages::EarlyTurn>,
+    /// The caller's API key request, when a message's turn counts it (`Call::count_key`).
+    key_count: Rc<std::cell::Cell<Option<KeyCount>>>,
 }
 
 impl Call {
+    /// Counts the caller's API key request against its limit, when that was left to the
+    /// handler: a message's turn asks it beside the chatbot's own limit, in one round trip
+    /// instead of two. Whatever the handler leaves uncounted is counted before its answer
+    /// goes out (`serve`).
+    pub async fn count_key(&self) -> ApiResult<()> {
+        match self.key_count.take() {
+            Some(count) => count.count().await,
+            None => Ok(()),
+        }
+    }
+
     /// The caller's account; only `Access::Key` routes reach handlers that ask.
     pub fn account(&self) -> ApiResult<&str> {
         match &self.caller {
@@ -198,7 +211,10 @@ async fn serve(
         None
     };
     // Set once an API key is known: its request count, sent back on every answer.
-    let key_window = std::cell::Cell::new(None::<WindowDecision>);
+    let key_window: KeyWindow = Rc::default();
+    // A message's turn counts the key itself (`Call::count_key`); what it leaves is counted
+    // here, after the handler.
+    let key_count = Rc::new(std::cell::Cell::new(None::<KeyCount>));
     let result = async {
         let store = Store::new(&env)?;
         // A message's turn in its session's object reads the key and what the turn needs
@@ -216,15 +232,17 @@ async fn serve(
             _ => None,
         };
         let (known_key, context) = prefetched.unzip();
-        let caller = admit_caller(
+        let counted_by_turn = early_turn.is_some();
+        let (caller, uncounted) = admit_caller(
             &req,
             (&env, &ctx),
             (&config, &store),
             log,
             (method, endpoint, access),
-            (&key_window, known_key),
+            (&key_window, known_key, counted_by_turn),
         )
         .await?;
+        key_count.set(uncounted);
         if let (Some(turn), Some(context), Caller::Account { .. }) =
             (early_turn.as_mut(), context, &caller)
         {
@@ -241,8 +259,15 @@ async fn serve(
             log: Rc::clone(log),
             room,
             early_turn,
+            key_count: Rc::clone(&key_count),
         };
-        dispatch(endpoint, call).await
+        let answer = dispatch(endpoint, call).await;
+        match key_count.take() {
+            // Only reads ran before the turn's end or failure left the key uncounted, so a
+            // refused key answers as it would have before them.
+            Some(count) => count.count().await.and(answer),
+            None => answer,
+        }
     }
     .await;
     let result = match key_window.get() {
@@ -272,18 +297,16 @@ fn with_rate_limit_headers(mut response: Response, window: WindowDecision) -> Re
 }
 
 /// The caller, checked (`authenticate`), and an API key counted against its request rate; a
-/// key's window goes to `key_window` for the response's headers.
+/// key's window goes to `key_window` for the response's headers. With `counted_later`, the
+/// key is not counted here but returned, for the handler to count (`Call::count_key`).
 async fn admit_caller(
     req: &Request,
     (env, ctx): (&Env, &Context),
     (config, store): (&Config, &Store),
     log: &RequestLog,
     (method, endpoint, access): (&str, Endpoint, Access),
-    (key_window, known_key): (
-        &std::cell::Cell<Option<WindowDecision>>,
-        Option<Option<KeyOwner>>,
-    ),
-) -> ApiResult<Caller> {
+    (key_window, known_key, counted_later): (&KeyWindow, Option<Option<KeyOwner>>, bool),
+) -> ApiResult<(Caller, Option<KeyCount>)> {
     let (caller, key_use) =
         authenticate(req, (config, store), (method, endpoint, access), known_key).await?;
     match &caller {
@@ -292,41 +315,88 @@ async fn admit_caller(
         _ => {}
     }
     let Some(key_use) = key_use else {
-        return Ok(caller);
+        return Ok((caller, None));
     };
-    let window =
-        admit_request(env, &limit_names::api_key(&key_use.key_uuid), key_use.limit).await?;
-    key_window.set(Some(window));
-    if !window.admitted {
-        return Err(ApiError::RateLimited {
-            message: format!(
+    let count = KeyCount {
+        env: env.clone(),
+        ctx: same_context(ctx),
+        key_use,
+        window: Rc::clone(key_window),
+    };
+    if counted_later {
+        return Ok((caller, Some(count)));
+    }
+    count.count().await?;
+    Ok((caller, None))
+}
+
+/// A second handle on the request's context (the type offers no `Clone`), for work that
+/// outlives the borrow of the first.
+fn same_context(ctx: &Context) -> Context {
+    use wasm_bindgen::JsCast;
+    let raw: &wasm_bindgen::JsValue = AsRef::<worker::worker_sys::Context>::as_ref(ctx).as_ref();
+    Context::new(raw.clone().unchecked_into())
+}
+
+/// Where a key's count is kept for the response's `X-RateLimit-*` headers, once it is made.
+type KeyWindow = Rc<std::cell::Cell<Option<WindowDecision>>>;
+
+/// One request made with an API key, to be counted against the key's limit.
+struct KeyCount {
+    env: Env,
+    ctx: Context,
+    key_use: KeyUse,
+    window: KeyWindow,
+}
+
+impl KeyCount {
+    /// Counts the request: a `RateLimited` error when the key made all its requests of the
+    /// window, else the key is marked used (in the background) when its mark is stale.
+    async fn count(self) -> ApiResult<()> {
+        let KeyCount {
+            env,
+            ctx,
+            key_use,
+            window: key_window,
+        } = self;
+        let window = admit_request(
+            &env,
+            &limit_names::api_key(&key_use.key_uuid),
+            key_use.limit,
+        )
+        .await?;
+        key_window.set(Some(window));
+        if !window.admitted {
+            return Err(ApiError::RateLimited {
+                message: format!(
                 "This API key made its {} requests allowed in {} seconds; try again in {} seconds.",
                 key_use.limit.count, key_use.limit.window_secs, window.reset_secs
             ),
-            retry_after_secs: window.reset_secs,
-        });
+                retry_after_secs: window.reset_secs,
+            });
+        }
+        if key_use.touch {
+            let touch_env = env.clone();
+            ctx.wait_until(async move {
+                let now = time::now();
+                let stale_before = time::seconds_ago(LAST_USED_RESOLUTION_SECS);
+                let result = async {
+                    Store::new(&touch_env)?
+                        .touch_key(&key_use.key_uuid, &now, &stale_before)
+                        .await
+                }
+                .await;
+                if let Err(err) = result {
+                    crate::platform::log::background_failure(
+                        "marking a key used",
+                        &key_use.key_uuid,
+                        &err,
+                    );
+                }
+            });
+        }
+        Ok(())
     }
-    if key_use.touch {
-        let touch_env = env.clone();
-        ctx.wait_until(async move {
-            let now = time::now();
-            let stale_before = time::seconds_ago(LAST_USED_RESOLUTION_SECS);
-            let result = async {
-                Store::new(&touch_env)?
-                    .touch_key(&key_use.key_uuid, &now, &stale_before)
-                    .await
-            }
-            .await;
-            if let Err(err) = result {
-                crate::platform::log::background_failure(
-                    "marking a key used",
-                    &key_use.key_uuid,
-                    &err,
-                );
-            }
-        });
-    }
-    Ok(caller)
 }
 
 /// The hash of the account API key the request holds, if it holds one: not a visitor's token,

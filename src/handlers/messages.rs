@@ -4,7 +4,9 @@ use crate::conversation::{self, relay, retrieval, tagging, Exchange, Output, Req
 use crate::handlers::{live_chat, widget};
 use crate::platform::chat_session::{self, Claim, Room};
 use crate::platform::log;
-use crate::platform::rate_limit::{admit_message, names as limit_names, Decision, Limit};
+use crate::platform::rate_limit::{
+    admit_messages, names as limit_names, release_messages, Decision,
+};
 use crate::providers;
 use crate::storage::{KeyOwner, Owner, SearchIn, Store, TurnContext};
 use crate::webhooks;
@@ -31,31 +33,45 @@ pub(crate) enum Plan {
     Answer(Box<Exchange>, Vec<Agent>),
     /// A person is answering in live chat: the user's message is stored as it is.
     LiveChat(Box<Message>),
+    /// The chatbot's rate limit refused the message: told in the chatbot's own words, in a
+    /// streamed answer's own format (`stream`).
+    Limited {
+        message: String,
+        retry_after_secs: u64,
+    },
 }
 
-/// Asks the chatbot's rate-limit object to admit one more message; a site visitor's message
-/// must also fit the visitor's own window (`widget::admit_visitor`).
-async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<()> {
-    if let Caller::Visitor(visitor) = &call.caller {
-        return widget::admit_visitor(
-            &call.env,
-            &chatbot.settings,
+/// Admits one more message: within the chatbot's `rate_limit`, a site visitor's also within
+/// its own window (`widget::visitor_logs`), and an API key's request within the key's limit
+/// (`Call::count_key`), all asked at once. A message the key's limit refuses is taken back
+/// from the chatbot's logs, so a key over its limit uses up nothing of the chatbot's.
+///
+/// The key's refusal is an error, as on every other route; the chatbot's is `Plan::Limited`.
+async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
+    let settings = &chatbot.settings;
+    let logs = match &call.caller {
+        Caller::Visitor(visitor) => widget::visitor_logs(
+            settings,
             &limit_names::visitor_messages(&chatbot.uuid, &visitor.visitor_id),
             &chatbot.uuid,
-        )
-        .await;
-    }
-    let limit = Limit {
-        count: chatbot.settings.rate_limit_count as u32,
-        window_secs: chatbot.settings.rate_limit_window as u32,
+        ),
+        _ => vec![(chatbot.uuid.clone(), widget::chatbot_limit(settings))],
     };
-    match admit_message(&call.env, &chatbot.uuid, limit).await? {
-        Decision::Admitted { .. } => Ok(()),
-        Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {
-            message: chatbot.settings.rate_limit_message.clone(),
+    let (key, messages) = futures::join!(call.count_key(), admit_messages(&call.env, &logs));
+    if let Err(refused) = key {
+        if let Ok(Decision::Admitted { .. }) = messages {
+            let names: Vec<&str> = logs.iter().map(|(name, _)| name.as_str()).collect();
+            release_messages(&call.env, &names).await;
+        }
+        return Err(refused);
+    }
+    Ok(match messages? {
+        Decision::Admitted { .. } => None,
+        Decision::Limited { retry_after_secs } => Some(Plan::Limited {
+            message: settings.rate_limit_message.clone(),
             retry_after_secs,
         }),
-    }
+    })
 }
 
 /// A message's turn as far as it can be read before the caller is checked: its question, and,
@@ -181,7 +197,9 @@ pub(crate) async fn begin_turn(
     } = context;
     let history = given_history.unwrap_or(history);
     if live_chat::is_active(&session) {
-        admit(call, &chatbot).await?;
+        if let Some(refused) = admit(call, &chatbot).await? {
+            return Ok(refused);
+        }
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
@@ -213,7 +231,9 @@ pub(crate) async fn begin_turn(
             searched,
         )
     );
-    admitted?;
+    if let Some(refused) = admitted? {
+        return Ok(refused);
+    }
     let tools = tools.remove(&agent.uuid).unwrap_or_default();
     let exchange = conversation::prepare(
         &call.config,
@@ -541,7 +561,7 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
             live_message_created(&call, &message);
             return live_chat_accepted(format, &message);
         }
-        Err(ApiError::RateLimited {
+        Ok(Plan::Limited {
             message,
             retry_after_secs,
         }) => return rate_limited(format, &message, retry_after_secs),
@@ -559,6 +579,15 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
         Plan::LiveChat(message) => {
             live_message_created(&call, &message);
             return Ok(json_response(&message.to_json())?.with_status(202));
+        }
+        Plan::Limited {
+            message,
+            retry_after_secs,
+        } => {
+            return Err(ApiError::RateLimited {
+                message,
+                retry_after_secs,
+            })
         }
     };
     let message = collect_answer(&call, exchange, agents, claim).await?;

@@ -9,7 +9,7 @@ use crate::app::widget::{
 };
 use crate::app::{Call, Caller};
 use crate::platform::chat_session;
-use crate::platform::rate_limit::{admit_message, admit_request, names, Decision, Limit};
+use crate::platform::rate_limit::{admit_messages, admit_request, names, Decision, Limit};
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::Body;
@@ -182,14 +182,12 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
     let body = call.json_body().await?;
     let variables = initial_variables(&body)?;
     let settings = &visitor.chatbot.settings;
-    // The visitor's own share first, so a visitor over it uses up nothing of everyone's.
-    admit_visitor(
-        &call.env,
+    let logs = visitor_logs(
         settings,
         &names::visitor_own_sessions(&uuid, &visitor.visitor_id),
         &names::visitor_sessions(&uuid),
-    )
-    .await?;
+    );
+    within_limits(settings, admit_messages(&call.env, &logs).await?)?;
     let now = time::now();
     let session = Session {
         uuid: new_uuid(),
@@ -206,34 +204,42 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
     json_response(&session.to_json())
 }
 
-/// Admits one more message (or new session) of a site visitor: within the visitor's own window
-/// (`visitor_rate_limit`, counted under `visitor_name`), then within the chatbot's `rate_limit`
-/// (under `shared_name`), which every visitor and key share. The visitor's window is asked
-/// first, so a visitor over its share never uses up what the others share.
-pub async fn admit_visitor(
-    env: &worker::Env,
+/// The logs a site visitor's message (or new session) must fit: the visitor's own window
+/// (`visitor_rate_limit`, counted under `visitor_name`) and the chatbot's `rate_limit` (under
+/// `shared_name`), which every visitor and key share. Both are asked at once
+/// (`admit_messages`); a visitor over its own share uses up nothing of everyone's.
+pub fn visitor_logs(
     settings: &ChatbotSettings,
     visitor_name: &str,
     shared_name: &str,
-) -> ApiResult<()> {
-    let as_limit = |(count, window): (i64, i64)| Limit {
+) -> Vec<(String, Limit)> {
+    vec![
+        (visitor_name.to_string(), as_limit(settings.visitor_limit())),
+        (shared_name.to_string(), chatbot_limit(settings)),
+    ]
+}
+
+/// The chatbot's own `rate_limit`, as its log counts it.
+pub fn chatbot_limit(settings: &ChatbotSettings) -> Limit {
+    as_limit((settings.rate_limit_count, settings.rate_limit_window))
+}
+
+fn as_limit((count, window): (i64, i64)) -> Limit {
+    Limit {
         count: count.clamp(0, i64::from(u32::MAX)) as u32,
         window_secs: window.clamp(0, i64::from(u32::MAX)) as u32,
-    };
-    let refused = |retry_after_secs| ApiError::RateLimited {
-        message: settings.rate_limit_message.clone(),
-        retry_after_secs,
-    };
-    if let Decision::Limited { retry_after_secs } =
-        admit_message(env, visitor_name, as_limit(settings.visitor_limit())).await?
-    {
-        return Err(refused(retry_after_secs));
     }
-    let shared = as_limit((settings.rate_limit_count, settings.rate_limit_window));
-    if let Decision::Limited { retry_after_secs } = admit_message(env, shared_name, shared).await? {
-        return Err(refused(retry_after_secs));
+}
+
+/// A decision of the chatbot's logs as a result: a refusal in the chatbot's own words.
+fn within_limits(settings: &ChatbotSettings, decision: Decision) -> ApiResult<()> {
+    match decision {
+        Decision::Admitted { .. } => Ok(()),
+        Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {
+            message: settings.rate_limit_message.clone(),
+            retry_after_secs,
+        }),
     }
-    Ok(())
 }
 
 /// `GET /session/{uuid}/messages` with a visitor token: the visitor's view of each message.

@@ -5,6 +5,14 @@ use edgechat_core::api::error::{ApiError, ApiResult};
 pub use edgechat_core::domain::rate_limit::{Decision, Limit, WindowDecision};
 use serde::de::DeserializeOwned;
 
+/// The object counting `name`.
+fn stub(env: &worker::Env, name: &str) -> ApiResult<worker::Stub> {
+    Ok(env
+        .durable_object(edgechat_core::config::bindings::RATE_LIMITER)?
+        .id_from_name(name)?
+        .get_stub()?)
+}
+
 /// The object counting `name`, asked at `path` (`/admit`: the sliding log; `/window`: a fixed
 /// window) to count one more under `limit`.
 async fn ask<T: DeserializeOwned>(
@@ -14,17 +22,13 @@ async fn ask<T: DeserializeOwned>(
     limit: Limit,
 ) -> ApiResult<T> {
     use worker::{Method, Request, RequestInit};
-    let stub = env
-        .durable_object(edgechat_core::config::bindings::RATE_LIMITER)?
-        .id_from_name(name)?
-        .get_stub()?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_body(Some(wasm_bindgen::JsValue::from_str(
             &serde_json::to_string(&limit)?,
         )));
     let request = Request::new_with_init(&format!("https://rate-limiter{path}"), &init)?;
-    let mut response = stub.fetch_with_request(request).await?;
+    let mut response = stub(env, name)?.fetch_with_request(request).await?;
     if response.status_code() != 200 {
         // Only a limit the object could not read gets here (it answers 400 and says why).
         return Err(ApiError::internal(format!(
@@ -40,6 +44,75 @@ async fn ask<T: DeserializeOwned>(
 /// message: exact, for the small counts of chat limits.
 pub async fn admit_message(env: &worker::Env, name: &str, limit: Limit) -> ApiResult<Decision> {
     ask(env, name, "/admit", limit).await
+}
+
+/// Takes back the newest admission of the log named `name` (`rate_limit::release`): the
+/// message it admitted was refused by another limit asked at the same time.
+async fn release_message(env: &worker::Env, name: &str) -> ApiResult<()> {
+    let mut response = stub(env, name)?
+        .fetch_with_str("https://rate-limiter/release")
+        .await?;
+    match response.status_code() {
+        200..=299 => Ok(()),
+        status => Err(ApiError::internal(format!(
+            "the rate-limit object answered {status} to a release: {}",
+            response.text().await.unwrap_or_default()
+        ))),
+    }
+}
+
+/// Asks every log of `logs` (a name and its limit) to admit one message, all at once: the
+/// message is admitted when every log admits it. When any refuses (or cannot be asked), the
+/// logs that admitted it take it back (`release_messages`), so one limit's refusal never uses
+/// up another's share; the answer is then the longest wait of those refusing.
+pub async fn admit_messages(env: &worker::Env, logs: &[(String, Limit)]) -> ApiResult<Decision> {
+    let decisions = futures::future::join_all(
+        logs.iter()
+            .map(|(name, limit)| admit_message(env, name, *limit)),
+    )
+    .await;
+    let mut admitted = Vec::new();
+    let mut remaining = u32::MAX;
+    let mut wait = None::<u64>;
+    let mut failure = None;
+    for ((name, _), decision) in logs.iter().zip(decisions) {
+        match decision {
+            Ok(Decision::Admitted { remaining: left }) => {
+                admitted.push(name.as_str());
+                remaining = remaining.min(left);
+            }
+            Ok(Decision::Limited { retry_after_secs }) => {
+                wait = Some(wait.unwrap_or(0).max(retry_after_secs));
+            }
+            Err(err) => failure = Some(err),
+        }
+    }
+    if wait.is_none() && failure.is_none() {
+        return Ok(Decision::Admitted { remaining });
+    }
+    release_messages(env, &admitted).await;
+    match failure {
+        Some(err) => Err(err),
+        None => Ok(Decision::Limited {
+            retry_after_secs: wait.unwrap_or(1),
+        }),
+    }
+}
+
+/// Takes back one admission from each log named in `names`, all at once. A release that
+/// fails is logged: its log holds one admission too many until the window passes it.
+pub async fn release_messages(env: &worker::Env, names: &[&str]) {
+    let released =
+        futures::future::join_all(names.iter().map(|name| release_message(env, name))).await;
+    for (name, result) in names.iter().zip(released) {
+        if let Err(err) = result {
+            crate::platform::log::background_failure(
+                "releasing a rate-limit admission",
+                name,
+                &err,
+            );
+        }
+    }
 }
 
 /// Counts one request against the fixed window named `name` (an API key, a client address).

@@ -332,6 +332,33 @@ test("a key over its request rate gets 429 with Retry-After and X-RateLimit head
   assert.equal(other.headers.get("x-ratelimit-limit"), "100000", "the test Worker's default rate");
 });
 
+test("messages refused by a key's own rate use up nothing of the chatbot's rate", async () => {
+  const acct = await worker.newAccount("owner");
+  const owner = client(worker, acct.key);
+  const bot = await newChatbot(owner, { name: "Shared", rate_limit: [3, 60] });
+  const session = await newSession(owner, bot);
+  // The key's rate counts every request; the chatbot's, every message it admits.
+  const limited = client(worker, (await keyOf(owner, { rate_limit: [2, 60] })).key);
+  const ask = (api, query) => api.post(`/session/${session.uuid}/message/stream`, { body: { query } });
+  const first = await ask(limited, "one");
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.headers.get("x-ratelimit-remaining"), "1");
+  assert.equal((await ask(limited, "two")).status, 200);
+  for (let i = 0; i < 4; i++) {
+    const refused = await ask(limited, `flood ${i}`);
+    const err = expectError(assert, refused, 429, "rate_limited");
+    assert.match(err.message, /2 requests allowed in 60 seconds/);
+    assert.equal(refused.headers.get("x-ratelimit-remaining"), "0");
+  }
+  // The chatbot admitted two messages, not six: its third is still there for anyone.
+  assert.equal((await ask(owner, "three")).status, 200);
+  const full = await ask(owner, "four");
+  assert.equal(full.status, 429, "now the chatbot's own rate refuses");
+  assert.doesNotMatch(full.text, /requests allowed/);
+  const stored = (await owner.get(`/session/${session.uuid}/messages`)).json;
+  assert.deepEqual(stored.map((m) => m.query), ["one", "two", "three"]);
+});
+
 test("keys without their own rate get the default, API_KEY_RATE_LIMIT", async () => {
   const w = await startWorker({ vars: { API_KEY_RATE_LIMIT: "2/60" } });
   const acct = await w.newAccount("owner");

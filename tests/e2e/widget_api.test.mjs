@@ -4,7 +4,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import {
-  startAccount, startWorker, client, shopChatbot, newChatbot, newSession, firstAgent, expectError, parseEvents, eventually, UUID_RE,
+  startAccount, startWorker, client, shopChatbot, newChatbot, newSession, firstAgent, expectError, parseEvents, eventually, sleep, UUID_RE,
 } from "./suite.mjs";
 
 let worker, owner;
@@ -418,6 +418,23 @@ test("one visitor flooding a public chatbot is held to its share while other vis
   assert.equal((await ask(late, lateSession, "Anyone there?")).status, 429);
   const ownerSession = await newSession(owner, bot);
   assert.equal((await owner.post(`/session/${ownerSession.uuid}/message/stream`, { body: { query: "hi" } })).status, 429);
+});
+
+test("a message the chatbot's rate refuses uses up nothing of the visitor's own window", async () => {
+  const bot = await chatbot({ visibility: "public", rate_limit: [2, 2], visitor_rate_limit: [1, 60] });
+  const ownerSession = await newSession(owner, bot);
+  for (const query of ["one", "two"]) {
+    assert.equal((await owner.post(`/session/${ownerSession.uuid}/message/stream`, { body: { query } })).status, 200);
+  }
+  const v = visitor(await tokenFor(bot));
+  const s = await newSession(v, bot);
+  assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "refused" } })).status, 429, "the chatbot's rate is used up");
+  // Once the chatbot's two seconds pass, the visitor's one message a minute is still unused.
+  await sleep(2200);
+  const answered = await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "Do you ship abroad?" } });
+  assert.equal(answered.status, 200, answered.text);
+  assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "again" } })).status, 429, "now the visitor's own window is used");
+  assert.deepEqual((await v.get(`/session/${s.uuid}/messages`)).json.map((m) => m.query), ["Do you ship abroad?"]);
 });
 
 test("the owner sets each visitor's window, validated like rate_limit", async () => {

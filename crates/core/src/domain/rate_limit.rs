@@ -157,6 +157,14 @@ pub fn admit(log: &mut Vec<i64>, now_ms: i64, limit: Limit) -> Decision {
     }
 }
 
+/// Takes back one admission from `log`: a message another limit refused after this one
+/// admitted it (the two are asked at once) was never sent, and must not use up the window.
+/// The newest entry goes, the one that would have aged out last; an empty log stays empty.
+pub fn release(log: &mut Vec<i64>) {
+    log.sort_unstable();
+    log.pop();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +329,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_released_admission_frees_its_place() {
+        let l = limit(2, 60);
+        let mut log = Vec::new();
+        assert_eq!(admit(&mut log, 1_000, l), admitted(1));
+        assert_eq!(admit(&mut log, 2_000, l), admitted(0));
+        assert_eq!(admit(&mut log, 3_000, l), limited(58));
+        release(&mut log);
+        assert_eq!(log, [1_000]);
+        assert_eq!(admit(&mut log, 4_000, l), admitted(0));
+        let mut empty = Vec::new();
+        release(&mut empty);
+        assert!(empty.is_empty());
+        let mut unsorted = vec![5, 9, 1];
+        release(&mut unsorted);
+        assert_eq!(unsorted, [1, 5]);
     }
 
     #[test]
