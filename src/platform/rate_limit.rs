@@ -66,11 +66,24 @@ async fn release_message(env: &worker::Env, name: &str) -> ApiResult<()> {
 /// logs that admitted it take it back (`release_messages`), so one limit's refusal never uses
 /// up another's share; the answer is then the longest wait of those refusing.
 pub async fn admit_messages(env: &worker::Env, logs: &[(String, Limit)]) -> ApiResult<Decision> {
-    let decisions = futures::future::join_all(
-        logs.iter()
-            .map(|(name, limit)| admit_message(env, name, *limit)),
-    )
-    .await;
+    // A message meets one log or two (a visitor's own and the chatbot's); `join_all` would
+    // cost the bundle more than this does.
+    let decisions = match logs {
+        [(one, one_limit), (other, other_limit)] => {
+            let (one, other) = futures::join!(
+                admit_message(env, one, *one_limit),
+                admit_message(env, other, *other_limit)
+            );
+            vec![one, other]
+        }
+        _ => {
+            let mut decisions = Vec::with_capacity(logs.len());
+            for (name, limit) in logs {
+                decisions.push(admit_message(env, name, *limit).await);
+            }
+            decisions
+        }
+    };
     let mut admitted = Vec::new();
     let mut remaining = u32::MAX;
     let mut wait = None::<u64>;
@@ -99,13 +112,12 @@ pub async fn admit_messages(env: &worker::Env, logs: &[(String, Limit)]) -> ApiR
     }
 }
 
-/// Takes back one admission from each log named in `names`, all at once. A release that
-/// fails is logged: its log holds one admission too many until the window passes it.
+/// Takes back one admission from each log named in `names` (a refusal's path, so one after
+/// the other). A release that fails is logged: its log holds one admission too many until
+/// the window passes it.
 pub async fn release_messages(env: &worker::Env, names: &[&str]) {
-    let released =
-        futures::future::join_all(names.iter().map(|name| release_message(env, name))).await;
-    for (name, result) in names.iter().zip(released) {
-        if let Err(err) = result {
+    for name in names {
+        if let Err(err) = release_message(env, name).await {
             crate::platform::log::background_failure(
                 "releasing a rate-limit admission",
                 name,
