@@ -147,7 +147,7 @@ fn turn_query(body: &Map<String, Value>) -> ApiResult<String> {
 /// Everything up to the model call: session, question, rate limit, then either the live-chat
 /// path or the agent and its prompt. Every read sits between the question and the first
 /// token, so the stored state (and, for most questions, their search: `read_turn`) comes in
-/// one D1 batch, and the rate-limit object is asked while any further retrieval runs.
+/// one D1 batch, and the message's limits are asked at once (`admit`), before any model is.
 async fn begin(call: &mut Call) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
@@ -196,10 +196,12 @@ pub(crate) async fn begin_turn(
         searched,
     } = context;
     let history = given_history.unwrap_or(history);
+    // Before any model is asked anything (a route, a rewrite, an embedding): a refused
+    // message costs the chatbot's provider nothing.
+    if let Some(refused) = admit(call, &chatbot).await? {
+        return Ok(refused);
+    }
     if live_chat::is_active(&session) {
-        if let Some(refused) = admit(call, &chatbot).await? {
-            return Ok(refused);
-        }
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }
@@ -215,25 +217,19 @@ pub(crate) async fn begin_turn(
     let (agent, escalating) =
         pick_agent_with(&query, &agents, previous.as_deref(), by_model.as_deref())?;
     let context = conversation_context(&query, &history);
-    // A limited message is refused whatever retrieval found; retrieval only reads.
     let searcher = conversation::retrieval::Searcher {
         store: &call.store,
         env: &call.env,
         config: &call.config,
     };
-    let (admitted, retrieved) = futures::join!(
-        admit(call, &chatbot),
-        conversation::sources_for(
-            &searcher,
-            &chatbot.uuid,
-            (&agent, escalating),
-            (&query, &context, &history),
-            searched,
-        )
-    );
-    if let Some(refused) = admitted? {
-        return Ok(refused);
-    }
+    let retrieved = conversation::sources_for(
+        &searcher,
+        &chatbot.uuid,
+        (&agent, escalating),
+        (&query, &context, &history),
+        searched,
+    )
+    .await;
     let tools = tools.remove(&agent.uuid).unwrap_or_default();
     let exchange = conversation::prepare(
         &call.config,
