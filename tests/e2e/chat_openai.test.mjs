@@ -304,3 +304,23 @@ test("with a model, a model call chooses the agent; a reply naming no agent leav
   assert.equal(r.status, 200, r.text);
   assert.equal(agentOf(r), "Billing", "the words fit Billing");
 });
+
+test("a message over the chatbot's rate costs the model nothing: no routing call, no answer", async () => {
+  const bot = await newChatbot(api, { name: "Busy routed bot", rate_limit: [1, 60], rate_limit_message: "Busy." });
+  const billing = await api.post(`/chatbot/${bot.uuid}/agent/create`, {
+    body: { name: "Billing", type: "user-facing", enabled: true, use_all_sources: true, description: "Invoices and payments." },
+  });
+  assert.equal(billing.status, 200, billing.text);
+  const session = await newSession(api, bot);
+  let before = completionRequests().length;
+  const first = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "My card was charged twice [route:Billing]" } });
+  assert.equal(first.status, 200, first.text);
+  assert.equal(completionRequests().length - before, 2, "the routing call, then the answer");
+  before = completionRequests().length;
+  for (const path of ["non-stream", "stream"]) {
+    const refused = await api.post(`/session/${session.uuid}/message/${path}`, { body: { query: "And again, twice [route:Billing]" } });
+    assert.equal(refused.status, 429, refused.text);
+  }
+  assert.equal(completionRequests().length, before, "the model heard nothing of the refused messages");
+  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1);
+});
