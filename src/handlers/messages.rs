@@ -33,12 +33,9 @@ pub(crate) enum Plan {
     Answer(Box<Exchange>, Vec<Agent>),
     /// A person is answering in live chat: the user's message is stored as it is.
     LiveChat(Box<Message>),
-    /// The chatbot's rate limit refused the message: told in the chatbot's own words, in a
-    /// streamed answer's own format (`stream`).
-    Limited {
-        message: String,
-        retry_after_secs: u64,
-    },
+    /// The chatbot's rate limit refused the message (a `RateLimited` error in the chatbot's
+    /// own words), which a streamed answer tells in its own format (`stream`).
+    Limited(ApiError),
 }
 
 /// Admits one more message: within the chatbot's `rate_limit`, a site visitor's also within
@@ -65,13 +62,9 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
         }
         return Err(refused);
     }
-    Ok(match messages? {
-        Decision::Admitted { .. } => None,
-        Decision::Limited { retry_after_secs } => Some(Plan::Limited {
-            message: settings.rate_limit_message.clone(),
-            retry_after_secs,
-        }),
-    })
+    Ok(widget::within_limits(settings, messages?)
+        .err()
+        .map(Plan::Limited))
 }
 
 /// A message's turn as far as it can be read before the caller is checked: its question, and,
@@ -400,18 +393,21 @@ fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Respon
 
 /// A rate-limited stream call answers in the stream's own format: the chatbot's message as
 /// plain text, or an `error` event.
-fn rate_limited(format: WireFormat, message: &str, retry_after_secs: u64) -> ApiResult<Response> {
+fn rate_limited(format: WireFormat, refusal: &ApiError) -> ApiResult<Response> {
+    let message = refusal.public_message();
     let body = match format {
-        WireFormat::Plain => message.to_string(),
+        WireFormat::Plain => message,
         _ => Encoder::new(format, "", 0).encode(&AnswerEvent::Error {
-            code: "rate_limited".into(),
-            message: message.to_string(),
+            code: refusal.code().into(),
+            message,
         }),
     };
     let headers = stream_headers(format)?;
-    headers.set("Retry-After", &retry_after_secs.to_string())?;
+    for (name, value) in refusal.headers() {
+        headers.set(name, &value)?;
+    }
     Ok(Response::builder()
-        .with_status(429)
+        .with_status(refusal.status())
         .with_headers(headers)
         .fixed(body.into_bytes()))
 }
@@ -557,10 +553,7 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
             live_message_created(&call, &message);
             return live_chat_accepted(format, &message);
         }
-        Ok(Plan::Limited {
-            message,
-            retry_after_secs,
-        }) => return rate_limited(format, &message, retry_after_secs),
+        Ok(Plan::Limited(refusal)) => return rate_limited(format, &refusal),
         Err(err) => return Err(err),
     };
     stream_answer(call, exchange, agents, Encoder::new(format, "", 0), claim).await
@@ -576,15 +569,7 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
             live_message_created(&call, &message);
             return Ok(json_response(&message.to_json())?.with_status(202));
         }
-        Plan::Limited {
-            message,
-            retry_after_secs,
-        } => {
-            return Err(ApiError::RateLimited {
-                message,
-                retry_after_secs,
-            })
-        }
+        Plan::Limited(refusal) => return Err(refusal),
     };
     let message = collect_answer(&call, exchange, agents, claim).await?;
     json_response(&message.to_json())

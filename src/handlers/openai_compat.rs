@@ -169,15 +169,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
             answer["live_chat"] = json!(true);
             return json_response(&answer);
         }
-        Plan::Limited {
-            message,
-            retry_after_secs,
-        } => {
-            return Err(ApiError::RateLimited {
-                message,
-                retry_after_secs,
-            })
-        }
+        Plan::Limited(refusal) => return Err(refusal),
     };
     if req.stream {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);

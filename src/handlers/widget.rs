@@ -232,7 +232,7 @@ fn as_limit((count, window): (i64, i64)) -> Limit {
 }
 
 /// A decision of the chatbot's logs as a result: a refusal in the chatbot's own words.
-fn within_limits(settings: &ChatbotSettings, decision: Decision) -> ApiResult<()> {
+pub fn within_limits(settings: &ChatbotSettings, decision: Decision) -> ApiResult<()> {
     match decision {
         Decision::Admitted { .. } => Ok(()),
         Decision::Limited { retry_after_secs } => Err(ApiError::RateLimited {

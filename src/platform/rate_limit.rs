@@ -100,16 +100,13 @@ pub async fn admit_messages(env: &worker::Env, logs: &[(String, Limit)]) -> ApiR
             Err(err) => failure = Some(err),
         }
     }
-    if wait.is_none() && failure.is_none() {
-        return Ok(Decision::Admitted { remaining });
-    }
+    let refusal = match (failure, wait) {
+        (None, None) => return Ok(Decision::Admitted { remaining }),
+        (Some(err), _) => Err(err),
+        (None, Some(retry_after_secs)) => Ok(Decision::Limited { retry_after_secs }),
+    };
     release_messages(env, &admitted).await;
-    match failure {
-        Some(err) => Err(err),
-        None => Ok(Decision::Limited {
-            retry_after_secs: wait.unwrap_or(1),
-        }),
-    }
+    refusal
 }
 
 /// Takes back one admission from each log named in `names` (a refusal's path, so one after
