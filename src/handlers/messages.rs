@@ -12,7 +12,7 @@ use crate::storage::{KeyOwner, Owner, SearchIn, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::followup::conversation_context;
-use edgechat_core::chat::routing::{pick_agent_with, previous_agent};
+use edgechat_core::chat::routing::{pick_agent_with, previous_agent, someone_answers};
 use edgechat_core::chat::wire::{ui_chat_query, AnswerEvent, Encoder, WireFormat};
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::{Agent, AgentType};
@@ -189,12 +189,16 @@ pub(crate) async fn begin_turn(
         searched,
     } = context;
     let history = given_history.unwrap_or(history);
+    let live = live_chat::is_active(&session);
+    if !live {
+        someone_answers(&query, &agents)?;
+    }
     // Before any model is asked anything (a route, a rewrite, an embedding): a refused
     // message costs the chatbot's provider nothing.
     if let Some(refused) = admit(call, &chatbot).await? {
         return Ok(refused);
     }
-    if live_chat::is_active(&session) {
+    if live {
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
     }

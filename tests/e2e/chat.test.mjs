@@ -163,6 +163,21 @@ test("bad message input is refused before anything is stored", async () => {
   expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hi" } }), 409, "conflict");
 });
 
+test("a message no agent can answer is refused without using up the chatbot's rate", async () => {
+  const bot = await newChatbot(api, { name: "Closed for now", rate_limit: [1, 60], rate_limit_message: "Busy." });
+  const session = await newSession(api, bot);
+  const [qa] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  await api.post(`/agent/${qa.uuid}/update`, { body: { enabled: false } });
+  for (let i = 0; i < 2; i++) {
+    expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hi" } }), 409, "conflict");
+  }
+  await api.post(`/agent/${qa.uuid}/update`, { body: { enabled: true } });
+  const answered = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hi" } });
+  assert.equal(answered.status, 200, "the refused messages took none of the one a minute allows");
+  const over = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hi again" } });
+  assert.equal(over.status, 429);
+});
+
 test("messages list oldest first; delete one and bulk delete (all or nothing)", async () => {
   const bot = await shopBot();
   const session = await newSession(api, bot);

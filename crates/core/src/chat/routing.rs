@@ -297,10 +297,24 @@ pub fn pick_agent_with(
     let profiles: Vec<AgentProfile> = answering.iter().map(|a| profile(a)).collect();
     let chosen = choose_agent_with(query, &profiles, previous, by_model)
         .and_then(|i| answering.get(i))
-        .ok_or_else(|| {
-            ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
-        })?;
+        .ok_or_else(no_agent)?;
     Ok(((*chosen).clone(), false))
+}
+
+/// Whether some agent of `agents` would take `query` (`pick_agent_with` finds one), asked
+/// before the message is counted: a message no agent can answer is refused without using up
+/// any of the chatbot's rate.
+pub fn someone_answers(query: &str, agents: &[Agent]) -> ApiResult<()> {
+    let answers = escalation_for(query, agents).is_some() || !answering_agents(agents).is_empty();
+    if answers {
+        Ok(())
+    } else {
+        Err(no_agent())
+    }
+}
+
+fn no_agent() -> ApiError {
+    ApiError::Conflict("This chatbot has no enabled user-facing agent to answer.".into())
 }
 
 /// The agent that answered the last exchange of `history` (oldest first).
@@ -599,6 +613,29 @@ mod tests {
             pick_agent("hello", &nobody, None).unwrap_err().status(),
             409
         );
+    }
+
+    #[test]
+    fn someone_answers_exactly_when_an_agent_would_be_picked() {
+        let nobody: Vec<Agent> = team()
+            .into_iter()
+            .filter(|a| a.config.agent_type != AgentType::UserFacing)
+            .collect();
+        let mut unmanned = nobody.clone();
+        unmanned[0].config.enabled = false;
+        for (agents, query) in [
+            (team(), "hello"),
+            (nobody.clone(), "hello"),
+            (nobody, "Can I talk to a human please?"),
+            (unmanned, "Can I talk to a human please?"),
+        ] {
+            assert_eq!(
+                someone_answers(query, &agents).is_ok(),
+                pick_agent(query, &agents, None).is_ok(),
+                "{query}"
+            );
+        }
+        assert!(someone_answers("Can I talk to a human please?", &team()).is_ok());
     }
 
     #[test]
