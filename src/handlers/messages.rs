@@ -791,8 +791,24 @@ pub async fn delete(call: Call) -> ApiResult<Response> {
     if found.is_empty() {
         return Err(ApiError::not_found("message"));
     }
+    not_answering(&found)?;
     call.store.delete_messages(&[uuid]).await?;
     success_response()
+}
+
+/// A message whose answer is still being written cannot be deleted: the answer's end would
+/// store it again. It is stopped first (`POST /message/{uuid}/stop`), or waited for.
+fn not_answering(messages: &[Message]) -> ApiResult<()> {
+    match messages
+        .iter()
+        .find(|m| m.finish_reason == FinishReason::Streaming)
+    {
+        Some(m) => Err(ApiError::Conflict(format!(
+            "Message {} is still being answered; stop it (POST /message/{}/stop) or wait for its end before deleting it.",
+            m.uuid, m.uuid
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// All or nothing: a missing or foreign uuid makes the call 404 and deletes none.
@@ -805,6 +821,7 @@ pub async fn delete_many(mut call: Call) -> ApiResult<Response> {
             "No message with uuid {missing} exists."
         )));
     }
+    not_answering(&found)?;
     call.store.delete_messages(&uuids).await?;
     success_response()
 }

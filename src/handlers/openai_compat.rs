@@ -10,7 +10,7 @@ use super::messages::{begin_turn, claim, collect_answer, stream_answer, Plan};
 use super::new_uuid;
 use crate::app::http::json_response;
 use crate::app::{Call, Caller};
-use crate::platform::chat_session;
+use crate::platform::{chat_session, log};
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::canonical_uuid;
@@ -159,17 +159,29 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         Ok(req.query.clone()),
         (history, None),
     )
-    .await?;
+    .await;
     let (exchange, agents) = match plan {
-        Plan::Answer(ex, agents) => (*ex, agents),
+        Ok(Plan::Answer(ex, agents)) => (*ex, agents),
         // A person answers in live chat: the question is stored, and no answer follows here.
-        Plan::LiveChat(message) => {
+        Ok(Plan::LiveChat(message)) => {
             super::messages::live_message_created(&call, &message);
             let mut answer = completion(&message, &req.chatbot_uuid, created);
             answer["live_chat"] = json!(true);
             return json_response(&answer);
         }
-        Plan::Limited(refusal) => return Err(refusal),
+        Ok(Plan::Limited(refusal)) | Err(refusal) => {
+            // A refused call leaves nothing behind, not even the session it was to open.
+            if req.session_uuid.is_none() {
+                if let Err(err) = call.store.delete_session(&session_uuid).await {
+                    log::background_failure(
+                        "removing a refused call's session",
+                        &session_uuid,
+                        &err,
+                    );
+                }
+            }
+            return Err(refusal);
+        }
     };
     if req.stream {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);

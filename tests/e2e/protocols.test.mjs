@@ -178,6 +178,8 @@ test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messa
   await client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "one" }] });
   await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "two" }] }),
     (err) => err instanceof OpenAI.RateLimitError && err.status === 429 && err.message.includes("Slow down.") && Number(err.headers.get("retry-after")) > 0);
+  assert.equal((await worker.request("GET", `/api/v1/chatbot/${bot.uuid}/sessions`, { key })).json.length, 1,
+    "a refused call leaves no session behind");
   const raw = await worker.request("POST", "/api/v1/openai/chat/completions", { key, body: { model: bot.uuid } });
   assert.equal(raw.status, 400);
   assert.deepEqual(raw.json.error, {

@@ -178,6 +178,29 @@ test("stop ends an answer on purpose: stored with what was said, finish_reason s
   assert.equal(next.text, "You asked: and now?.");
 });
 
+test("a message still being answered is not deleted (409, alone or in a list) and stays deleted once its end is past", async () => {
+  const session = await newSession();
+  let uuid;
+  const reading = ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } });
+  await eventually(async () => {
+    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+    uuid = m?.uuid;
+    return m && m.finish_reason === "streaming";
+  });
+  const alone = await api.post(`/message/${uuid}/delete`);
+  expectError(assert, alone, 409, "conflict");
+  assert.match(alone.json.error.message, /still being answered/);
+  expectError(assert, await api.post("/messages/delete", { body: { uuids: [uuid] } }), 409, "conflict");
+  assert.equal((await api.post(`/message/${uuid}/stop`)).status, 200);
+  await reading;
+  assert.deepEqual((await api.post(`/message/${uuid}/delete`)).json, { success: true });
+  await sleep(300);
+  expectError(assert, await api.get(`/message/${uuid}`), 404, "not_found");
+  assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json, []);
+  const next = await ask(session, "and now?");
+  assert.equal(next.text, "You asked: and now?.", "the session answers again");
+});
+
 test("a session answers one message at a time: a second one meanwhile is a 409", async () => {
   const session = await newSession();
   const [one, two] = await Promise.all([
