@@ -3,7 +3,7 @@
 
 use super::messages::readable_message;
 use super::owned_chatbot;
-use super::sessions::timestamp_param;
+use super::sessions::time_range_params;
 use crate::app::http::json_response;
 use crate::app::Call;
 use crate::storage::{EARLIEST, LATEST};
@@ -65,8 +65,7 @@ pub async fn list(call: Call) -> ApiResult<Response> {
                 ApiError::invalid("rating", "`rating` must be \"up\" or \"down\".")
             })?),
         };
-    let start = timestamp_param(&call, "start_timestamp")?;
-    let end = timestamp_param(&call, "end_timestamp")?;
+    let (start, end) = time_range_params(&call)?;
     let list = call
         .store
         .list_feedback(

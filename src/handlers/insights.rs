@@ -3,7 +3,7 @@
 
 use super::feedback::query_param;
 use super::owned_chatbot;
-use super::sessions::{owned_session, timestamp_param};
+use super::sessions::{owned_session, time_range_params};
 use crate::app::http::json_response;
 use crate::app::Call;
 use crate::platform::log;
@@ -22,8 +22,7 @@ pub const EXPORT_PAGE: usize = 500;
 
 /// `?start_timestamp=&end_timestamp=`, both inclusive; an open end reaches as far as there is.
 fn time_range(call: &Call) -> ApiResult<(String, String)> {
-    let start = timestamp_param(call, "start_timestamp")?;
-    let end = timestamp_param(call, "end_timestamp")?;
+    let (start, end) = time_range_params(call)?;
     Ok((
         start.unwrap_or_else(|| EARLIEST.to_string()),
         end.unwrap_or_else(|| LATEST.to_string()),
@@ -160,13 +159,13 @@ async fn write_export(
         let Some(last) = page.last().filter(|_| page.len() == EXPORT_PAGE) else {
             return Ok(());
         };
-        let after = (last.created_at.clone(), last.uuid.clone());
+        let after = (last.created_at.clone(), last.started_ms, last.uuid.clone());
         page = store
             .export_page(
                 chatbot_uuid,
                 start,
                 end,
-                Some((&after.0, &after.1)),
+                Some((&after.0, after.1, &after.2)),
                 EXPORT_PAGE,
             )
             .await?;

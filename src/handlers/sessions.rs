@@ -40,26 +40,36 @@ pub async fn get(call: Call) -> ApiResult<Response> {
     json_response(&session.to_json())
 }
 
-pub(crate) fn timestamp_param(call: &Call, name: &str) -> ApiResult<Option<String>> {
+/// `?start_timestamp=&end_timestamp=`, both inclusive; either may be left out. A plain date
+/// (`2026-01-31`) starts a range at its first second and ends one at its last.
+pub(crate) fn time_range_params(call: &Call) -> ApiResult<(Option<String>, Option<String>)> {
     let url = call.req.url()?;
-    match url.query_pairs().find(|(k, _)| k == name) {
+    let read = |name: &str, parse: fn(&str) -> Option<String>| {
+        match url
+        .query_pairs()
+        .find(|(k, _)| k == name)
+    {
         None => Ok(None),
         Some((_, v)) if v.trim().is_empty() => Ok(None),
-        Some((_, v)) => time::parse(&v).map(Some).ok_or_else(|| {
+        Some((_, v)) => parse(&v).map(Some).ok_or_else(|| {
             ApiError::invalid(
                 name,
-                format!("`{name}` must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z."),
+                format!("`{name}` must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z, or a date such as 2026-01-31."),
             )
         }),
     }
+    };
+    Ok((
+        read("start_timestamp", time::parse)?,
+        read("end_timestamp", time::parse_end)?,
+    ))
 }
 
 /// `?start_timestamp=&end_timestamp=`: sessions created in that range, both ends inclusive.
 pub async fn list(call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
-    let start = timestamp_param(&call, "start_timestamp")?;
-    let end = timestamp_param(&call, "end_timestamp")?;
+    let (start, end) = time_range_params(&call)?;
     let sessions = call
         .store
         .list_sessions(&chatbot_uuid, start.as_deref(), end.as_deref())

@@ -230,23 +230,25 @@ impl Store {
             .collect())
     }
 
-    /// One page of a chatbot's messages between `start` and `end`, in (created_at, uuid)
-    /// order, after the message `after` names (its created_at and uuid).
+    /// One page of a chatbot's messages between `start` and `end`, oldest first, after the
+    /// message `after` names (its created_at, started_ms and uuid). `created_at` counts whole
+    /// seconds, so messages of one second keep the order they were sent in by `started_ms`.
     pub async fn export_page(
         &self,
         chatbot_uuid: &str,
         start: &str,
         end: &str,
-        after: Option<(&str, &str)>,
+        after: Option<(&str, i64, &str)>,
         limit: usize,
     ) -> ApiResult<Vec<Message>> {
-        let (after_at, after_uuid) = after.unwrap_or((start, ""));
+        let (after_at, after_ms, after_uuid) = after.unwrap_or((start, i64::MIN, ""));
         let rows: Vec<MessageRow> = self
             .rows(
                 &format!(
                     "SELECT {} FROM messages m WHERE m.chatbot_uuid = ?1 \
-                     AND m.created_at BETWEEN ?2 AND ?3 AND (m.created_at, m.uuid) > (?4, ?5) \
-                     ORDER BY m.created_at, m.uuid LIMIT ?6",
+                     AND m.created_at BETWEEN ?2 AND ?3 \
+                     AND (m.created_at, m.started_ms, m.uuid) > (?4, ?5, ?6) \
+                     ORDER BY m.created_at, m.started_ms, m.uuid LIMIT ?7",
                     MESSAGES.select("m")
                 ),
                 &[
@@ -254,6 +256,7 @@ impl Store {
                     Arg::Text(start),
                     Arg::Text(end),
                     Arg::Text(after_at),
+                    Arg::Int(after_ms),
                     Arg::Text(after_uuid),
                     Arg::Int(limit as i64),
                 ],

@@ -156,6 +156,12 @@ test("analytics equal the counts taken from the message list", async () => {
     [...new Set(messages.map((m) => m.created_at.slice(0, 10)))].sort(),
   );
   assert.equal(r.json.series.reduce((n, d) => n + d.messages, 0), messages.length);
+  // A date ends a range at its last second: today's messages all count.
+  const today = messages[0].created_at.slice(0, 10);
+  const day = (await api.get(`/chatbot/${bot.uuid}/analytics?start_timestamp=${today}&end_timestamp=${today}`)).json;
+  assert.equal(day.end_timestamp, `${today}T23:59:59Z`);
+  assert.equal(day.totals.messages, messages.filter((m) => m.created_at.startsWith(today)).length);
+  assert.ok(day.totals.messages > 0);
   const empty = (await api.get(`/chatbot/${bot.uuid}/analytics?end_timestamp=2000-01-01`)).json;
   assert.equal(empty.totals.messages, 0);
   assert.equal(empty.totals.answered_share, null);
@@ -196,6 +202,8 @@ test("a session reads as a plain-text transcript; exports hold every message as 
   const lines = jsonl.text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
   assert.equal(lines.length, total);
   assert.equal(new Set(lines.map((m) => m.uuid)).size, total, "no message twice");
+  const numbers = lines.filter((m) => m.session_uuid === second.uuid).map((m) => Number(/number (\d+)/.exec(m.query)[1]));
+  assert.deepEqual(numbers, Array.from({ length: 510 }, (_, i) => i + 1), "messages of one second in the order they were sent, across pages");
 
   const csv = await api.get(`/chatbot/${bot.uuid}/export?format=csv`);
   assert.equal(csv.status, 200);

@@ -46,6 +46,16 @@ pub fn parse(s: &str) -> Option<String> {
     Some(format_secs(secs))
 }
 
+/// `parse` for the end of a range, both ends inclusive: a plain date stands for the whole of
+/// that day, so it ends at the day's last second rather than at its first.
+pub fn parse_end(s: &str) -> Option<String> {
+    let s = s.trim();
+    match s.len() {
+        10 => Some(format_secs((date_days(s)? + 1) * SECS_PER_DAY - 1)),
+        _ => parse(s),
+    }
+}
+
 /// Seconds after the Unix epoch of an RFC 3339 timestamp: `YYYY-MM-DD`, `T` (or `t`, or a
 /// space), `HH:MM:SS`, optional fraction, then `Z` or an offset `±HH:MM`.
 pub fn seconds_of(s: &str) -> Option<i64> {
@@ -179,6 +189,20 @@ mod tests {
                 (y + 1, 1, 1)
             };
         }
+    }
+
+    #[test]
+    fn a_plain_date_ends_a_range_at_its_last_second() {
+        assert_eq!(
+            parse_end("2026-01-31").as_deref(),
+            Some("2026-01-31T23:59:59Z")
+        );
+        assert_eq!(parse("2026-01-31").as_deref(), Some("2026-01-31T00:00:00Z"));
+        assert_eq!(
+            parse_end("2026-01-31T12:00:00Z").as_deref(),
+            Some("2026-01-31T12:00:00Z")
+        );
+        assert_eq!(parse_end("2026-02-30"), None);
     }
 
     #[test]
