@@ -328,10 +328,12 @@ impl Store {
         .map(|_| ())
     }
 
-    /// A new web-page source that re-syncs on `refresh`.
+    /// A new web-page source that re-syncs on `refresh`. `page_identity` (a hash of the page's
+    /// one spelling) is kept as its content hash, so a page added twice to a chatbot is a 409.
     pub async fn insert_page_source(
         &self,
         source: &DataSource,
+        page_identity: &str,
         refresh: Refresh,
         next_check_at: Option<&str>,
     ) -> ApiResult<()> {
@@ -339,13 +341,19 @@ impl Store {
         let sql = super::table::Sql::insert(
             &row,
             vec![
+                ("content_hash", Arg::Text(page_identity)),
                 ("refresh", Arg::Text(refresh.as_str())),
                 ("next_check_at", next_check_at.map_or(Arg::Null, Arg::Text)),
             ],
         );
-        self.batch(vec![self.prepare(&sql)?], duplicate_upload)
-            .await
-            .map(|_| ())
+        self.batch(vec![self.prepare(&sql)?], || {
+            ApiError::Conflict(
+                "This chatbot already reads this page; refresh that source to read it again."
+                    .into(),
+            )
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Single web pages (not a crawl's) whose re-sync is due: their uuids. Each is moved to

@@ -99,8 +99,16 @@ test("redirects are followed; a page that answers 404 ends in error with the rea
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: "ftp://example.com/x" } }), 400, "invalid_request", "url");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: "not a url" } }), 400, "invalid_request", "url");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: {} }), 400, "invalid_request", "url");
+  // The same page again, however spelled (a fragment, a tracking parameter, a trailing
+  // slash), is refused; another chatbot may read it.
+  for (const again of [`${site.base}/moved`, `${site.base}/moved#top`, `${site.base}/moved?utm_source=mail`, `${site.base}/moved/`]) {
+    const twice = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: again } });
+    expectError(assert, twice, 409, "conflict");
+    assert.match(twice.json.error.message, /already reads this page/);
+  }
   const listed = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
   assert.deepEqual(listed.map((s) => s.status).sort(), ["error", "error", "success"]);
+  assert.equal((await addUrl(await newChatbot(), `${site.base}/moved`)).status, "success");
 });
 
 test("re-scrape fetches again and replaces the old text", async () => {
