@@ -109,7 +109,8 @@ fn apply_optional(body: &Body, mut settings: ChatbotSettings) -> ApiResult<Chatb
         }
         None => {}
     }
-    if let Some(m) = body.opt_str("rate_limit_message", MAX_MESSAGE_CHARS)? {
+    // The body of every 429 the chatbot's limit sends: an empty one would tell nobody why.
+    if let Some(m) = body.opt_nonblank_str("rate_limit_message", MAX_MESSAGE_CHARS)? {
         settings.rate_limit_message = m;
     }
     if let Some(b) = body.opt_bool("show_citations")? {
@@ -192,6 +193,10 @@ mod tests {
         );
         assert_eq!(
             field(json!({"name": "a", "rate_limit_message": 1})).as_deref(),
+            Some("rate_limit_message")
+        );
+        assert_eq!(
+            field(json!({"name": "a", "rate_limit_message": " "})).as_deref(),
             Some("rate_limit_message")
         );
         assert_eq!(
