@@ -3,14 +3,18 @@
 // every question through a scorer and reports top-1 and top-3 hit rates.
 //
 //   node eval/retrieval.mjs [--set NAME] [--scorer search,answer] [--docs DIR] [--list FILE]
-//                           [--questions FILE] [--conversations FILE] [--qa FILE] [--out DIR]
+//                           [--questions FILE] [--conversations FILE] [--qa FILE]
+//                           [--unanswerable FILE] [--out DIR]
 //
 // Every scorer named in `--scorer` runs against the same ingested chatbot. With
 // `--conversations`, two more run: `follow-up` (the second turn of each two-turn conversation,
 // asked after the first in one session) and `standalone` (the same question written to stand
 // alone, in a fresh session), so a follow-up can be compared with its standalone form. With
 // `--qa`, the file's `[{question, answer}]` pairs are added as Q&A sources beside the documents;
-// a question expecting a pair names the pair's question.
+// a question expecting a pair names the pair's question. With `--unanswerable`, the file's
+// questions (a JSON list of strings), which the documents do not answer, are asked through the
+// chat endpoint too: each answer should say it is unsure (`answered: false`), and the count of
+// those that claim an answer is reported.
 //
 // The Worker must be built first (`make build`); `scripts/eval.sh` does that and installs the
 // corpus.
@@ -28,6 +32,7 @@ const { values: opts } = parseArgs({
     scorer: { type: "string", default: "search" },
     conversations: { type: "string" },
     qa: { type: "string" },
+    unanswerable: { type: "string" },
     docs: { type: "string", default: process.env.EVAL_DOCS_DIR ?? "/usr/share/doc/git-doc" },
     list: { type: "string", default: path.join(ROOT, "eval/documents.txt") },
     questions: { type: "string", default: path.join(ROOT, "eval/questions.json") },
@@ -132,6 +137,20 @@ async function main() {
       });
       console.log(`\nWrote ${path.relative(process.cwd(), file) || file}`);
       lines.push(`${opts.set} ${summaryLine(scorer.name, summary)}`);
+    }
+    if (opts.unanswerable) {
+      const asked = JSON.parse(await readFile(opts.unanswerable, "utf8"));
+      if (!Array.isArray(asked) || !asked.every((q) => typeof q === "string" && q.trim())) {
+        throw new Error(`${opts.unanswerable}: a JSON list of questions`);
+      }
+      const scorer = SCORERS.answer({ api, chatbotUuid });
+      const rows = [];
+      for (const question of asked) rows.push({ question, answered: (await scorer.ask(question)).answered });
+      const claimed = rows.filter((r) => r.answered !== false);
+      console.log(`\n=== Set ${opts.set}, questions the documents do not answer`);
+      for (const r of rows) console.log(`${r.answered === false ? "unsure  " : "ANSWERED"}  ${r.question}`);
+      await writeResult(path.join(OUT, `retrieval-${opts.set}-unanswerable.json`), { set: opts.set, questions: rows.length, answered: claimed.length, results: rows });
+      lines.push(`${opts.set} unanswerable: answered ${claimed.length}/${rows.length} (each should be unsure)`);
     }
     console.log(`\n${lines.join("\n")}`);
   } catch (err) {

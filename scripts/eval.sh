@@ -41,7 +41,7 @@ fi
 # (eval/support) and French (eval/support-fr) (search, full answers).
 say "Retrieval evaluation: Git's manual pages"
 node eval/retrieval.mjs --set git --docs "$EVAL_DOCS_DIR" --out "$ROOT/eval-output" \
-  --scorer search,answer --conversations eval/conversations.json
+  --scorer search,answer --conversations eval/conversations.json --unanswerable eval/unanswerable.json
 say "Retrieval evaluation: French help pages"
 node eval/retrieval.mjs --set fr --docs eval/fr --list eval/fr/documents.txt \
   --questions eval/fr/questions.json --out "$ROOT/eval-output" --scorer search,answer

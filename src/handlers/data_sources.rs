@@ -9,10 +9,10 @@ use edgechat_core::domain::crawl::{refresh_from_body, source_update_from_body};
 use edgechat_core::domain::data_source::{
     qa_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType, Status,
 };
+use edgechat_core::knowledge::crawl::urls::normalize;
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use edgechat_core::knowledge::steps::{Refresh, Step};
 use edgechat_core::knowledge::tokens::estimate_tokens;
-use edgechat_core::knowledge::crawl::urls::normalize;
 use edgechat_core::knowledge::url_guard::check_url;
 use edgechat_core::time;
 use serde_json::{json, Map, Value};

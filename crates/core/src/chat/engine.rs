@@ -5,7 +5,9 @@
 
 use crate::domain::data_source::SourceType;
 use crate::knowledge::language::Language;
+use crate::knowledge::query::names;
 use crate::knowledge::retrieve::{QuestionTerms, Ranked};
+use std::collections::HashSet;
 
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
      Could you rephrase the question, or ask about something else?";
@@ -167,6 +169,28 @@ pub fn answerable(best: &Ranked, term_count: usize) -> bool {
                 && best.weighted_coverage >= MIN_WEIGHTED_COVERAGE))
 }
 
+/// Whether the question names something (`query::names`: "Paris", "Chrome") that none of the
+/// retrieved passages mentions: then the sources are about something else, however many of
+/// its other words they hold ("What's the weather like in Paris?" against a manual that
+/// speaks of "like" and "weather").
+fn names_unknown(query: &str, question: &QuestionTerms, ranked: &[Ranked]) -> bool {
+    let language = question.language;
+    let named: Vec<String> = names(query, language)
+        .iter()
+        .map(|w| language.term(w))
+        .filter(|t| question.terms.contains(t))
+        .collect();
+    if named.is_empty() {
+        return false;
+    }
+    let mut held: HashSet<String> = HashSet::new();
+    for r in ranked {
+        held.extend(question.held_in(&r.hit.heading));
+        held.extend(question.held_in(&r.hit.text));
+    }
+    named.iter().any(|t| !held.contains(t))
+}
+
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let question = QuestionTerms::of(query);
@@ -199,7 +223,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     if question.terms.is_empty() {
         return decline(language);
     }
-    if !answerable(best, question.terms.len()) {
+    if !answerable(best, question.terms.len()) || names_unknown(query, &question, ranked) {
         return unsure(&question, best, show_citations);
     }
     let needed = if question.terms.len() <= 1 {
@@ -478,6 +502,28 @@ mod tests {
             "{}",
             french.text()
         );
+    }
+
+    #[test]
+    fn a_question_naming_what_no_passage_mentions_is_unsure() {
+        let q = "How much does express delivery to Iceland cost?";
+        let ranked = rank(q, shop(), 5);
+        let c = compose(q, &ranked, true);
+        assert!(!c.answered, "Iceland is nowhere: {}", c.text());
+        assert!(c.text().starts_with(UNSURE), "{}", c.text());
+        assert!(
+            c.text().contains("Express delivery costs £9.95"),
+            "{}",
+            c.text()
+        );
+        // Named where the passages do name it, or not named at all: answered.
+        for q in [
+            "How much does Express delivery cost?",
+            "how much does express delivery to iceland cost?",
+        ] {
+            let ranked = rank(q, shop(), 5);
+            assert!(compose(q, &ranked, true).answered, "{q}");
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@ use super::thesaurus;
 /// Common function words and question scaffolding ("how do I ...", "comment faire ...",
 /// "wie kann ich ...", "¿cómo puedo ...") of English, French, German and Spanish, in one
 /// sorted list: a word that is a function word in one of them is rarely what a question in
-/// another is about.
+/// another is about. English contractions are there as `for_each_word` reads them ("what's"
+/// is "whats"): otherwise a word no passage holds would count as one the sources lack.
 const STOP_WORDS: &[&str] = &[
     "a",
     "aber",
@@ -23,6 +24,7 @@ const STOP_WORDS: &[&str] = &[
     "ai",
     "aie",
     "ainsi",
+    "aint",
     "al",
     "all",
     "alla",
@@ -38,6 +40,7 @@ const STOP_WORDS: &[&str] = &[
     "ao",
     "aos",
     "are",
+    "arent",
     "as",
     "at",
     "au",
@@ -67,6 +70,7 @@ const STOP_WORDS: &[&str] = &[
     "by",
     "c",
     "can",
+    "cant",
     "ce",
     "ceci",
     "cela",
@@ -86,6 +90,7 @@ const STOP_WORDS: &[&str] = &[
     "con",
     "cosa",
     "could",
+    "couldnt",
     "cual",
     "cuales",
     "cuando",
@@ -129,6 +134,7 @@ const STOP_WORDS: &[&str] = &[
     "di",
     "dich",
     "did",
+    "didnt",
     "die",
     "dies",
     "diese",
@@ -137,6 +143,7 @@ const STOP_WORDS: &[&str] = &[
     "do",
     "doch",
     "does",
+    "doesnt",
     "doing",
     "donc",
     "donde",
@@ -209,21 +216,26 @@ const STOP_WORDS: &[&str] = &[
     "had",
     "hago",
     "has",
+    "hasnt",
     "hasta",
     "hatte",
     "have",
+    "havent",
     "having",
     "hay",
     "he",
     "her",
     "here",
+    "heres",
     "hers",
     "herself",
+    "hes",
     "him",
     "himself",
     "his",
     "ho",
     "how",
+    "hows",
     "i",
     "ich",
     "if",
@@ -237,12 +249,15 @@ const STOP_WORDS: &[&str] = &[
     "in",
     "into",
     "is",
+    "isnt",
     "isso",
     "ist",
     "isto",
     "it",
+    "itll",
     "its",
     "itself",
+    "ive",
     "j",
     "ja",
     "je",
@@ -258,6 +273,7 @@ const STOP_WORDS: &[&str] = &[
     "lei",
     "les",
     "let",
+    "lets",
     "leur",
     "leurs",
     "lhe",
@@ -294,6 +310,7 @@ const STOP_WORDS: &[&str] = &[
     "muito",
     "muss",
     "must",
+    "mustnt",
     "muy",
     "my",
     "myself",
@@ -306,6 +323,7 @@ const STOP_WORDS: &[&str] = &[
     "ne",
     "necesito",
     "need",
+    "neednt",
     "negli",
     "nei",
     "nel",
@@ -413,7 +431,9 @@ const STOP_WORDS: &[&str] = &[
     "seus",
     "shall",
     "she",
+    "shes",
     "should",
+    "shouldnt",
     "si",
     "sich",
     "sie",
@@ -441,6 +461,8 @@ const STOP_WORDS: &[&str] = &[
     "tes",
     "than",
     "that",
+    "thatll",
+    "thats",
     "the",
     "their",
     "theirs",
@@ -448,8 +470,12 @@ const STOP_WORDS: &[&str] = &[
     "themselves",
     "then",
     "there",
+    "theres",
     "these",
     "they",
+    "theyll",
+    "theyre",
+    "theyve",
     "thing",
     "things",
     "this",
@@ -504,6 +530,7 @@ const STOP_WORDS: &[&str] = &[
     "want",
     "warum",
     "was",
+    "wasnt",
     "way",
     "we",
     "weil",
@@ -511,14 +538,24 @@ const STOP_WORDS: &[&str] = &[
     "wer",
     "werden",
     "were",
+    "werent",
+    "weve",
     "what",
+    "whatre",
+    "whats",
     "when",
+    "whens",
     "where",
+    "wheres",
     "which",
     "while",
     "who",
+    "wholl",
     "whom",
+    "whos",
+    "whove",
     "why",
+    "whys",
     "wie",
     "wieso",
     "will",
@@ -526,15 +563,20 @@ const STOP_WORDS: &[&str] = &[
     "wird",
     "with",
     "wo",
+    "wont",
     "would",
+    "wouldnt",
     "y",
     "ya",
     "yo",
     "you",
+    "youll",
     "your",
+    "youre",
     "yours",
     "yourself",
     "yourselves",
+    "youve",
     "zu",
     "zum",
     "zur",
@@ -650,6 +692,46 @@ pub fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
     if !run.is_empty() {
         flush_run(&mut run, &mut visit);
     }
+}
+
+/// The words of `query` that name something: written with a capital inside a sentence
+/// ("Paris", "Chrome", "PayPal"), as `for_each_word` reads them, stop words left out. None
+/// in German, which capitalises every noun, nor in a question written in title case or
+/// capitals, where a capital says nothing. All-capital words (acronyms such as "RAM") are
+/// left out too: sources often spell those out.
+pub fn names(query: &str, language: Language) -> Vec<String> {
+    if language == Language::German {
+        return Vec::new();
+    }
+    let tokens: Vec<&str> = query.split_whitespace().collect();
+    let mut capitalised = Vec::new();
+    let mut sentence_start = true;
+    for token in &tokens {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let starts_upper = word.chars().next().is_some_and(char::is_uppercase);
+        if !sentence_start && starts_upper && word != "I" && !word.starts_with("I'") {
+            capitalised.push(word);
+        }
+        sentence_start = token.ends_with(['.', '?', '!', ':', ';', '¿', '¡'])
+            || word.is_empty() && sentence_start;
+    }
+    // Every second word or more capitalised: title case, not names.
+    if capitalised.len() * 2 >= tokens.len().saturating_sub(1).max(1) && capitalised.len() > 1 {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for word in capitalised {
+        let acronym = !word.chars().any(char::is_lowercase);
+        if acronym || word.starts_with("I’") {
+            continue;
+        }
+        for_each_word(word, |w| {
+            if !is_stop_word(w) && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        });
+    }
+    out
 }
 
 /// The content terms of a query, in order, without duplicates. When a query is nothing but
@@ -899,6 +981,36 @@ mod tests {
     }
 
     #[test]
+    fn names_are_the_words_capitalised_inside_a_sentence() {
+        let en = Language::English;
+        assert_eq!(
+            names("What's the weather going to be like tomorrow in Paris?", en),
+            ["paris"]
+        );
+        assert_eq!(
+            names("Can I pay with PayPal? And with Visa?", en),
+            ["paypal", "visa"]
+        );
+        assert_eq!(
+            names("How do I find a memory leak in Chrome's tab?", en),
+            ["chromes"]
+        );
+        // Sentence starts, "I", acronyms and title case say nothing.
+        assert!(names("Where is my order? Shipping takes how long?", en).is_empty());
+        assert!(names("I'm out of RAM when I build with USB", en).is_empty());
+        assert!(names("How To Return An Item Bought Online", en).is_empty());
+        assert_eq!(
+            names("Est-ce que vous envoyez en Belgique ?", Language::French),
+            ["belgique"]
+        );
+        assert!(names(
+            "Wann kommt meine Bestellung in Berlin an?",
+            Language::German
+        )
+        .is_empty());
+    }
+
+    #[test]
     fn words_written_as_one_or_two_are_searched_both_ways() {
         let joined = |word: &str, parts: &[&str]| Variant::Joined {
             word: word.to_string(),
@@ -911,7 +1023,6 @@ mod tests {
         assert_eq!(
             spelling_variants("I can't log in since my e-mail changed", Language::English),
             [
-                joined("cantlog", &["cant", "log"]),
                 joined("login", &["log"]),
                 joined("email", &["e", "mail"]),
                 joined("mailchanged", &["mail", "changed"]),
