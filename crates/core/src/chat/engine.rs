@@ -78,19 +78,56 @@ impl Composed {
     }
 }
 
+/// A line that stands alone whatever comes around it: a list item or a table row.
+fn is_item(line: &str) -> bool {
+    line.starts_with("- ") || line.contains(" | ") || line.contains(": ") && line.contains("; ")
+}
+
+/// Shortest line taken for one a text was wrapped at: a shorter line without a full stop is a
+/// title or a label, not a sentence running on.
+const WRAPPED_LINE_CHARS: usize = 40;
+
+/// The text's lines with hard-wrapped prose joined again: a long line that stops without
+/// ending its sentence goes on in the next prose line (plain-text READMEs and changelogs wrap
+/// at 72-80 characters). Code blocks, titles, list items and table rows stay as they are.
+fn paragraph_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_code = false;
+    let mut runs_on = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        let prose = !in_code
+            && !line.is_empty()
+            && !line.starts_with('#')
+            && !line.starts_with("```")
+            && !is_item(line);
+        match out.last_mut() {
+            Some(last) if runs_on && prose => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            _ => out.push(line.to_string()),
+        }
+        runs_on = prose
+            && line.chars().count() >= WRAPPED_LINE_CHARS
+            && !line.ends_with(['.', '!', '?', ':', ';', '。', '！', '？']);
+    }
+    out
+}
+
 /// Splits chunk text into units a reader can take alone: table rows and list items by line,
 /// prose by sentence.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
+    for line in paragraph_lines(text) {
+        let line = line.as_str();
         if line.is_empty() || line.starts_with('#') || line.starts_with("```") {
             continue;
         }
-        let is_item = line.starts_with("- ")
-            || line.contains(" | ")
-            || line.contains(": ") && line.contains("; ");
-        if is_item {
+        if is_item(line) {
             out.push(line.to_string());
             continue;
         }
@@ -319,7 +356,12 @@ fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<C
     let terms = &question.terms;
     let heading_stems = question.held_in(&r.hit.heading);
     let mut out = Vec::new();
-    for (order, sentence) in sentences(&r.hit.text).into_iter().enumerate() {
+    let all = sentences(&r.hit.text);
+    let mut next = 0;
+    while next < all.len() {
+        let order = next;
+        let sentence;
+        (sentence, next) = unit_at(&all, order);
         let own = question.held_in(&sentence);
         let hits = terms.iter().filter(|t| own.contains(*t)).count() as f64;
         let heading_hits = terms
@@ -339,6 +381,26 @@ fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<C
         });
     }
     out
+}
+
+/// The unit a reader takes from `sentences[at]` on, and where the next one starts: the
+/// sentence, or a question the passage asks itself (a FAQ's) with the answer that follows it,
+/// since the question alone would only repeat what was asked.
+fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
+    let mut unit = sentences[at].clone();
+    let mut next = at + 1;
+    if unit.ends_with(['?', '？']) {
+        while let Some(answer) = sentences.get(next).filter(|s| !s.ends_with(['?', '？'])) {
+            unit.push(' ');
+            unit.push_str(answer);
+            next += 1;
+            // "No." or "Yes." alone says too little: the sentence after it goes too.
+            if answer.chars().count() >= 25 {
+                break;
+            }
+        }
+    }
+    (unit, next)
 }
 
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
@@ -524,6 +586,61 @@ mod tests {
             let ranked = rank(q, shop(), 5);
             assert!(compose(q, &ranked, true).answered, "{q}");
         }
+    }
+
+    #[test]
+    fn hard_wrapped_prose_reads_as_whole_sentences() {
+        let text = "Valgrind is an instrumentation framework for building dynamic analysis\n\
+                    tools. It comes with a set of tools each of which performs some kind\n\
+                    of debugging.\n\
+                    Contact\n\
+                    Send bug reports to the address below.\n\
+                    - one item that goes on without a stop and is longer than a title\n\
+                    - another item\n\
+                    ```\n\
+                    valgrind --tool=memcheck --leak-check=full --show-leak-kinds=all\n\
+                    ./program --with arguments\n\
+                    ```";
+        assert_eq!(
+            sentences(text),
+            [
+                "Valgrind is an instrumentation framework for building dynamic analysis tools.",
+                "It comes with a set of tools each of which performs some kind of debugging.",
+                "Contact",
+                "Send bug reports to the address below.",
+                "- one item that goes on without a stop and is longer than a title",
+                "- another item",
+                "valgrind --tool=memcheck --leak-check=full --show-leak-kinds=all",
+                "./program --with arguments",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_faq_question_is_quoted_with_its_answer() {
+        let faq = vec![hit(
+            1,
+            "faq",
+            "link",
+            "FAQ",
+            "Can I attach Valgrind to a program that is already running? No. The environment \
+             Valgrind provides must be set up before the program starts. Can I use it on \
+             Windows? Not directly.",
+            "{}",
+            -6.0,
+        )];
+        let q = "how to attach valgrind to a program already running";
+        let ranked = rank(q, faq, 5);
+        let c = compose(q, &ranked, false);
+        assert!(
+            c.text().starts_with(
+                "Can I attach Valgrind to a program that is already running? No. The environment \
+                 Valgrind provides must be set up before the program starts."
+            ),
+            "{}",
+            c.text()
+        );
+        assert!(!c.text().contains("Windows"), "{}", c.text());
     }
 
     #[test]
