@@ -90,7 +90,11 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
         settings.live_chat_end_announcement
     };
     let announcement = live_message(&session, MessageKind::Announcement, "", &text);
-    call.store.insert_message(&announcement).await?;
+    // A blank announcement is the owner's way of saying none: nothing is stored or shown.
+    let announced = !text.trim().is_empty();
+    if announced {
+        call.store.insert_message(&announcement).await?;
+    }
     let mut state = session
         .meta
         .get("live_chat")
@@ -113,9 +117,12 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
         .await?;
     session.meta.insert("live_chat".into(), state);
     session.modified_at = announcement.modified_at.clone();
-    announce(&call, &session, &announcement, on);
-    tell_visitor(&call, &announcement);
-    json_response(&json!({"session": session.to_json(), "message": announcement.to_json()}))
+    let message = announced.then(|| announcement.to_json());
+    announce(&call, &session, message.clone(), on);
+    if announced {
+        tell_visitor(&call, &announcement);
+    }
+    json_response(&json!({"session": session.to_json(), "message": message}))
 }
 
 /// Sends a stored live-chat message to the session's open event streams (the visitor's chat),
@@ -129,7 +136,7 @@ fn tell_visitor(call: &Call, message: &Message) {
 }
 
 /// Tells webhooks that live chat started or ended, after the response.
-fn announce(call: &Call, session: &Session, announcement: &Message, started: bool) {
+fn announce(call: &Call, session: &Session, announcement: Option<Value>, started: bool) {
     let event = if started {
         Event::LiveChatStarted
     } else {
@@ -139,7 +146,7 @@ fn announce(call: &Call, session: &Session, announcement: &Message, started: boo
         call.env.clone(),
         session.chatbot_uuid.clone(),
         event,
-        json!({"session_uuid": session.uuid, "message": announcement.to_json()}),
+        json!({"session_uuid": session.uuid, "message": announcement}),
     ));
 }
 

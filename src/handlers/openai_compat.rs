@@ -165,7 +165,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         // A person answers in live chat: the question is stored, and no answer follows here.
         Ok(Plan::LiveChat(message)) => {
             super::messages::live_message_created(&call, &message);
-            let mut answer = completion(&message, &req.chatbot_uuid, created);
+            let mut answer = completion(&message, &req.chatbot_uuid, created, false);
             answer["live_chat"] = json!(true);
             return json_response(&answer);
         }
@@ -187,8 +187,14 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
         return stream_answer(call, exchange, agents, encoder, claim).await;
     }
+    let show_citations = exchange.chatbot.settings.show_citations;
     let message = collect_answer(&call, exchange, agents, claim).await?;
-    json_response(&completion(&message, &req.chatbot_uuid, created))
+    json_response(&completion(
+        &message,
+        &req.chatbot_uuid,
+        created,
+        show_citations,
+    ))
 }
 
 /// `GET /openai/models`: the caller's chatbots (a visitor's: its one chatbot), as models.

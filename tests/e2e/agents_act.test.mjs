@@ -100,6 +100,17 @@ test("a full live chat: start, operator writes, the user writes while live, end,
     ["announcement", "Sam left the chat."],
     ["answer", "thanks, bye"],
   ]);
+
+  // A blank announcement is none: nothing stored, `message: null`.
+  const [humans] = (await api.get(`/chatbot/${b.uuid}/agents`)).json.filter((a) => a.type === "human-escalation");
+  await api.post(`/agent/${humans.uuid}/update`, { body: { human_escalation_settings: { live_chat_start_announcement: "", live_chat_end_announcement: " " } } });
+  for (const step of ["start", "end"]) {
+    const quiet = await api.post(`/session/${session.uuid}/live-chat/${step}`);
+    assert.equal(quiet.status, 200, quiet.text);
+    assert.equal(quiet.json.message, null);
+    assert.equal(quiet.json.session.meta.live_chat.active, step === "start");
+  }
+  assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, messages.length);
 });
 
 test("background agents tag the session after an answer; a tag whose criteria do not match stays off", async () => {

@@ -159,6 +159,17 @@ test("openai client: a visitor token works for its own chatbot, in its own sessi
     client.chat.completions.create({ model: bot.uuid, metadata: { session_uuid: ownerSession.uuid }, messages: [{ role: "user", content: "hi" }] }),
     (err) => err instanceof OpenAI.NotFoundError && err.error?.type === "not_found_error",
   );
+  // A chatbot that hides its citations hides them here too, streamed or not, from a visitor
+  // and from a key alike.
+  const hidden = await llmBot({ visibility: "public", show_citations: false });
+  const visitor = (await worker.request("POST", `/api/v1/widget/${hidden.uuid}/token`, { body: {} })).json.token;
+  for (const asker of [visitor, key]) {
+    const plain = await openai(asker).chat.completions.create({ model: hidden.uuid, messages: [{ role: "user", content: "What is the returns window?" }] });
+    assert.deepEqual(plain.citations, {});
+    const chunks = [];
+    for await (const chunk of await openai(asker).chat.completions.create({ model: hidden.uuid, stream: true, messages: [{ role: "user", content: "What is the returns window?" }] })) chunks.push(chunk);
+    assert.ok(!chunks.some((c) => c.citations), "no citations chunk");
+  }
 });
 
 test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messages, rate limit)", async () => {

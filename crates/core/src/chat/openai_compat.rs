@@ -139,7 +139,9 @@ pub fn finish_reason(ours: &str) -> &'static str {
 
 /// A stored answer as a `chat.completion`; `citations`, `session_uuid` and `message_uuid` are
 /// extra fields standard clients ignore.
-pub fn completion(message: &Message, model: &str, created: i64) -> Value {
+/// `citations` holds the answer's sources only when the chatbot shows them (`show_citations`),
+/// as its streamed answers do.
+pub fn completion(message: &Message, model: &str, created: i64, show_citations: bool) -> Value {
     let usage = message.meta.get("usage").cloned().unwrap_or(Value::Null);
     json!({
         "id": format!("chatcmpl-{}", message.uuid),
@@ -153,7 +155,7 @@ pub fn completion(message: &Message, model: &str, created: i64) -> Value {
             "logprobs": null,
         }],
         "usage": usage,
-        "citations": message.cite_data,
+        "citations": if show_citations { message.cite_data.clone() } else { json!({}) },
         "session_uuid": message.session_uuid,
         "message_uuid": message.uuid,
     })
