@@ -124,6 +124,27 @@ async fn add_and_queue(
     enqueue(ctx.env, steps, ctx.sent).await
 }
 
+/// When the page at `url` that answered `status` (404, 410) is the crawl's start page, the
+/// crawl says so in its `error`: a crawl that found nothing because its address is wrong
+/// must not look like one that read an empty site.
+pub async fn start_page_gone(
+    ctx: &StepEnv<'_>,
+    crawl_uuid: &str,
+    url: &str,
+    status: u16,
+) -> ApiResult<()> {
+    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
+        return Ok(());
+    };
+    let start = Url::parse(&crawl.url).ok().and_then(|u| normalize(&u));
+    let page = Url::parse(url).ok().and_then(|u| normalize(&u));
+    if start.is_none() || start != page {
+        return Ok(());
+    }
+    let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
+    ctx.store.fail_crawl(crawl_uuid, &reason, &time::now()).await
+}
+
 pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResult<Outcome> {
     let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
         return Ok(Outcome::Done);
@@ -174,7 +195,7 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         })
         .collect();
     if resync {
-        ctx.store.pages_checked(crawl_uuid, &now).await?;
+        ctx.store.begin_resync(crawl_uuid, &now).await?;
         steps.extend(
             ctx.store
                 .crawl_source_uuids(crawl_uuid)

@@ -104,6 +104,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
             ctx.store
                 .remove_crawl_page(crawl_uuid, &source.uuid)
                 .await?;
+            crawl::start_page_gone(ctx, crawl_uuid, &url, page.status).await?;
             return Ok(Outcome::Done);
         }
         429 | 500..=599 => {

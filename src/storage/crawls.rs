@@ -457,13 +457,24 @@ impl Store {
         Ok(rows.into_iter().map(|r| r.uuid).collect())
     }
 
-    /// Marks every page of a crawl as checked now (a re-sync is about to ask for each).
-    pub async fn pages_checked(&self, crawl_uuid: &str, now: &str) -> ApiResult<()> {
-        self.execute(
-            "UPDATE data_sources SET meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
-             WHERE crawl_uuid = ?1 AND status IN ('success', 'error')",
-            &[Arg::Text(crawl_uuid), Arg::Text(now)],
-        )
+    /// A re-sync begins: every page of the crawl is marked checked now (it is about to be
+    /// asked for), and the pages that had gone (404, 410) are forgotten, so a link or a
+    /// sitemap that still names one has it read again: a page that is back comes back.
+    pub async fn begin_resync(&self, crawl_uuid: &str, now: &str) -> ApiResult<()> {
+        let statements = vec![
+            self.statement(
+                "UPDATE data_sources SET meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
+                 WHERE crawl_uuid = ?1 AND status IN ('success', 'error')",
+                &[Arg::Text(crawl_uuid), Arg::Text(now)],
+            )?,
+            self.statement(
+                "DELETE FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'gone'",
+                &[Arg::Text(crawl_uuid)],
+            )?,
+        ];
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict starting a re-sync")
+        })
         .await
         .map(|_| ())
     }

@@ -635,7 +635,8 @@ impl Store {
     }
 
     /// Deletes sources (their chunks, index rows and tag links cascade) and drops them from
-    /// the agents that named them, in one batch.
+    /// the agents that named them, in one batch. A crawl forgets the pages that were these
+    /// sources: its counts stay true, and its next sync may find them again.
     pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
         let list = serde_json::to_string(uuids)?;
         let prune_agents = self.statement(
@@ -650,7 +651,11 @@ impl Store {
             "DELETE FROM data_sources WHERE uuid IN (SELECT value FROM json_each(?1))",
             &[Arg::Text(&list)],
         )?;
-        self.batch(vec![prune_agents, delete], || {
+        let forget_pages = self.statement(
+            "DELETE FROM crawl_pages WHERE data_source_uuid IN (SELECT value FROM json_each(?1))",
+            &[Arg::Text(&list)],
+        )?;
+        self.batch(vec![prune_agents, forget_pages, delete], || {
             ApiError::internal("unexpected conflict deleting sources")
         })
         .await

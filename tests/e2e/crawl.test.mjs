@@ -183,6 +183,37 @@ test("a sync re-reads: a changed page is re-indexed, a deleted one leaves, a new
   buildSite(site.base);
 });
 
+test("a crawl whose start page is missing says so; a page back, or whose source was deleted, is read again by the next sync", async () => {
+  const bot = await newChatbot(api, { name: "Comeback" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/lighthouse`, max_depth: 0, include: ["/lighthouse"] } });
+  assert.equal(r.status, 200, r.text);
+  let crawl;
+  await eventually(async () => {
+    crawl = (await api.get(`/crawl/${r.json.uuid}`)).json;
+    assert.equal(crawl.status, "error", JSON.stringify(crawl));
+  }, 60_000);
+  assert.match(crawl.error, /start page .*\/lighthouse answered HTTP 404/);
+  assert.equal(crawl.pages.found, 0);
+  // Published since: the next sync reads it.
+  pages.set("/lighthouse", page("Lighthouse", "The walrus lighthouse opens at dawn."));
+  await sleep(1100); // timestamps have whole seconds
+  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  crawl = await finished(r.json.uuid);
+  assert.equal(crawl.error, null);
+  assert.equal(crawl.pages.found, 1);
+  const [source] = await pagesOf(bot, r.json.uuid);
+  assert.equal(source.status, "success");
+  // Its source deleted: the crawl no longer counts it, and the next sync reads it again.
+  assert.deepEqual((await api.post("/data-sources/delete", { body: { uuids: [source.uuid] } })).json, { success: true });
+  assert.deepEqual((await api.get(`/crawl/${r.json.uuid}`)).json.pages, { found: 0, read: 0, failed: 0, pending: 0, skipped_by_robots: 0 });
+  await sleep(1100);
+  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  crawl = await finished(r.json.uuid);
+  assert.equal(crawl.pages.found, 1);
+  assert.equal((await pagesOf(bot, r.json.uuid))[0]?.status, "success");
+  pages.delete("/lighthouse");
+});
+
 test("crawl input is checked; delete removes the crawl and its pages", async () => {
   const bot = await newChatbot(api, { name: "Checks" });
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_pages: 1001 } }), 400, "invalid_request", "max_pages");
