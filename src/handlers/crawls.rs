@@ -81,8 +81,16 @@ pub async fn list(call: Call) -> ApiResult<Response> {
 
 /// Reads the site again now: robots.txt and sitemaps (new pages are added) and every page,
 /// asked for conditionally.
+/// `POST /crawl/{uuid}/sync`: reads the site again now. A crawl still reading is a 409: a
+/// second pass at once would only ask for every page twice.
 pub async fn sync(call: Call) -> ApiResult<Response> {
     let crawl = owned_crawl(&call).await?;
+    let progress = call.store.crawl_progress(&crawl.uuid).await?;
+    if crawl.status(&progress) == "running" {
+        return Err(ApiError::Conflict(
+            "This crawl is still reading its site; sync it again once it is done.".into(),
+        ));
+    }
     ingestion::start(
         &call.env,
         Step::CrawlStart {
@@ -91,7 +99,9 @@ pub async fn sync(call: Call) -> ApiResult<Response> {
         },
     )
     .await?;
-    crawl_json(&call, &crawl).await
+    let mut started = crawl.to_json(&progress);
+    started["status"] = Value::from("running");
+    json_response(&started)
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

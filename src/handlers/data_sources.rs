@@ -7,7 +7,8 @@ use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::crawl::{refresh_from_body, source_update_from_body};
 use edgechat_core::domain::data_source::{
-    qa_from_body, upload_meta, url_from_body, uuid_list, DataSource, SourceType, Status,
+    qa_from_body, upload_file_name, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
+    Status,
 };
 use edgechat_core::knowledge::crawl::urls::normalize;
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
@@ -186,12 +187,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     if bytes.is_empty() {
         return Err(ApiError::invalid("file", "The file is empty."));
     }
-    let file_name = file.name();
-    let file_name = if file_name.trim().is_empty() {
-        "upload".to_string()
-    } else {
-        file_name
-    };
+    let file_name = upload_file_name(&file.name());
     let declared_type = Some(file.type_()).filter(|t| !t.is_empty());
     let kind = detect_upload(&file_name, declared_type.as_deref(), &bytes).ok_or_else(|| {
         ApiError::UnsupportedMediaType(format!(
@@ -257,10 +253,16 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
     let update = source_update_from_body(&body)?;
     let now = time::now();
     if let Some(refresh) = update.refresh {
-        if source.source_type != SourceType::Link || source.meta.contains_key("crawl_uuid") {
+        if source.source_type != SourceType::Link {
             return Err(ApiError::invalid(
                 "refresh",
-                "Only a single web-page source has its own `refresh`; a crawl's pages follow the crawl.",
+                "Only a web-page source is read again: a file or a Q&A pair has no `refresh`.",
+            ));
+        }
+        if source.meta.contains_key("crawl_uuid") {
+            return Err(ApiError::invalid(
+                "refresh",
+                "A crawl's pages are read again when their crawl is: set `refresh` on the crawl.",
             ));
         }
         source

@@ -142,7 +142,9 @@ pub async fn start_page_gone(
         return Ok(());
     }
     let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
-    ctx.store.fail_crawl(crawl_uuid, &reason, &time::now()).await
+    ctx.store
+        .fail_crawl(crawl_uuid, &reason, &time::now())
+        .await
 }
 
 pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResult<Outcome> {

@@ -103,8 +103,10 @@ pub struct Progress {
 }
 
 impl Crawl {
-    pub fn to_json(&self, progress: &Progress) -> Value {
-        let status = if self.last_synced_at.is_none() && self.error.is_none()
+    /// `running` while pages or sitemaps wait to be read (or before the first step ran),
+    /// then `error` or `done`.
+    pub fn status(&self, progress: &Progress) -> &'static str {
+        if self.last_synced_at.is_none() && self.error.is_none()
             || progress.pending > 0
             || progress.sitemaps_pending > 0
         {
@@ -113,7 +115,11 @@ impl Crawl {
             "error"
         } else {
             "done"
-        };
+        }
+    }
+
+    pub fn to_json(&self, progress: &Progress) -> Value {
+        let status = self.status(progress);
         json!({
             "uuid": self.uuid,
             "chatbot_uuid": self.chatbot_uuid,

@@ -207,7 +207,14 @@ test("a crawl whose start page is missing says so; a page back, or whose source 
   assert.deepEqual((await api.post("/data-sources/delete", { body: { uuids: [source.uuid] } })).json, { success: true });
   assert.deepEqual((await api.get(`/crawl/${r.json.uuid}`)).json.pages, { found: 0, read: 0, failed: 0, pending: 0, skipped_by_robots: 0 });
   await sleep(1100);
-  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  delayMs = 1500; // the site answers slowly: the sync is still reading when asked again
+  const again = await api.post(`/crawl/${r.json.uuid}/sync`);
+  assert.equal(again.status, 200, again.text);
+  assert.equal(again.json.status, "running");
+  await eventually(async () => assert.equal((await api.get(`/crawl/${r.json.uuid}`)).json.pages.pending, 1), 30_000);
+  const twice = await api.post(`/crawl/${r.json.uuid}/sync`);
+  expectError(assert, twice, 409, "conflict");
+  delayMs = 0;
   crawl = await finished(r.json.uuid);
   assert.equal(crawl.pages.found, 1);
   assert.equal((await pagesOf(bot, r.json.uuid))[0]?.status, "success");

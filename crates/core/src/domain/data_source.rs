@@ -123,6 +123,17 @@ pub fn uuid_list(body: &Map<String, Value>, field: &str) -> ApiResult<Vec<String
     canonical_uuid_list(field, &items)
 }
 
+/// An uploaded file's name as its source keeps it: the last part of whatever path the client
+/// sent ("C:\\Users\\ada\\notes.txt", "../../notes.txt" are "notes.txt"), or "upload".
+pub fn upload_file_name(sent: &str) -> String {
+    let name = sent.rsplit(['/', '\\']).next().unwrap_or_default().trim();
+    if name.is_empty() || name == "." || name == ".." {
+        "upload".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
 /// The optional `meta_json` form field of an upload: a JSON object whose one known key is
 /// `reference_source_link` (a string); other keys are ignored.
 pub fn upload_meta(raw: Option<&str>) -> ApiResult<Map<String, Value>> {
@@ -146,6 +157,15 @@ pub fn upload_meta(raw: Option<&str>) -> ApiResult<Map<String, Value>> {
         None | Some(Value::Null) => {}
         Some(Value::String(link)) => {
             check_len("meta_json", link, MAX_URL_CHARS)?;
+            // Shown to readers as where the file came from: a web address, never a script.
+            let web = crate::idn::parse_url(link.trim())
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+            if !web {
+                return Err(ApiError::invalid(
+                    "meta_json",
+                    "`meta_json.reference_source_link` must be an http or https URL.",
+                ));
+            }
             meta.insert("reference_source_link".into(), Value::String(link.clone()));
         }
         Some(_) => {
@@ -288,6 +308,16 @@ mod tests {
     }
 
     #[test]
+    fn an_uploaded_file_keeps_its_name_not_its_path() {
+        assert_eq!(upload_file_name("handbook.pdf"), "handbook.pdf");
+        assert_eq!(upload_file_name("C:\\Users\\ada\\notes.txt"), "notes.txt");
+        assert_eq!(upload_file_name("../../etc/passwd.txt"), "passwd.txt");
+        assert_eq!(upload_file_name("  "), "upload");
+        assert_eq!(upload_file_name("docs/"), "upload");
+        assert_eq!(upload_file_name("Prix été 2026.xlsx"), "Prix été 2026.xlsx");
+    }
+
+    #[test]
     fn upload_meta_keeps_the_reference_link_only() {
         let m = upload_meta(Some(
             r#"{"reference_source_link":"https://example.com/a.pdf","other":1}"#,
@@ -313,6 +343,18 @@ mod tests {
                 .field(),
             Some("meta_json")
         );
+        for link in [
+            "javascript:alert(1)",
+            "handbook.pdf",
+            "ftp://example.com/a.pdf",
+        ] {
+            let raw = json!({ "reference_source_link": link }).to_string();
+            assert_eq!(
+                upload_meta(Some(&raw)).unwrap_err().field(),
+                Some("meta_json"),
+                "{link}"
+            );
+        }
     }
 
     #[test]
