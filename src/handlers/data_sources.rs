@@ -10,7 +10,7 @@ use edgechat_core::domain::data_source::{
     qa_from_body, upload_file_name, upload_meta, url_from_body, uuid_list, DataSource, SourceType,
     Status,
 };
-use edgechat_core::knowledge::crawl::urls::normalize;
+use edgechat_core::knowledge::crawl::urls::page_identity;
 use edgechat_core::knowledge::ingest::{detect_upload, qa_chunks, ACCEPTED_EXTENSIONS};
 use edgechat_core::knowledge::steps::{Refresh, Step};
 use edgechat_core::knowledge::tokens::estimate_tokens;
@@ -116,12 +116,15 @@ pub async fn create_url(mut call: Call) -> ApiResult<Response> {
     meta.insert("refresh".into(), json!(refresh.as_str()));
     let source = new_source(&chatbot_uuid, SourceType::Link, url.to_string(), meta);
     let next_check = refresh.next_after(&source.created_at);
-    // The page's one spelling stands where an upload's bytes' hash does: the same page twice in
+    // The page's identity stands where an upload's bytes' hash does: the same page twice in
     // one chatbot is refused as the same file twice is.
-    let page = normalize(&url).unwrap_or_else(|| url.clone());
-    let identity = sha256_hex(format!("page {page}").as_bytes());
     call.store
-        .insert_page_source(&source, &identity, refresh, next_check.as_deref())
+        .insert_page_source(
+            &source,
+            &page_identity(&url),
+            refresh,
+            next_check.as_deref(),
+        )
         .await?;
     call.log.record(&source.uuid);
     ingestion::start(

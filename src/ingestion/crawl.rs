@@ -11,7 +11,9 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::idn;
 use edgechat_core::knowledge::crawl::robots::{self, Robots};
 use edgechat_core::knowledge::crawl::sitemap::{self, Sitemap};
-use edgechat_core::knowledge::crawl::urls::{normalize, passes_filters, resolve, same_site};
+use edgechat_core::knowledge::crawl::urls::{
+    normalize, page_identity, passes_filters, resolve, same_site,
+};
 use edgechat_core::knowledge::crawl::{links, MAX_SITEMAP_NESTING, USER_AGENT};
 use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
@@ -91,6 +93,7 @@ fn sort_found(
         }
         if robots.allows(&path_and_query(&url)) {
             pages.push(FoundPage {
+                identity: page_identity(&url),
                 url: text,
                 source: new_uuid(),
                 depth,

@@ -160,6 +160,8 @@ pub struct FoundPage {
     pub url: String,
     pub source: String,
     pub depth: i64,
+    /// `urls::page_identity`: the source's content hash.
+    pub identity: String,
 }
 
 impl Store {
@@ -370,10 +372,16 @@ impl Store {
              SELECT ?1, json_extract(j.value, '$.url'), json_extract(j.value, '$.depth'), 'page', json_extract(j.value, '$.source') \
              FROM json_each(?2) j \
              WHERE NOT EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_uuid = ?1 AND p.url = json_extract(j.value, '$.url')) \
+             AND NOT EXISTS (SELECT 1 FROM data_sources s WHERE s.chatbot_uuid = ?4 AND s.content_hash = json_extract(j.value, '$.identity')) \
              ORDER BY j.key \
              LIMIT max(0, ?3 - (SELECT COUNT(*) FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'page')) \
              RETURNING data_source_uuid",
-            &[Arg::Text(&crawl.uuid), Arg::Text(&list), Arg::Int(crawl.max_pages)],
+            &[
+                Arg::Text(&crawl.uuid),
+                Arg::Text(&list),
+                Arg::Int(crawl.max_pages),
+                Arg::Text(&crawl.chatbot_uuid),
+            ],
         )?);
         let meta_of = |url: &str| json!({ "url": url, "crawl_uuid": crawl.uuid }).to_string();
         let metas: Vec<String> = pages.iter().map(|p| meta_of(&p.url)).collect();
@@ -397,17 +405,20 @@ impl Store {
                 })
             })
             .collect();
-        for row in &rows {
+        for (row, page) in rows.iter().zip(pages) {
             let mut insert = Sql::insert_select(row, &[]);
             let crawl_uuid = insert.bind(Arg::Text(&crawl.uuid));
             let refresh = insert.bind(Arg::Text(crawl.refresh.as_str()));
+            let identity = insert.bind(Arg::Text(&page.identity));
             let source = insert.param("uuid");
-            // The crawl's uuid and refresh are columns beside the record.
-            let text = insert
-                .text()
-                .replacen(") SELECT ", ", crawl_uuid, refresh) SELECT ", 1);
+            // The crawl's uuid, refresh and the page's identity are columns beside the record.
+            let text = insert.text().replacen(
+                ") SELECT ",
+                ", crawl_uuid, refresh, content_hash) SELECT ",
+                1,
+            );
             let full = format!(
-                "{text}, {crawl_uuid}, {refresh} WHERE EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_uuid = {crawl_uuid} AND data_source_uuid = {source})"
+                "{text}, {crawl_uuid}, {refresh}, {identity} WHERE EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_uuid = {crawl_uuid} AND data_source_uuid = {source})"
             );
             statements.push(self.statement(&full, insert.args())?);
         }

@@ -221,6 +221,20 @@ test("a crawl whose start page is missing says so; a page back, or whose source 
   pages.delete("/lighthouse");
 });
 
+test("a chatbot stores each page once: a second crawl over the same pages, or the same page as a web page source, adds none", async () => {
+  const bot = await newChatbot(api, { name: "Once" });
+  const body = { url: `${site.base}/blog/1`, max_pages: 3, max_depth: 0, include: ["/blog/*"] };
+  const first = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body });
+  assert.equal((await finished(first.json.uuid)).pages.found, 3);
+  const second = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { ...body, max_pages: 5 } });
+  const crawl = await finished(second.json.uuid);
+  assert.ok(crawl.pages.found >= 1 && crawl.pages.found <= 5, JSON.stringify(crawl.pages));
+  const urls = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json.map((s) => JSON.parse(s.meta_json).url);
+  assert.equal(urls.length, 3 + crawl.pages.found, "only pages the first crawl does not hold");
+  assert.equal(new Set(urls).size, urls.length, urls.join(" "));
+  expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/blog/1#top` } }), 409, "conflict");
+});
+
 test("crawl input is checked; delete removes the crawl and its pages", async () => {
   const bot = await newChatbot(api, { name: "Checks" });
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, max_pages: 1001 } }), 400, "invalid_request", "max_pages");

@@ -51,6 +51,13 @@ pub fn normalize(url: &Url) -> Option<Url> {
     Some(out)
 }
 
+/// What stands for a web page among a chatbot's sources (their content hash): one per page,
+/// however its URL is spelled, so the same page is not stored twice.
+pub fn page_identity(page: &Url) -> String {
+    let page = normalize(page).unwrap_or_else(|| page.clone());
+    crate::domain::api_key::sha256_hex(format!("page {page}").as_bytes())
+}
+
 /// `href` read against `base`, normalised; `None` for other schemes and bad URLs.
 pub fn resolve(base: &Url, href: &str) -> Option<Url> {
     let href = href.trim();
