@@ -709,7 +709,8 @@ pub fn names(query: &str, language: Language) -> Vec<String> {
     for token in &tokens {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
         let starts_upper = word.chars().next().is_some_and(char::is_uppercase);
-        if !sentence_start && starts_upper && word != "I" && !word.starts_with("I'") {
+        let pronoun = word == "I" || word.starts_with("I'") || word.starts_with("I’");
+        if !sentence_start && starts_upper && !pronoun {
             capitalised.push(word);
         }
         sentence_start = token.ends_with(['.', '?', '!', ':', ';', '¿', '¡'])
@@ -722,7 +723,7 @@ pub fn names(query: &str, language: Language) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in capitalised {
         let acronym = !word.chars().any(char::is_lowercase);
-        if acronym || word.starts_with("I’") {
+        if acronym {
             continue;
         }
         for_each_word(word, |w| {
