@@ -40,13 +40,35 @@ pub struct StepEnv<'a> {
 }
 
 /// Marks a source failed for good, keeping any text it had (a failed re-read keeps the old).
-async fn fail(ctx: &StepEnv<'_>, mut source: DataSource, reason: String) -> ApiResult<Outcome> {
+async fn fail(ctx: &StepEnv<'_>, source: DataSource, reason: String) -> ApiResult<Outcome> {
+    end_failed(ctx, source, reason, false).await
+}
+
+/// `fail` for a page its site took down (404, 410): its text leaves the index too
+/// (`Store::withdraw_page`), where a page that could not be read keeps what it had.
+async fn withdraw(ctx: &StepEnv<'_>, source: DataSource, reason: String) -> ApiResult<Outcome> {
+    end_failed(ctx, source, reason, true).await
+}
+
+async fn end_failed(
+    ctx: &StepEnv<'_>,
+    mut source: DataSource,
+    reason: String,
+    gone: bool,
+) -> ApiResult<Outcome> {
     source.meta.insert("error".into(), Value::String(reason));
     source.meta.remove("resumed");
     let now = time::now();
-    ctx.store
-        .fail_source(&source.uuid, &source.meta, &now)
-        .await?;
+    if gone {
+        ctx.store
+            .withdraw_page(&source.uuid, &source.meta, &now)
+            .await?;
+        source.tokens = 0;
+    } else {
+        ctx.store
+            .fail_source(&source.uuid, &source.meta, &now)
+            .await?;
+    }
     source.status = Status::Error;
     source.modified_at = now;
     super::source_ended(ctx.env, ctx.config, ctx.store, &source, ctx.sent).await?;
@@ -106,6 +128,13 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
                 .await?;
             crawl::start_page_gone(ctx, crawl_uuid, &url, page.status).await?;
             return Ok(Outcome::Done);
+        }
+        404 | 410 => {
+            let reason = format!(
+                "The page answered HTTP {}: its text was taken out of the index.",
+                page.status
+            );
+            return withdraw(ctx, source, reason).await;
         }
         429 | 500..=599 => {
             return Ok(Outcome::Retry(format!(

@@ -624,6 +624,39 @@ impl Store {
         self.execute(failed.text(), failed.args()).await.map(|_| ())
     }
 
+    /// A web page that is gone (404, 410) fails with `meta`, and its text leaves the index in
+    /// the same batch: answers stop quoting a page its site took down. Its validators and text
+    /// hash go too, so a later read that finds it back indexes it afresh.
+    pub async fn withdraw_page(
+        &self,
+        uuid: &str,
+        meta: &Map<String, Value>,
+        now: &str,
+    ) -> ApiResult<()> {
+        let meta = object_text(meta);
+        let statements = vec![
+            self.statement(
+                "UPDATE data_sources SET status = ?2, meta_json = ?3, modified_at = ?4, tokens = 0, \
+                 etag = NULL, last_modified = NULL, page_hash = NULL WHERE uuid = ?1",
+                &[
+                    Arg::Text(uuid),
+                    Arg::Text(Status::Error.as_str()),
+                    Arg::Text(&meta),
+                    Arg::Text(now),
+                ],
+            )?,
+            self.statement(
+                "DELETE FROM chunks WHERE data_source_uuid = ?1",
+                &[Arg::Text(uuid)],
+            )?,
+        ];
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict withdrawing a page")
+        })
+        .await
+        .map(|_| ())
+    }
+
     pub async fn retitle_source(&self, uuid: &str, title: &str, now: &str) -> ApiResult<()> {
         self.execute(
             "UPDATE data_sources SET title = ?2, modified_at = ?3, \

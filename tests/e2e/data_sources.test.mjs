@@ -16,6 +16,10 @@ before(async () => {
         return res.end();
       }
       if (url.pathname === "/changing") {
+        if (pageVersion === 0) {
+          res.writeHead(410, { "Content-Type": "text/html" });
+          return res.end("<h1>Gone</h1>");
+        }
         res.writeHead(200, { "Content-Type": "text/html" });
         return res.end(`<html><head><title>Notice v${pageVersion}</title></head><body><p>The ${pageVersion === 1 ? "aardvark" : "zebra"} edition of the notice.</p></body></html>`);
       }
@@ -126,6 +130,18 @@ test("re-scrape fetches again and replaces the old text", async () => {
   assert.equal(again.status, "success");
   assert.equal(again.title, "Notice v2");
   assert.equal((await search(bot, "aardvark")).length, 0, "the old text is gone from the index");
+  assert.equal((await search(bot, "zebra")).length, 1);
+  // Taken down by its site: the source says so and its text leaves the index; back, it is
+  // read afresh.
+  pageVersion = 0;
+  await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid] } });
+  const gone = await settled(api, s.uuid);
+  assert.equal(gone.status, "error");
+  assert.match(JSON.parse(gone.meta_json).error, /HTTP 410: its text was taken out of the index/);
+  assert.equal((await search(bot, "zebra")).length, 0);
+  pageVersion = 2;
+  await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid] } });
+  assert.equal((await settled(api, s.uuid)).status, "success");
   assert.equal((await search(bot, "zebra")).length, 1);
   const qa = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "q", answer: "a" } })).json;
   expectError(assert, await api.post("/data-sources/url/re-scrape", { body: { uuids: [qa.uuid] } }), 400, "invalid_request", "uuids");
