@@ -4,7 +4,7 @@
 
 use crate::chat::completion::ChatMessage;
 use crate::domain::session::{Message, MessageKind};
-use crate::knowledge::query::{content_terms, words};
+use crate::knowledge::query::{content_terms, is_stop_word, words};
 
 /// What a follow-up is searched with beside its own words.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -120,8 +120,11 @@ const SHORT_QUESTION_TERMS: usize = 1;
 
 /// Whether `query` reads as a continuation of the previous question.
 pub fn is_follow_up(query: &str) -> bool {
-    refers_back(query)
-        || (!words(query).is_empty() && content_terms(query).len() <= SHORT_QUESTION_TERMS)
+    // Counted without the stop words `content_terms` keeps for a question of nothing else
+    // ("ok, and what then?" is as short as a question gets).
+    let all = words(query);
+    let own = all.iter().filter(|w| !is_stop_word(w)).count();
+    refers_back(query) || (!all.is_empty() && own <= SHORT_QUESTION_TERMS)
 }
 
 /// Whether `query` says in so many words that it continues ("and ...", "what about ...") or
