@@ -120,7 +120,7 @@ pub async fn handle(req: Request, env: Env, ctx: Context) -> Response {
 /// Worker) or a message request the Worker handed over, served here as it would be there.
 pub async fn handle_in_session(req: Request, env: Env, ctx: Context, room: Rc<Room>) -> Response {
     match req.path().as_str() {
-        "/follow" | "/stop" | "/listen" | "/notify" | "/start" => {
+        "/follow" | "/stop" | "/listen" | "/notify" | "/start" | "/forget" => {
             handlers::messages::in_session(req, &room)
                 .await
                 .unwrap_or_else(|err| http::error_response(&err))

@@ -756,6 +756,10 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
             room.announce("message", &message);
             return Ok(Response::builder().with_status(204).empty());
         }
+        "/forget" => {
+            room.forget()?;
+            return Ok(Response::builder().with_status(204).empty());
+        }
         _ => {}
     }
     let url = req.url()?;

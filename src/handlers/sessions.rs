@@ -84,6 +84,9 @@ pub async fn delete(call: Call) -> ApiResult<Response> {
     if !call.store.delete_session(&session.uuid).await? {
         return Err(ApiError::not_found("session"));
     }
+    // Its object still holds open event streams and the answers kept for readers.
+    call.ctx
+        .wait_until(chat_session::forget(call.env.clone(), session.uuid.clone()));
     success_response()
 }
 

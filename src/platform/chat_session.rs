@@ -128,6 +128,21 @@ impl Room {
         }
     }
 
+    /// The session was deleted: its event streams end, and the answers it kept for readers
+    /// coming back are dropped (an answer still running keeps its own until it ends).
+    pub fn forget(&self) -> ApiResult<()> {
+        for listener in self.listeners.borrow_mut().drain(..) {
+            listener.close();
+        }
+        if !self.busy.get() && self.has_answers().map_err(ApiError::internal)? {
+            self.sql
+                .exec("DELETE FROM events", None)
+                .and_then(|_| self.sql.exec("DELETE FROM answers", None))
+                .map_err(ApiError::internal)?;
+        }
+        Ok(())
+    }
+
     /// Sends an event to every open session event stream.
     pub fn announce(&self, name: &str, data: &Value) {
         let mut listeners = self.listeners.borrow_mut();
@@ -735,6 +750,22 @@ pub async fn ask(
 /// Tells the session's open event streams that `message` (a live-chat message, in the
 /// visitor's view) was stored. A failure is logged: the message is stored either way, and a
 /// reader catches up from the session's messages.
+/// Tells a deleted session's object to forget it (`Room::forget`). Failures are logged: the
+/// session's records are gone already.
+pub async fn forget(env: Env, session_uuid: String) {
+    let result = async {
+        let mut init = worker::RequestInit::new();
+        init.with_method(worker::Method::Post);
+        let req = Request::new_with_init("https://chat-session/forget", &init)?;
+        stub(&env, &session_uuid)?.fetch_with_request(req).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = result {
+        log::background_failure("forgetting a deleted session", &session_uuid, &err);
+    }
+}
+
 pub async fn notify(env: Env, session_uuid: String, message: Value) {
     let result = async {
         let mut init = worker::RequestInit::new();

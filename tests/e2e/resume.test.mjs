@@ -201,6 +201,22 @@ test("a message still being answered is not deleted (409, alone or in a list) an
   assert.equal(next.text, "You asked: and now?.", "the session answers again");
 });
 
+test("deleting a session ends its open event streams and drops the answers its object kept", async () => {
+  const session = await newSession();
+  const answered = await ask(session, "remember this", { headers: { Accept: "text/event-stream" } });
+  const uuid = frames(answered.text)[0].data.message_uuid;
+  assert.equal((await read(`/message/${uuid}/stream`)).status, 200);
+  // Read to its end: the stream ends when the session goes, not at the test's timeout.
+  const listening = read(`/session/${session.uuid}/events`);
+  await sleep(300);
+  assert.deepEqual((await api.post(`/session/${session.uuid}/delete`)).json, { success: true });
+  const events = await listening;
+  assert.equal(events.status, 200);
+  assert.match(events.text, /^: listening/);
+  expectError(assert, await api.get(`/message/${uuid}/stream`), 404, "not_found");
+  expectError(assert, await api.get(`/session/${session.uuid}/events`), 404, "not_found");
+});
+
 test("a session answers one message at a time: a second one meanwhile is a 409", async () => {
   const session = await newSession();
   const [one, two] = await Promise.all([
