@@ -79,9 +79,8 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     ))
 }
 
-/// Reads the site again now: robots.txt and sitemaps (new pages are added) and every page,
-/// asked for conditionally.
-/// `POST /crawl/{uuid}/sync`: reads the site again now. A crawl still reading is a 409: a
+/// `POST /crawl/{uuid}/sync`: reads the site again now: robots.txt and sitemaps (new pages
+/// are added) and every page, asked for conditionally. A crawl still reading is a 409: a
 /// second pass at once would only ask for every page twice.
 pub async fn sync(call: Call) -> ApiResult<Response> {
     let crawl = owned_crawl(&call).await?;

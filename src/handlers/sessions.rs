@@ -45,19 +45,17 @@ pub async fn get(call: Call) -> ApiResult<Response> {
 pub(crate) fn time_range_params(call: &Call) -> ApiResult<(Option<String>, Option<String>)> {
     let url = call.req.url()?;
     let read = |name: &str, parse: fn(&str) -> Option<String>| {
-        match url
-        .query_pairs()
-        .find(|(k, _)| k == name)
-    {
-        None => Ok(None),
-        Some((_, v)) if v.trim().is_empty() => Ok(None),
-        Some((_, v)) => parse(&v).map(Some).ok_or_else(|| {
-            ApiError::invalid(
-                name,
-                format!("`{name}` must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z, or a date such as 2026-01-31."),
-            )
-        }),
-    }
+        let Some((_, value)) = url.query_pairs().find(|(k, _)| k == name) else {
+            return Ok(None);
+        };
+        if value.trim().is_empty() {
+            return Ok(None);
+        }
+        parse(&value).map(Some).ok_or_else(|| {
+            let reason = "must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z, \
+                          or a date such as 2026-01-31.";
+            ApiError::invalid(name, format!("`{name}` {reason}"))
+        })
     };
     Ok((
         read("start_timestamp", time::parse)?,
@@ -85,8 +83,7 @@ pub async fn delete(call: Call) -> ApiResult<Response> {
         return Err(ApiError::not_found("session"));
     }
     // Its object still holds open event streams and the answers kept for readers.
-    call.ctx
-        .wait_until(chat_session::forget(call.env.clone(), session.uuid.clone()));
+    chat_session::forget(&call.ctx, &call.env, &session.uuid);
     success_response()
 }
 

@@ -41,33 +41,25 @@ pub struct StepEnv<'a> {
 
 /// Marks a source failed for good, keeping any text it had (a failed re-read keeps the old).
 async fn fail(ctx: &StepEnv<'_>, source: DataSource, reason: String) -> ApiResult<Outcome> {
-    end_failed(ctx, source, reason, false).await
+    fail_as(ctx, source, reason, false).await
 }
 
-/// `fail` for a page its site took down (404, 410): its text leaves the index too
-/// (`Store::withdraw_page`), where a page that could not be read keeps what it had.
-async fn withdraw(ctx: &StepEnv<'_>, source: DataSource, reason: String) -> ApiResult<Outcome> {
-    end_failed(ctx, source, reason, true).await
-}
-
-async fn end_failed(
+/// `fail`, and with `withdraw` (a page its site took down: 404, 410) its text leaves the
+/// index too (`Store::fail_source`).
+async fn fail_as(
     ctx: &StepEnv<'_>,
     mut source: DataSource,
     reason: String,
-    gone: bool,
+    withdraw: bool,
 ) -> ApiResult<Outcome> {
     source.meta.insert("error".into(), Value::String(reason));
     source.meta.remove("resumed");
     let now = time::now();
-    if gone {
-        ctx.store
-            .withdraw_page(&source.uuid, &source.meta, &now)
-            .await?;
+    ctx.store
+        .fail_source(&source.uuid, &source.meta, &now, withdraw)
+        .await?;
+    if withdraw {
         source.tokens = 0;
-    } else {
-        ctx.store
-            .fail_source(&source.uuid, &source.meta, &now)
-            .await?;
     }
     source.status = Status::Error;
     source.modified_at = now;
@@ -134,7 +126,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
                 "The page answered HTTP {}: its text was taken out of the index.",
                 page.status
             );
-            return withdraw(ctx, source, reason).await;
+            return fail_as(ctx, source, reason, true).await;
         }
         429 | 500..=599 => {
             return Ok(Outcome::Retry(format!(

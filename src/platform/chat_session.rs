@@ -722,13 +722,42 @@ pub async fn forward_read(
 /// Worker's own thread and creation took 5 ms longer (12.2 to 17.3 ms); deployed, the object
 /// starts elsewhere. A failure only costs that head start.
 pub fn start_ahead(ctx: &worker::Context, env: &Env, session_uuid: &str) {
+    ask_later(
+        ctx,
+        env,
+        session_uuid,
+        "/start",
+        "starting a session's object",
+    );
+}
+
+/// `ask` after the response; a failure is logged as `what`.
+fn ask_later(
+    ctx: &worker::Context,
+    env: &Env,
+    session_uuid: &str,
+    path: &'static str,
+    what: &'static str,
+) {
     let env = env.clone();
     let session_uuid = session_uuid.to_string();
     ctx.wait_until(async move {
-        if let Err(err) = ask(&env, &session_uuid, "/start").await {
-            log::background_failure("starting a session's object", &session_uuid, &err);
+        if let Err(err) = ask(&env, &session_uuid, path).await {
+            log::background_failure(what, &session_uuid, &err);
         }
     });
+}
+
+/// Tells a deleted session's object to forget it (`Room::forget`), after the response. A
+/// failure is logged: the session's records are gone already.
+pub fn forget(ctx: &worker::Context, env: &Env, session_uuid: &str) {
+    ask_later(
+        ctx,
+        env,
+        session_uuid,
+        "/forget",
+        "forgetting a deleted session",
+    );
 }
 
 /// In a session's object: the session a forwarded turn is to create, if any.
@@ -736,8 +765,8 @@ pub fn new_session_uuid(req: &Request) -> Option<String> {
     req.headers().get(NEW_SESSION_HEADER).ok().flatten()
 }
 
-/// Asks the session's object for something of its own (`/follow`, `/stop`, `/listen`), by
-/// internal path.
+/// Asks the session's object for something of its own (`/follow`, `/stop`, `/listen`,
+/// `/forget`), by internal path.
 pub async fn ask(
     env: &Env,
     session_uuid: &str,
@@ -750,22 +779,6 @@ pub async fn ask(
 /// Tells the session's open event streams that `message` (a live-chat message, in the
 /// visitor's view) was stored. A failure is logged: the message is stored either way, and a
 /// reader catches up from the session's messages.
-/// Tells a deleted session's object to forget it (`Room::forget`). Failures are logged: the
-/// session's records are gone already.
-pub async fn forget(env: Env, session_uuid: String) {
-    let result = async {
-        let mut init = worker::RequestInit::new();
-        init.with_method(worker::Method::Post);
-        let req = Request::new_with_init("https://chat-session/forget", &init)?;
-        stub(&env, &session_uuid)?.fetch_with_request(req).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    if let Err(err) = result {
-        log::background_failure("forgetting a deleted session", &session_uuid, &err);
-    }
-}
-
 pub async fn notify(env: Env, session_uuid: String, message: Value) {
     let result = async {
         let mut init = worker::RequestInit::new();

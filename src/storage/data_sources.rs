@@ -605,53 +605,41 @@ impl Store {
         Ok(changed > 0)
     }
 
-    /// Marks a source failed, keeping its earlier chunks (a failed re-scrape keeps the old text).
+    /// Marks a source failed. Its earlier chunks stay (a failed re-scrape keeps the old text),
+    /// unless `withdraw`: a web page its site took down (404, 410) leaves the index in the
+    /// same batch, with its validators and text hash, so a later read that finds it back
+    /// indexes it afresh.
     pub async fn fail_source(
         &self,
         uuid: &str,
         meta: &Map<String, Value>,
         now: &str,
+        withdraw: bool,
     ) -> ApiResult<()> {
         let meta = object_text(meta);
-        let failed = update_source(
-            uuid,
-            vec![
-                ("status", Arg::Text(Status::Error.as_str())),
-                ("meta_json", Arg::Text(&meta)),
-                ("modified_at", Arg::Text(now)),
-            ],
-        );
-        self.execute(failed.text(), failed.args()).await.map(|_| ())
-    }
-
-    /// A web page that is gone (404, 410) fails with `meta`, and its text leaves the index in
-    /// the same batch: answers stop quoting a page its site took down. Its validators and text
-    /// hash go too, so a later read that finds it back indexes it afresh.
-    pub async fn withdraw_page(
-        &self,
-        uuid: &str,
-        meta: &Map<String, Value>,
-        now: &str,
-    ) -> ApiResult<()> {
-        let meta = object_text(meta);
-        let statements = vec![
-            self.statement(
-                "UPDATE data_sources SET status = ?2, meta_json = ?3, modified_at = ?4, tokens = 0, \
-                 etag = NULL, last_modified = NULL, page_hash = NULL WHERE uuid = ?1",
-                &[
-                    Arg::Text(uuid),
-                    Arg::Text(Status::Error.as_str()),
-                    Arg::Text(&meta),
-                    Arg::Text(now),
-                ],
-            )?,
-            self.statement(
+        let mut set = vec![
+            ("status", Arg::Text(Status::Error.as_str())),
+            ("meta_json", Arg::Text(&meta)),
+            ("modified_at", Arg::Text(now)),
+        ];
+        if withdraw {
+            set.push(("tokens", Arg::Int(0)));
+        }
+        let failed = self.prepare(&update_source(uuid, set))?;
+        let mut statements = vec![failed];
+        if withdraw {
+            statements.push(self.statement(
+                "UPDATE data_sources SET etag = NULL, last_modified = NULL, page_hash = NULL \
+                 WHERE uuid = ?1",
+                &[Arg::Text(uuid)],
+            )?);
+            statements.push(self.statement(
                 "DELETE FROM chunks WHERE data_source_uuid = ?1",
                 &[Arg::Text(uuid)],
-            )?,
-        ];
+            )?);
+        }
         self.batch(statements, || {
-            ApiError::internal("unexpected conflict withdrawing a page")
+            ApiError::internal("unexpected conflict failing a source")
         })
         .await
         .map(|_| ())

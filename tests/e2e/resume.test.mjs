@@ -64,6 +64,19 @@ async function read(url, { body, headers = {}, until } = {}) {
 const ask = (session, query, options = {}) =>
   read(`/session/${session.uuid}/message/stream`, { body: { query }, ...options });
 
+/** Sends a long question in event-stream mode; once its message is stored as `streaming`, its
+ * uuid and the reading still under way. */
+async function longAnswerStarted(session) {
+  let uuid;
+  const reading = ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } });
+  await eventually(async () => {
+    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+    uuid = m?.uuid;
+    return m && m.finish_reason === "streaming";
+  });
+  return { uuid, reading };
+}
+
 /** The stored message once its answer has ended. */
 function ended(uuid, timeoutMs = 20_000) {
   return eventually(async () => {
@@ -155,13 +168,7 @@ test("any number of readers follow one answer, in the format each asks for", asy
 
 test("stop ends an answer on purpose: stored with what was said, finish_reason stopped", async () => {
   const session = await newSession();
-  let uuid;
-  const reading = ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } });
-  await eventually(async () => {
-    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
-    uuid = m?.uuid;
-    return m && m.finish_reason === "streaming";
-  });
+  const { uuid, reading } = await longAnswerStarted(session);
   await sleep(300);
   const stopped = await api.post(`/message/${uuid}/stop`);
   assert.equal(stopped.status, 200, stopped.text);
@@ -180,13 +187,7 @@ test("stop ends an answer on purpose: stored with what was said, finish_reason s
 
 test("a message still being answered is not deleted (409, alone or in a list) and stays deleted once its end is past", async () => {
   const session = await newSession();
-  let uuid;
-  const reading = ask(session, "tell me everything [long]", { headers: { Accept: "text/event-stream" } });
-  await eventually(async () => {
-    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
-    uuid = m?.uuid;
-    return m && m.finish_reason === "streaming";
-  });
+  const { uuid, reading } = await longAnswerStarted(session);
   const alone = await api.post(`/message/${uuid}/delete`);
   expectError(assert, alone, 409, "conflict");
   assert.match(alone.json.error.message, /still being answered/);
