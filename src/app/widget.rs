@@ -22,6 +22,8 @@ pub struct Visitor {
     pub visitor_id: String,
     /// The site the token was minted for.
     pub origin: Option<String>,
+    /// When the token stops admitting the visitor, in Unix seconds.
+    pub expires_at: i64,
 }
 
 /// Headers a visitor's page may read on a cross-origin answer.
@@ -125,6 +127,7 @@ pub async fn authenticate(
         account_uuid,
         visitor_id: claims.visitor_id,
         origin: claims.origin,
+        expires_at: claims.expires_at,
     })))
 }
 

@@ -21,6 +21,7 @@ use edgechat_core::domain::data_source::uuid_list;
 use edgechat_core::domain::session::{query_from_body, FinishReason, Message};
 use edgechat_core::domain::webhook::Event;
 use edgechat_core::domain::widget::visitor_message_json;
+use edgechat_core::time;
 
 use crate::platform::stream::StreamSink;
 use edgechat_core::api::validate::canonical_uuid;
@@ -677,7 +678,19 @@ pub async fn session_events(call: Call) -> ApiResult<Response> {
     if !found {
         return Err(ApiError::not_found("session"));
     }
-    let answer = chat_session::ask(&call.env, &session_uuid, "/listen").await?;
+    // The stream ends by the time the caller must show itself again: the configured lifetime,
+    // or a visitor's token expiring sooner. The reader reconnects and is checked anew.
+    let lifetime_ms = call.config.session_events_lifetime.as_millis() as i64;
+    let mut until_ms = time::now_ms().saturating_add(lifetime_ms);
+    if let Caller::Visitor(visitor) = &call.caller {
+        until_ms = until_ms.min(visitor.expires_at.saturating_mul(1000));
+    }
+    let answer = chat_session::ask(
+        &call.env,
+        &session_uuid,
+        &format!("/listen?until={until_ms}"),
+    )
+    .await?;
     let headers = stream_headers(WireFormat::EventStream)?;
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
@@ -743,11 +756,17 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
 pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> ApiResult<Response> {
     match req.path().as_str() {
         "/listen" => {
+            let until_ms = req
+                .url()?
+                .query_pairs()
+                .find(|(name, _)| name == "until")
+                .and_then(|(_, v)| v.parse::<i64>().ok())
+                .ok_or_else(|| ApiError::internal("a session event stream without its end"))?;
             let headers = stream_headers(WireFormat::EventStream)?;
             return Ok(Response::builder()
                 .with_status(200)
                 .with_headers(headers)
-                .stream(room.listen()?));
+                .stream(room.listen(until_ms)?));
         }
         // `chat_session::start_ahead`: the object is running, and that was the point.
         "/start" => return Ok(Response::builder().with_status(204).empty()),

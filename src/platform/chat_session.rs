@@ -50,7 +50,7 @@ pub struct Room {
     live: RefCell<Option<Rc<LiveAnswer>>>,
     ready: Cell<bool>,
     /// Open session event streams (`listen`): live-chat messages and answers starting.
-    listeners: RefCell<Vec<Reader>>,
+    listeners: RefCell<Vec<Listener>>,
     /// A keep-alive loop runs while any session event stream is open.
     keeping_alive: Cell<bool>,
 }
@@ -93,16 +93,22 @@ impl Room {
 
     /// A session event stream: `message` for each live-chat message stored in the session (an
     /// operator's reply, an announcement), `answer` when an answer starts. It opens with a
-    /// comment, so the reader knows it is listening.
-    pub fn listen(self: &Rc<Self>) -> ApiResult<ReadableStream> {
+    /// comment, so the reader knows it is listening, and ends at `until_ms` (Unix ms).
+    pub fn listen(self: &Rc<Self>, until_ms: i64) -> ApiResult<ReadableStream> {
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let reader = Reader::new(sink, Encoder::new(WireFormat::EventStream, "", 0), 0);
         reader.write(": listening\n\n".into());
         {
             let mut listeners = self.listeners.borrow_mut();
-            listeners.retain(|r| !r.gone.get());
-            listeners.push(reader);
+            listeners.retain(|l| !l.reader.gone.get());
+            listeners.push(Listener { reader, until_ms });
         }
+        let room = Rc::clone(self);
+        let wait = (until_ms - time::now_ms()).max(0) as u64;
+        spawn_local(async move {
+            worker::Delay::from(std::time::Duration::from_millis(wait)).await;
+            room.end_listeners();
+        });
         if !self.keeping_alive.replace(true) {
             let room = Rc::clone(self);
             spawn_local(async move { room.keep_alive().await });
@@ -117,22 +123,34 @@ impl Room {
         loop {
             worker::Delay::from(KEEP_ALIVE).await;
             let mut listeners = self.listeners.borrow_mut();
-            listeners.retain(|r| !r.gone.get());
+            listeners.retain(|l| !l.reader.gone.get());
             if listeners.is_empty() {
                 self.keeping_alive.set(false);
                 return;
             }
             for listener in listeners.iter() {
-                listener.write(": keep-alive\n\n".into());
+                listener.reader.write(": keep-alive\n\n".into());
             }
         }
+    }
+
+    /// Closes the session event streams whose end has come.
+    fn end_listeners(&self) {
+        let now = time::now_ms();
+        self.listeners.borrow_mut().retain(|l| {
+            if l.until_ms > now {
+                return !l.reader.gone.get();
+            }
+            l.reader.close();
+            false
+        });
     }
 
     /// The session was deleted: its event streams end, and the answers it kept for readers
     /// coming back are dropped (an answer still running keeps its own until it ends).
     pub fn forget(&self) -> ApiResult<()> {
         for listener in self.listeners.borrow_mut().drain(..) {
-            listener.close();
+            listener.reader.close();
         }
         if !self.busy.get() && self.has_answers().map_err(ApiError::internal)? {
             self.sql
@@ -146,9 +164,11 @@ impl Room {
     /// Sends an event to every open session event stream.
     pub fn announce(&self, name: &str, data: &Value) {
         let mut listeners = self.listeners.borrow_mut();
-        listeners.retain(|r| !r.gone.get());
+        listeners.retain(|l| !l.reader.gone.get());
         for listener in listeners.iter() {
-            listener.write(format!("event: {name}\ndata: {data}\n\n"));
+            listener
+                .reader
+                .write(format!("event: {name}\ndata: {data}\n\n"));
         }
     }
 
@@ -585,6 +605,12 @@ fn write_batch(
         ],
     )?;
     Ok(())
+}
+
+/// An open session event stream and when it ends (Unix ms).
+struct Listener {
+    reader: Reader,
+    until_ms: i64,
 }
 
 /// One reader's stream, in the format it asked for.

@@ -374,3 +374,27 @@ test("keys without their own rate get the default, API_KEY_RATE_LIMIT", async ()
   for (let i = 0; i < 5; i++) assert.equal((await five.get("/chatbots")).status, 200);
   expectError(assert, await five.get("/chatbots"), 429, "rate_limited");
 });
+
+/** Reads a GET stream with `key` to its end; refuses to wait past `capMs`, so a stream that
+ * never ends fails the test instead of holding it. */
+async function readToEnd(w, path, key, capMs) {
+  const res = await fetch(`${w.base}/api/v1${path}`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(capMs) });
+  return { status: res.status, text: await res.text() };
+}
+
+test("a session event stream lasts SESSION_EVENTS_SECONDS, so a deleted key cannot keep listening", async () => {
+  const w = await startWorker({ vars: { SESSION_EVENTS_SECONDS: "2" } });
+  const acct = await w.newAccount("owner");
+  const owner = client(w, acct.key);
+  const bot = await newChatbot(owner, { name: "Listened to" });
+  const session = await newSession(owner, bot);
+  const made = await owner.post("/api-key/create", { body: { name: "listener", scopes: ["chat"] } });
+  assert.equal(made.status, 200, made.text);
+  const started = Date.now();
+  const events = await readToEnd(w, `/session/${session.uuid}/events`, made.json.key, 30_000);
+  assert.equal(events.status, 200);
+  assert.match(events.text, /^: listening/);
+  assert.ok(Date.now() - started >= 1500, "the stream stayed open about its lifetime");
+  assert.equal((await owner.del(`/api-key/${made.json.uuid}/delete`)).status, 200);
+  expectError(assert, await client(w, made.json.key).get(`/session/${session.uuid}/events`), 401, "unauthorized");
+});

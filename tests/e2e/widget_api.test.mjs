@@ -472,3 +472,20 @@ test("minting visitor tokens is limited per client address", async () => {
   const hidden = (await api.post("/chatbot/create", { body: { name: "Private" } })).json;
   expectError(assert, await w.request("POST", `/api/v1/widget/${hidden.uuid}/token`, { headers: { "CF-Connecting-IP": "203.0.113.5" } }), 404, "not_found");
 });
+
+test("a visitor's session event stream ends when its token expires; a chatbot made private then refuses it", async () => {
+  const bot = await chatbot({ visibility: "public" });
+  const token = await tokenFor(bot);
+  const s = await newSession(visitor(token), bot);
+  const shortLived = sign({ ...claimsOf(token), e: now() + 2 });
+  // The cap fails the test rather than waiting on a stream that never ends (the default
+  // lifetime is 300 s).
+  const res = await fetch(`${worker.base}/api/v1/session/${s.uuid}/events`, {
+    headers: { Authorization: `Bearer ${shortLived}` }, signal: AbortSignal.timeout(30_000),
+  });
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /^: listening/);
+  expectError(assert, await visitor(shortLived).get(`/session/${s.uuid}/events`), 401, "unauthorized");
+  await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visibility: "private" } });
+  expectError(assert, await visitor(token).get(`/session/${s.uuid}/events`), 404, "not_found");
+});

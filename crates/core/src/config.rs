@@ -85,6 +85,8 @@ pub mod names {
     pub const VISITOR_TOKEN_RATE_LIMIT: &str = "VISITOR_TOKEN_RATE_LIMIT";
     /// The longest wait for a webhook receiver's answer.
     pub const WEBHOOK_TIMEOUT_SECONDS: &str = "WEBHOOK_TIMEOUT_SECONDS";
+    /// The longest a session event stream stays open before the reader must reconnect.
+    pub const SESSION_EVENTS_SECONDS: &str = "SESSION_EVENTS_SECONDS";
     /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
     /// unless set; tests shorten it.
     pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
@@ -97,6 +99,7 @@ pub const DEFAULT_MODEL_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_SEMANTIC_TIMEOUT_SECS: u64 = 5;
 pub const DEFAULT_WEBHOOK_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_SESSION_EVENTS_SECS: u64 = 300;
 pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
 /// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
 /// message may be delayed.
@@ -198,6 +201,10 @@ pub struct Config {
     pub visitor_token_rate_limit: Limit,
     /// The longest wait for a webhook receiver's answer.
     pub webhook_timeout: Duration,
+    /// How long one session event stream stays open. Reconnecting checks the caller again, so
+    /// a deleted key, a chatbot made private or an expired visitor token loses the stream
+    /// within this.
+    pub session_events_lifetime: Duration,
     /// Seconds per unit of the webhook retry schedule.
     pub webhook_retry_unit_secs: u32,
     /// About how many chunks one search may score before its rarer words gate the rest.
@@ -316,6 +323,8 @@ impl Config {
             DEFAULT_SEMANTIC_TIMEOUT_SECS,
         );
         let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
+        let session_events_lifetime =
+            seconds(names::SESSION_EVENTS_SECONDS, DEFAULT_SESSION_EVENTS_SECS);
 
         // A count of `unit`s from 1 to `max`, or `default` (reported) when it is anything else.
         let mut count = |name: &'static str, default: u64, max: u64, unit: &str| -> u64 {
@@ -459,6 +468,7 @@ impl Config {
             api_key_rate_limit,
             visitor_token_rate_limit,
             webhook_timeout,
+            session_events_lifetime,
             webhook_retry_unit_secs,
             search_candidate_budget,
         };
@@ -523,6 +533,7 @@ mod tests {
         assert_eq!(config.max_upload_bytes, 20 * 1024 * 1024);
         assert_eq!(config.orphan_grace_secs, 3600);
         assert_eq!(config.webhook_timeout, Duration::from_secs(10));
+        assert_eq!(config.session_events_lifetime, Duration::from_secs(300));
         assert_eq!(config.webhook_retry_unit_secs, 60);
         assert_eq!(config, Config::default());
     }
