@@ -237,12 +237,61 @@ impl Room {
         }
     }
 
-    /// The alarm: a running answer is watched on; a stale one is closed.
+    /// The alarm: a running answer is watched on; a stale one is closed, and answers kept
+    /// longer than `ANSWER_REPLAY_SECONDS` are dropped.
     pub async fn alarm(&self) {
         if self.live.borrow().is_some() {
             self.watch().await;
         } else {
             self.recover().await;
+            self.expire().await;
+        }
+    }
+
+    /// Drops the events of ended answers kept longer than `ANSWER_REPLAY_SECONDS` (a day) and
+    /// sets the alarm for the next one to go: readers come back within seconds, and the text of
+    /// a session (or a chatbot) deleted meanwhile does not stay in the object's storage.
+    async fn expire(&self) {
+        let kept_ms = crate::platform::config::read(&self.env)
+            .answer_replay
+            .as_millis() as i64;
+        let oldest = self.has_answers().and_then(|any| {
+            if !any {
+                return Ok(None);
+            }
+            let cutoff = time::now_ms() - kept_ms;
+            self.sql.exec(
+                "DELETE FROM answers WHERE running = 0 AND started_ms < ?",
+                vec![cutoff.into()],
+            )?;
+            self.sql.exec(
+                "DELETE FROM events WHERE message_uuid NOT IN (SELECT message_uuid FROM answers)",
+                None,
+            )?;
+            let row = self
+                .sql
+                .exec("SELECT MIN(started_ms) FROM answers", None)?
+                .raw()
+                .next()
+                .transpose()?;
+            Ok(match row.and_then(|r| r.into_iter().next()) {
+                Some(SqlStorageValue::Integer(ms)) => Some(ms),
+                // A JavaScript number may come back as either.
+                Some(SqlStorageValue::Float(ms)) => Some(ms as i64),
+                _ => None,
+            })
+        });
+        let next_ms = match oldest {
+            Ok(Some(started_ms)) => (started_ms + kept_ms - time::now_ms()).max(1_000),
+            Ok(None) => return,
+            Err(err) => {
+                let err = ApiError::internal(err.to_string());
+                return log::background_failure("dropping a session's old answers", "", &err);
+            }
+        };
+        if let Err(err) = self.storage.set_alarm(next_ms).await {
+            let err = ApiError::internal(err.to_string());
+            log::background_failure("setting a session's alarm", "", &err);
         }
     }
 

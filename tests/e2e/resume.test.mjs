@@ -282,3 +282,33 @@ test("the scheduled handler closes answers left streaming by a runtime that went
   assert.equal(closed.response, "partial", "what was said is kept");
   assert.equal((await read(running)).finish_reason, "streaming", "an answer that may still run is left alone");
 });
+
+test("an ended answer's events are kept ANSWER_REPLAY_SECONDS, then it is replayed from its stored message", async () => {
+  const short = await startModelAccount({ ANSWER_REPLAY_SECONDS: "1" });
+  const { session } = await chatbotWithSession(short.api, { name: "Forgetful" });
+  const replay = async (uuid) => {
+    const res = await fetch(`${short.worker.base}/api/v1/message/${uuid}/stream`, {
+      headers: { Authorization: `Bearer ${short.key}`, Accept: "text/event-stream" },
+    });
+    assert.equal(res.status, 200);
+    return frames(await res.text());
+  };
+  const asked = await fetch(`${short.worker.base}/api/v1/session/${session.uuid}/message/stream`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${short.key}`, Accept: "text/event-stream", "Content-Type": "application/json" },
+    body: JSON.stringify({ query: "tell me everything [long]" }),
+  });
+  const live = frames(await asked.text());
+  const uuid = live[0].data.message_uuid;
+  const kept = await replay(uuid);
+  assert.deepEqual(kept, live, "kept: the very events it was sent as");
+  assert.ok(kept.filter((f) => f.event === "delta").length > 100);
+  // The object's alarm (30 s after the answer started) drops what it kept: the answer is
+  // then replayed from its stored message, the same text in one piece.
+  const stored = await eventually(async () => {
+    const fs = await replay(uuid);
+    return fs.filter((f) => f.event === "delta").length === 1 && fs;
+  }, 90_000);
+  assert.equal(textOf(stored), textOf(live));
+  assert.equal(stored.at(-1).data.finish_reason, "stop");
+});

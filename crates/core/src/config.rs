@@ -87,6 +87,8 @@ pub mod names {
     pub const WEBHOOK_TIMEOUT_SECONDS: &str = "WEBHOOK_TIMEOUT_SECONDS";
     /// The longest a session event stream stays open before the reader must reconnect.
     pub const SESSION_EVENTS_SECONDS: &str = "SESSION_EVENTS_SECONDS";
+    /// How long a session's object keeps an ended answer's events for readers coming back.
+    pub const ANSWER_REPLAY_SECONDS: &str = "ANSWER_REPLAY_SECONDS";
     /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
     /// unless set; tests shorten it.
     pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
@@ -100,6 +102,9 @@ pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_SEMANTIC_TIMEOUT_SECS: u64 = 5;
 pub const DEFAULT_WEBHOOK_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_SESSION_EVENTS_SECS: u64 = 300;
+pub const DEFAULT_ANSWER_REPLAY_SECS: u64 = 24 * 60 * 60;
+/// The longest an operator may keep ended answers' events: 30 days.
+pub const MAX_ANSWER_REPLAY_SECS: u64 = 30 * 24 * 60 * 60;
 pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
 /// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
 /// message may be delayed.
@@ -205,6 +210,9 @@ pub struct Config {
     /// a deleted key, a chatbot made private or an expired visitor token loses the stream
     /// within this.
     pub session_events_lifetime: Duration,
+    /// How long a session's object keeps an ended answer's events (then it is replayed from
+    /// its stored message, and a deleted session's or chatbot's text is gone from the object).
+    pub answer_replay: Duration,
     /// Seconds per unit of the webhook retry schedule.
     pub webhook_retry_unit_secs: u32,
     /// About how many chunks one search may score before its rarer words gate the rest.
@@ -356,6 +364,13 @@ impl Config {
             "chunks",
         );
 
+        let answer_replay = Duration::from_secs(count(
+            names::ANSWER_REPLAY_SECONDS,
+            DEFAULT_ANSWER_REPLAY_SECS,
+            MAX_ANSWER_REPLAY_SECS,
+            "seconds",
+        ));
+
         let orphan_grace_secs = match get(names::ORPHAN_GRACE_SECONDS) {
             None => DEFAULT_ORPHAN_GRACE_SECS,
             Some(v) => match v.trim().parse::<i64>() {
@@ -469,6 +484,7 @@ impl Config {
             visitor_token_rate_limit,
             webhook_timeout,
             session_events_lifetime,
+            answer_replay,
             webhook_retry_unit_secs,
             search_candidate_budget,
         };
@@ -534,6 +550,7 @@ mod tests {
         assert_eq!(config.orphan_grace_secs, 3600);
         assert_eq!(config.webhook_timeout, Duration::from_secs(10));
         assert_eq!(config.session_events_lifetime, Duration::from_secs(300));
+        assert_eq!(config.answer_replay, Duration::from_secs(86_400));
         assert_eq!(config.webhook_retry_unit_secs, 60);
         assert_eq!(config, Config::default());
     }
