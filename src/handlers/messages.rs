@@ -456,7 +456,7 @@ pub(crate) fn claim(call: &Call) -> ApiResult<Option<Claim>> {
 /// With the session's `claim` the answer is kept by the session's object: produced to its
 /// end whoever reads, and readable again (`follow`).
 pub(crate) async fn stream_answer(
-    call: Call,
+    call: &Call,
     exchange: Exchange,
     agents: Vec<Agent>,
     encoder: Encoder,
@@ -561,7 +561,7 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         Ok(Plan::Limited(refusal)) => return rate_limited(format, &refusal),
         Err(err) => return Err(err),
     };
-    stream_answer(call, exchange, agents, Encoder::new(format, "", 0), claim).await
+    stream_answer(&call, exchange, agents, Encoder::new(format, "", 0), claim).await
 }
 
 /// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete

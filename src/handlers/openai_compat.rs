@@ -145,10 +145,9 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     // In the session's object: the session answers one turn at a time (409 while busy).
     let claim = claim(&call)?;
     let session_uuid = session_for(&call, &asker, &req).await?;
-    // A named session brings its own history; a new one takes the request's.
-    let history = req
-        .session_uuid
-        .is_none()
+    // The conversation the client sends is the history, as with any Chat Completions API; a
+    // call that sends only its question and names a session goes on from the stored one.
+    let history = (req.session_uuid.is_none() || !req.history.is_empty())
         .then(|| given_history(&req, &session_uuid));
     let owner = Owner::Account(&asker.account_uuid);
     let created = time::now_ms().div_euclid(1000);
@@ -170,31 +169,52 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
             return json_response(&answer);
         }
         Ok(Plan::Limited(refusal)) | Err(refusal) => {
-            // A refused call leaves nothing behind, not even the session it was to open.
-            if req.session_uuid.is_none() {
-                if let Err(err) = call.store.delete_session(&session_uuid).await {
-                    log::background_failure(
-                        "removing a refused call's session",
-                        &session_uuid,
-                        &err,
-                    );
-                }
-            }
-            return Err(refusal);
+            return Err(forget_new_session(&call, &req, &session_uuid, refusal).await);
         }
     };
     if req.stream {
         let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
-        return stream_answer(call, exchange, agents, encoder, claim).await;
+        let answered = stream_answer(&call, exchange, agents, encoder, claim);
+        return match answered.await {
+            Ok(response) => Ok(response),
+            Err(err) => Err(forget_new_session(&call, &req, &session_uuid, err).await),
+        };
     }
     let show_citations = exchange.chatbot.settings.show_citations;
-    let message = collect_answer(&call, exchange, agents, claim).await?;
+    let message = match collect_answer(&call, exchange, agents, claim).await {
+        Ok(message) => message,
+        Err(err) => return Err(forget_new_session(&call, &req, &session_uuid, err).await),
+    };
+    // What the model said before it failed is stored; the caller hears of the failure, as a
+    // Chat Completions client would, rather than a cut answer that looks whole.
+    if message.finish_reason == FinishReason::Error {
+        return Err(ApiError::Upstream(format!(
+            "The model failed while answering; what it said is stored as message {}.",
+            message.uuid
+        )));
+    }
     json_response(&completion(
         &message,
         &req.chatbot_uuid,
         created,
         show_citations,
     ))
+}
+
+/// A call that ends before any answer was stored leaves nothing behind, not even the session
+/// it was to open; returns the call's error.
+async fn forget_new_session(
+    call: &Call,
+    req: &CompletionCall,
+    session_uuid: &str,
+    err: ApiError,
+) -> ApiError {
+    if req.session_uuid.is_none() {
+        if let Err(failure) = call.store.delete_session(session_uuid).await {
+            log::background_failure("removing a failed call's session", session_uuid, &failure);
+        }
+    }
+    err
 }
 
 /// `GET /openai/models`: the caller's chatbots (a visitor's: its one chatbot), as models.

@@ -202,6 +202,67 @@ test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messa
   }, "OpenAI's fields beside the API's own");
 });
 
+test("openai client: the conversation it sends is the history, greeting and split messages included, also in a named session", async () => {
+  const bot = await llmBot();
+  const client = openai(key);
+  const before = completionRequests().length;
+  const first = await client.chat.completions.create({
+    model: bot.uuid,
+    messages: [
+      { role: "assistant", content: "Hi! How can I help?" },
+      { role: "user", content: "My order number is 4417" },
+      { role: "user", content: "and my name is Ada" },
+      { role: "assistant", content: "Thanks Ada" },
+      { role: "user", content: "What is the returns window?" },
+    ],
+  });
+  const second = await client.chat.completions.create({
+    model: bot.uuid,
+    metadata: { session_uuid: first.session_uuid },
+    messages: [
+      { role: "user", content: "My order number is 4417" },
+      { role: "assistant", content: "Noted." },
+      { role: "user", content: "What is my order number?" },
+    ],
+  });
+  assert.equal(second.session_uuid, first.session_uuid);
+  const [one, two] = completionRequests().slice(before).map((r) => r.messages.slice(1).map((m) => [m.role, m.content]));
+  assert.deepEqual(one, [
+    ["assistant", "Hi! How can I help?"],
+    ["user", "My order number is 4417\nand my name is Ada"],
+    ["assistant", "Thanks Ada"],
+    ["user", "What is the returns window?"],
+  ]);
+  assert.deepEqual(two, [
+    ["user", "My order number is 4417"],
+    ["assistant", "Noted."],
+    ["user", "What is my order number?"],
+  ], "what the client sends wins over what the session stored");
+  assert.equal((await messagesOf(api, { uuid: first.session_uuid })).length, 2);
+});
+
+test("openai client: a model failing midway is an error, not a finished answer; failing at once leaves no session", async () => {
+  const bot = await llmBot();
+  const client = openai(key);
+  await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "go [cut]" }] }),
+    (err) => err instanceof OpenAI.APIError && err.status === 502 && /stored as message/.test(err.message));
+  const stream = await client.chat.completions.create({ model: bot.uuid, stream: true, messages: [{ role: "user", content: "go [cut]" }] });
+  let text = "";
+  await assert.rejects((async () => {
+    for await (const chunk of stream) {
+      assert.notEqual(chunk.choices[0]?.finish_reason, "stop", "no finish after the failure");
+      text += chunk.choices[0]?.delta?.content ?? "";
+    }
+  })(), (err) => err instanceof OpenAI.APIError);
+  assert.ok(text.length > 0, "what came before the failure was read");
+  const sessions = async () => (await api.get(`/chatbot/${bot.uuid}/sessions`)).json.length;
+  const had = await sessions();
+  assert.equal(had, 2, "the two cut answers are stored, each in its session");
+  await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "go [500]" }] }),
+    (err) => err instanceof OpenAI.APIError && err.status === 502);
+  assert.equal(await sessions(), had, "a call that stored no answer leaves no session");
+});
+
 /** Reads a UI message stream the way the AI SDK's `useChat` does; returns the last message state. */
 async function readUi(res) {
   const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(new TransformStream({

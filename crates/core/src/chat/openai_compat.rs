@@ -19,8 +19,9 @@ pub struct CompletionCall {
     pub chatbot_uuid: String,
     /// The last message, which must be the user's.
     pub query: String,
-    /// Earlier user messages, each with the assistant reply that followed it (empty when none
-    /// did), oldest first. Used only when the call starts a new session.
+    /// Earlier user messages, each with the assistant reply that followed it, oldest first
+    /// (a reply before any question has an empty question). When there are none and the call
+    /// names a session, the session's stored history is used.
     pub history: Vec<(String, String)>,
     pub stream: bool,
     /// `metadata.session_uuid`: continue this session instead of starting one.
@@ -55,6 +56,17 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
         ))
     })?;
     let stream = b.opt_bool("stream")?.unwrap_or(false);
+    // One answer per turn: silently giving one of several choices would mislead.
+    match body.get("n") {
+        None | Some(Value::Null) => {}
+        Some(n) if n.as_u64() == Some(1) => {}
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "n",
+                "`n` must be 1: a call gives one answer.",
+            ))
+        }
+    }
     let session_uuid =
         match b.opt_object("metadata")? {
             Some(meta) => match meta.get("session_uuid") {
@@ -101,8 +113,24 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
             }
         }
     }
-    let query = match said.pop() {
-        Some((role, text)) if role == "user" && !text.trim().is_empty() => text.trim().to_string(),
+    // Consecutive messages of one role are one turn (a chat UI may send a question in two
+    // messages, or two replies in a row).
+    let mut turns: Vec<(String, String)> = Vec::with_capacity(said.len());
+    for (role, text) in said {
+        match turns.last_mut() {
+            Some((last, joined)) if *last == role => {
+                if !text.trim().is_empty() {
+                    if !joined.is_empty() {
+                        joined.push('\n');
+                    }
+                    joined.push_str(text.trim());
+                }
+            }
+            _ => turns.push((role, text.trim().to_string())),
+        }
+    }
+    let query = match turns.pop() {
+        Some((role, text)) if role == "user" && !text.is_empty() => text,
         _ => {
             return Err(ApiError::invalid(
                 "messages",
@@ -112,12 +140,12 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
     };
     check_len("messages", &query, MAX_QUERY_CHARS)?;
     let mut history: Vec<(String, String)> = Vec::new();
-    for (role, text) in said {
+    for (role, text) in turns {
         match (role.as_str(), history.last_mut()) {
             ("assistant", Some((_, reply))) if reply.is_empty() => *reply = text,
-            ("user", _) => history.push((text, String::new())),
-            // An assistant message with no question before it has nothing to pair with.
-            _ => {}
+            // What the assistant said first (a greeting) answers no question.
+            ("assistant", _) => history.push((String::new(), text)),
+            _ => history.push((text, String::new())),
         }
     }
     Ok(CompletionCall {
@@ -197,6 +225,32 @@ mod tests {
     }
 
     #[test]
+    fn consecutive_messages_of_one_role_are_one_turn_and_a_greeting_is_kept() {
+        let c = call(json!({"model": BOT, "messages": [
+            {"role": "assistant", "content": "Hi! How can I help?"},
+            {"role": "user", "content": "My order number is 4417"},
+            {"role": "user", "content": "and my name is Ada"},
+            {"role": "assistant", "content": "Thanks Ada"},
+            {"role": "assistant", "content": "Anything else?"},
+            {"role": "user", "content": "Where is it?"},
+            {"role": "tool", "content": "ignored"},
+            {"role": "user", "content": "It was due Monday."},
+        ]}))
+        .expect("valid");
+        assert_eq!(c.query, "Where is it?\nIt was due Monday.");
+        assert_eq!(
+            c.history,
+            vec![
+                (String::new(), "Hi! How can I help?".to_string()),
+                (
+                    "My order number is 4417\nand my name is Ada".to_string(),
+                    "Thanks Ada\nAnything else?".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn a_session_is_named_in_metadata() {
         let s = "1b5c8f1e-8d3a-4c3b-9a51-3f7b1d2e4a60";
         let c = call(json!({"model": BOT, "metadata": {"session_uuid": s},
@@ -217,6 +271,13 @@ mod tests {
         let model =
             call(json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}));
         assert_eq!(model.unwrap_err().status(), 404);
+        let several =
+            call(json!({"model": BOT, "n": 2, "messages": [{"role": "user", "content": "x"}]}));
+        assert_eq!(several.unwrap_err().field(), Some("n"));
+        assert!(call(
+            json!({"model": BOT, "n": 1, "messages": [{"role": "user", "content": "x"}]})
+        )
+        .is_ok());
         let missing = call(json!({"messages": [{"role": "user", "content": "x"}]}));
         assert_eq!(missing.unwrap_err().field(), Some("model"));
     }

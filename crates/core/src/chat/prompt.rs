@@ -86,7 +86,10 @@ impl Prompt {
     pub fn messages(&self) -> Vec<ChatMessage> {
         let mut messages = vec![ChatMessage::system(&self.system)];
         for turn in &self.history {
-            messages.push(ChatMessage::user(&turn.query));
+            // A reply before any question (a greeting a client sent as history) has none.
+            if !turn.query.is_empty() {
+                messages.push(ChatMessage::user(&turn.query));
+            }
             messages.push(ChatMessage::assistant(&turn.response));
         }
         messages.push(ChatMessage::user(&self.query));

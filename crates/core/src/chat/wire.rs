@@ -322,6 +322,16 @@ impl Encoder {
             AnswerEvent::Error { code, message } => data(json!({
                 "error": {"message": message, "type": code, "code": code, "param": null}
             })),
+            // A failed answer ends with its error, as OpenAI's stream does: a finish chunk
+            // after it would tell a client the cut answer was whole.
+            AnswerEvent::End { finish_reason, .. } if finish_reason == "error" => String::new(),
+            AnswerEvent::End { finish_reason, .. } if finish_reason == "interrupted" => {
+                let message =
+                    "The answer was interrupted before it ended; what was said is stored.";
+                data(json!({
+                    "error": {"message": message, "type": "interrupted", "code": "interrupted", "param": null}
+                }))
+            }
             AnswerEvent::End {
                 finish_reason,
                 usage,
@@ -609,5 +619,35 @@ mod tests {
         assert_eq!(chunks[1]["choices"][0]["delta"]["content"], "Hi\n");
         assert_eq!(chunks[3]["citations"]["1"]["title"], "Shipping");
         assert_eq!(chunks[4]["choices"][0]["finish_reason"], "stop");
+    }
+
+    #[test]
+    fn a_failed_openai_stream_ends_with_its_error_and_no_finish() {
+        let mut encoder = Encoder::new(WireFormat::OpenAiChunks, "bot", 7);
+        let failed = [
+            AnswerEvent::Delta("Hello from the ".into()),
+            AnswerEvent::Error {
+                code: "upstream_error".into(),
+                message: "the model stopped".into(),
+            },
+            AnswerEvent::End {
+                message_uuid: "m1".into(),
+                finish_reason: "error".into(),
+                usage: Value::Null,
+                answered: None,
+            },
+        ];
+        let body: String = failed.iter().map(|e| encoder.encode(e)).collect();
+        let lines = data_lines(&body);
+        assert_eq!(lines.len(), 2, "{body}");
+        assert!(lines[1].contains("\"upstream_error\""));
+        assert!(!body.contains("finish_reason\":\"stop") && !body.contains("[DONE]"));
+        let interrupted = encoder.encode(&AnswerEvent::End {
+            message_uuid: "m1".into(),
+            finish_reason: "interrupted".into(),
+            usage: Value::Null,
+            answered: None,
+        });
+        assert!(interrupted.contains("\"interrupted\"") && !interrupted.contains("[DONE]"));
     }
 }
