@@ -616,11 +616,17 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
     headers.set("X-Message-Uuid", &message.uuid)?;
+    // A visitor sees sources only while the chatbot shows them, also in what was kept.
+    let citations = match &call.caller {
+        Caller::Visitor(visitor) => visitor.chatbot.settings.show_citations,
+        _ => true,
+    };
     let path = format!(
-        "/follow?message={}&format={}&after={}&offset={offset}",
+        "/follow?message={}&format={}&after={}&offset={offset}&citations={}",
         message.uuid,
         format.name(),
         after.map(|a| a.to_string()).unwrap_or_default(),
+        u8::from(citations),
     );
     let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
     if answer.status_code() == 200 {
@@ -629,6 +635,17 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
             .with_status(200)
             .with_headers(headers)
             .body(body));
+    }
+    // Replayed from the stored message, the text is one piece and the events are numbered
+    // anew: an event id from the answer as it streamed cannot be resumed from exactly, and a
+    // gap or a repeat would pass for the answer.
+    if let Some(seen) = after.filter(|&a| a > 0 && format == WireFormat::EventStream) {
+        return Err(ApiError::Conflict(format!(
+            "Message {} ended a while ago and its events are no longer kept, so it cannot go \
+             on after event {seen}; read it whole (without Last-Event-ID) or with \
+             GET /api/v1/message/{}.",
+            message.uuid, message.uuid
+        )));
     }
     let mut encoder = Encoder::new(format, "", 0);
     let events = stored_answer_events(&call, &message);
@@ -799,7 +816,14 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
     let format = WireFormat::requested(Some(&query("format")), None).unwrap_or(WireFormat::Plain);
     let after = query("after").parse().ok();
     let offset = query("offset").parse().unwrap_or(0);
-    match room.follow(&message, Encoder::new(format, "", 0), after, offset)? {
+    let citations = query("citations") != "0";
+    match room.follow(
+        &message,
+        Encoder::new(format, "", 0),
+        after,
+        offset,
+        citations,
+    )? {
         Some(readable) => Ok(Response::builder().with_status(200).stream(readable)),
         None => Ok(Response::builder().with_status(404).empty()),
     }

@@ -183,16 +183,17 @@ impl Room {
     /// Holds the session for one turn; a 409 while another answer is being produced.
     pub fn claim(self: &Rc<Self>) -> ApiResult<Claim> {
         if self.busy.get() {
-            let streaming = self
-                .live
-                .borrow()
-                .as_ref()
-                .map(|l| format!(" (message {})", l.message_uuid))
-                .unwrap_or_default();
-            return Err(ApiError::Conflict(format!(
-                "This session is still answering a message{streaming}; send the next one when \
-                 it ends, or stop it with POST /api/v1/message/{{uuid}}/stop."
-            )));
+            let live = self.live.borrow();
+            return Err(ApiError::Conflict(match live.as_ref() {
+                Some(l) => format!(
+                    "This session is still answering message {0}; send the next one when it \
+                     ends, or stop it with POST /api/v1/message/{0}/stop.",
+                    l.message_uuid
+                ),
+                None => "This session is still answering a message; send the next one when \
+                         it ends."
+                    .to_string(),
+            }));
         }
         self.busy.set(true);
         Ok(Claim(Rc::clone(self)))
@@ -410,6 +411,7 @@ impl Room {
         encoder: Encoder,
         after: Option<usize>,
         offset: usize,
+        citations: bool,
     ) -> ApiResult<Option<ReadableStream>> {
         let live = self
             .live
@@ -417,7 +419,8 @@ impl Room {
             .clone()
             .filter(|l| l.message_uuid == message_uuid);
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
-        let reader = Reader::new(sink, encoder, offset);
+        let mut reader = Reader::new(sink, encoder, offset);
+        reader.citations = citations;
         if let Some(live) = live {
             live.attach(reader, after);
             return Ok(Some(readable));
@@ -556,7 +559,8 @@ impl LiveAnswer {
         }
     }
 
-    fn attach(&self, reader: Reader, after: Option<usize>) {
+    fn attach(&self, mut reader: Reader, after: Option<usize>) {
+        reader.after = after;
         reader.replay(&self.events.borrow(), after);
         if self.ended.get() {
             reader.close();
@@ -668,6 +672,11 @@ struct Reader {
     encoder: RefCell<Encoder>,
     /// Characters of text still to skip (plain mode's `offset`).
     skip: Cell<usize>,
+    /// The last event the reader already has (`Last-Event-ID`): it may be ahead of what has
+    /// been produced when the reader comes back.
+    after: Option<usize>,
+    /// Whether the reader is shown the answer's sources.
+    citations: bool,
     gone: Rc<Cell<bool>>,
 }
 
@@ -682,11 +691,17 @@ impl Reader {
             sink,
             encoder: RefCell::new(encoder),
             skip: Cell::new(skip),
+            after: None,
+            citations: true,
             gone: Rc::new(Cell::new(false)),
         }
     }
 
     fn render(&self, seq: usize, event: &AnswerEvent) -> String {
+        let seen = self.after.is_some_and(|after| seq <= after);
+        if seen || (!self.citations && matches!(event, AnswerEvent::Citations(_))) {
+            return String::new();
+        }
         let text = self.encoder.borrow_mut().encode_at(seq, event);
         let skip = self.skip.get();
         if skip == 0 || !matches!(event, AnswerEvent::Delta(_)) {

@@ -116,6 +116,35 @@ test("an event-stream reader that leaves after the first piece comes back with L
   assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, 1, "stored once");
 });
 
+test("a reader coming back with an event id ahead of the answer gets only the events after it", async () => {
+  const session = await newSession();
+  const { uuid, reading } = await longAnswerStarted(session);
+  const ahead = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": "150" } });
+  assert.equal(ahead.status, 200);
+  const got = frames(ahead.text);
+  assert.ok(got.length > 0 && got.at(-1).event === "end", ahead.text.slice(-200));
+  assert.deepEqual(got.map((f) => f.id), got.map((_, i) => 151 + i), "from 151 on, live events included");
+  const all = frames((await reading).text);
+  assert.deepEqual(got, all.filter((f) => f.id > 150));
+});
+
+test("an answer the object no longer keeps is replayed whole, by offset, but not after an event id it cannot match", async () => {
+  const session = await newSession();
+  const first = frames((await ask(session, "tell me something long [long]", { headers: { Accept: "text/event-stream" } })).text);
+  const uuid = first[0].data.message_uuid;
+  // The object keeps the events of the session's last 16 answers.
+  for (let i = 0; i < 16; i++) assert.equal((await ask(session, `next ${i}`)).status, 200);
+  const whole = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+  assert.equal(textOf(frames(whole.text)), textOf(first));
+  assert.equal(frames(whole.text).filter((f) => f.event === "delta").length, 1, "from the stored message");
+  assert.equal((await read(`/message/${uuid}/stream?offset=30`)).text, textOf(first).slice(30));
+  const resumed = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": "5" } });
+  expectError(assert, { ...resumed, json: JSON.parse(resumed.text) }, 409, "conflict");
+  assert.match(JSON.parse(resumed.text).error.message, /no longer kept/);
+  const fromStart = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": "0" } });
+  assert.equal(textOf(frames(fromStart.text)), textOf(first), "after the start event is still exact");
+});
+
 test("a plain-text reader comes back with an offset in characters and gets the rest exactly once", async () => {
   const session = await newSession();
   const first = await ask(session, "tell me everything [long]", { until: (t) => t.length >= 20 });

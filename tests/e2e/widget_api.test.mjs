@@ -109,6 +109,26 @@ test("without citations shown, a visitor reads no sources", async () => {
   assert.notEqual(full.cite_data_json, "{}", "the stored message keeps its sources");
 });
 
+test("hiding citations hides them from a visitor's replay of an answer that showed them", async () => {
+  const bot = await chatbot({ visibility: "public", show_citations: true });
+  const v = visitor(await tokenFor(bot));
+  const s = await newSession(v, bot);
+  const asked = await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "Do you ship abroad?" }, headers: { Accept: "text/event-stream" } });
+  assert.ok(parseEvents(asked.text).some((e) => e.event === "citations"));
+  const uuid = asked.headers.get("x-message-uuid");
+  await owner.post(`/chatbot/${bot.uuid}/update`, { body: { show_citations: false } });
+  const sse = await v.get(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+  assert.equal(sse.status, 200, sse.text);
+  const events = parseEvents(sse.text);
+  assert.deepEqual([events[0].event, events.at(-1).event], ["start", "end"]);
+  assert.ok(!events.some((e) => e.event === "citations"), sse.text);
+  const ui = await v.get(`/message/${uuid}/stream?format=ui-message-stream`);
+  assert.equal(ui.status, 200);
+  assert.ok(ui.text.includes("text-delta") && !ui.text.includes("source-document"), ui.text);
+  const mine = await owner.get(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+  assert.ok(parseEvents(mine.text).some((e) => e.event === "citations"), "the owner still sees them");
+});
+
 test("a hybrid chatbot admits visitors from its allowed origins only", async () => {
   const bot = await chatbot({ visibility: "hybrid", allowed_origins: [SHOP] });
   const ok = await mint(bot, { origin: SHOP });
