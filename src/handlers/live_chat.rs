@@ -16,7 +16,7 @@ use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
 };
 use edgechat_core::domain::webhook::Event;
-use edgechat_core::domain::widget::visitor_message_json;
+use edgechat_core::domain::widget::{takes_visitors, visitor_message_json};
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
@@ -126,13 +126,25 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
 }
 
 /// Sends a stored live-chat message to the session's open event streams (the visitor's chat),
-/// beside the response.
+/// beside the response. Whether the chatbot still takes visitors is read there too: a visitor
+/// of a chatbot made private since hears nothing more (its stream is closed).
 fn tell_visitor(call: &Call, message: &Message) {
-    call.ctx.wait_until(chat_session::notify(
-        call.env.clone(),
-        message.session_uuid.clone(),
-        visitor_message_json(message, false),
-    ));
+    let env = call.env.clone();
+    let account_uuid = call.account().map(str::to_string);
+    let chatbot_uuid = message.chatbot_uuid.clone();
+    let session_uuid = message.session_uuid.clone();
+    let json = visitor_message_json(message, false);
+    call.ctx.wait_until(async move {
+        let visitors = async {
+            let chatbot = Store::new(&env)?
+                .get_chatbot(&account_uuid?, &chatbot_uuid)
+                .await?;
+            Ok::<_, ApiError>(chatbot.is_some_and(|c| takes_visitors(&c.settings.visibility)))
+        }
+        .await
+        .unwrap_or(false);
+        chat_session::notify(env, session_uuid, json, visitors).await
+    });
 }
 
 /// Tells webhooks that live chat started or ended, after the response.

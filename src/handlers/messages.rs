@@ -498,6 +498,8 @@ pub(crate) async fn stream_answer(
         drop(claim);
         match delivered {
             Ok(message) => after_answer(env, config, agents, message).await,
+            // The session (or its chatbot) was deleted while it answered: nothing to keep.
+            Err(ApiError::NotFound(_)) => {}
             Err(err) => log::background_failure("storing a streamed message", &message_uuid, &err),
         }
     });
@@ -702,12 +704,9 @@ pub async fn session_events(call: Call) -> ApiResult<Response> {
     if let Caller::Visitor(visitor) = &call.caller {
         until_ms = until_ms.min(visitor.expires_at.saturating_mul(1000));
     }
-    let answer = chat_session::ask(
-        &call.env,
-        &session_uuid,
-        &format!("/listen?until={until_ms}"),
-    )
-    .await?;
+    let visitor = u8::from(matches!(call.caller, Caller::Visitor(_)));
+    let path = format!("/listen?until={until_ms}&visitor={visitor}");
+    let answer = chat_session::ask(&call.env, &session_uuid, &path).await?;
     let headers = stream_headers(WireFormat::EventStream)?;
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
@@ -773,23 +772,28 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
 pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> ApiResult<Response> {
     match req.path().as_str() {
         "/listen" => {
-            let until_ms = req
-                .url()?
-                .query_pairs()
-                .find(|(name, _)| name == "until")
-                .and_then(|(_, v)| v.parse::<i64>().ok())
+            let url = req.url()?;
+            let param = |name: &str| {
+                url.query_pairs()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.into_owned())
+            };
+            let until_ms = param("until")
+                .and_then(|v| v.parse::<i64>().ok())
                 .ok_or_else(|| ApiError::internal("a session event stream without its end"))?;
+            let visitor = param("visitor").as_deref() == Some("1");
             let headers = stream_headers(WireFormat::EventStream)?;
             return Ok(Response::builder()
                 .with_status(200)
                 .with_headers(headers)
-                .stream(room.listen(until_ms)?));
+                .stream(room.listen(until_ms, visitor)?));
         }
         // `chat_session::start_ahead`: the object is running, and that was the point.
         "/start" => return Ok(Response::builder().with_status(204).empty()),
         "/notify" => {
-            let message: serde_json::Value = req.json().await?;
-            room.announce("message", &message);
+            let told: serde_json::Value = req.json().await?;
+            let visitors = told["visitors"].as_bool().unwrap_or(false);
+            room.announce_message(&told["message"], visitors);
             return Ok(Response::builder().with_status(204).empty());
         }
         "/forget" => {

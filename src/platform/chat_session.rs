@@ -94,14 +94,18 @@ impl Room {
     /// A session event stream: `message` for each live-chat message stored in the session (an
     /// operator's reply, an announcement), `answer` when an answer starts. It opens with a
     /// comment, so the reader knows it is listening, and ends at `until_ms` (Unix ms).
-    pub fn listen(self: &Rc<Self>, until_ms: i64) -> ApiResult<ReadableStream> {
+    pub fn listen(self: &Rc<Self>, until_ms: i64, visitor: bool) -> ApiResult<ReadableStream> {
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let reader = Reader::new(sink, Encoder::new(WireFormat::EventStream, "", 0), 0);
         reader.write(": listening\n\n".into());
         {
             let mut listeners = self.listeners.borrow_mut();
             listeners.retain(|l| !l.reader.gone.get());
-            listeners.push(Listener { reader, until_ms });
+            listeners.push(Listener {
+                reader,
+                until_ms,
+                visitor,
+            });
         }
         let room = Rc::clone(self);
         let wait = (until_ms - time::now_ms()).max(0) as u64;
@@ -146,11 +150,15 @@ impl Room {
         });
     }
 
-    /// The session was deleted: its event streams end, and the answers it kept for readers
-    /// coming back are dropped (an answer still running keeps its own until it ends).
+    /// The session was deleted: its event streams end, an answer still running stops (it
+    /// keeps its own events until the alarm drops them), and the answers it kept for readers
+    /// coming back are dropped.
     pub fn forget(&self) -> ApiResult<()> {
         for listener in self.listeners.borrow_mut().drain(..) {
             listener.reader.close();
+        }
+        if let Some(live) = self.live.borrow().as_ref() {
+            live.request_stop();
         }
         if !self.busy.get() && self.has_answers().map_err(ApiError::internal)? {
             self.sql
@@ -159,6 +167,20 @@ impl Room {
                 .map_err(ApiError::internal)?;
         }
         Ok(())
+    }
+
+    /// A live-chat message for the open session event streams; when the chatbot no longer
+    /// takes `visitors`, a visitor's stream is closed rather than told.
+    pub fn announce_message(&self, message: &Value, visitors: bool) {
+        if !visitors {
+            self.listeners.borrow_mut().retain(|l| {
+                if l.visitor {
+                    l.reader.close();
+                }
+                !l.visitor
+            });
+        }
+        self.announce("message", message);
     }
 
     /// Sends an event to every open session event stream.
@@ -660,10 +682,11 @@ fn write_batch(
     Ok(())
 }
 
-/// An open session event stream and when it ends (Unix ms).
+/// An open session event stream, when it ends (Unix ms), and whether a site visitor opened it.
 struct Listener {
     reader: Reader,
     until_ms: i64,
+    visitor: bool,
 }
 
 /// One reader's stream, in the format it asked for.
@@ -867,13 +890,15 @@ pub async fn ask(
 }
 
 /// Tells the session's open event streams that `message` (a live-chat message, in the
-/// visitor's view) was stored. A failure is logged: the message is stored either way, and a
+/// visitor's view) was stored; unless the chatbot still takes `visitors`, a visitor's stream
+/// is closed instead. A failure is logged: the message is stored either way, and a
 /// reader catches up from the session's messages.
-pub async fn notify(env: Env, session_uuid: String, message: Value) {
+pub async fn notify(env: Env, session_uuid: String, message: Value, visitors: bool) {
     let result = async {
+        let body = json!({"message": message, "visitors": visitors});
         let mut init = worker::RequestInit::new();
         init.with_method(worker::Method::Post)
-            .with_body(Some(wasm_bindgen::JsValue::from_str(&message.to_string())));
+            .with_body(Some(wasm_bindgen::JsValue::from_str(&body.to_string())));
         let req = Request::new_with_init("https://chat-session/notify", &init)?;
         stub(&env, &session_uuid)?.fetch_with_request(req).await?;
         Ok::<_, ApiError>(())

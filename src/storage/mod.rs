@@ -170,6 +170,25 @@ impl Store {
         }
     }
 
+    /// A batch whose rows refer to a record that may be deleted while it is prepared (a
+    /// message's session): that reference failing is `on_missing`, not an internal error.
+    async fn batch_referring(
+        &self,
+        statements: Vec<D1PreparedStatement>,
+        on_conflict: impl FnOnce() -> ApiError,
+        on_missing: impl FnOnce() -> ApiError,
+    ) -> ApiResult<Vec<D1Result>> {
+        self.count_call();
+        match self.db.batch(statements).await {
+            Ok(results) => Ok(results),
+            Err(err) if is_unique_violation(&err) => Err(on_conflict()),
+            Err(err) if err.to_string().contains("FOREIGN KEY constraint failed") => {
+                Err(on_missing())
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+
     /// Runs reads in one round trip, all seeing the same state.
     async fn read_batch(&self, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<D1Result>> {
         self.batch(statements, || ApiError::internal("a read conflicted"))

@@ -218,9 +218,11 @@ impl Store {
         let session = touch.bind(Arg::Text(&m.session_uuid));
         touch.push(&format!(" WHERE uuid = {session}"));
         let touch = self.prepare(&touch)?;
-        self.batch(vec![insert, touch], || {
-            ApiError::Conflict("That message was already stored.".into())
-        })
+        self.batch_referring(
+            vec![insert, touch],
+            || ApiError::Conflict("That message was already stored.".into()),
+            || ApiError::not_found("session"),
+        )
         .await
         .map(|_| ())
     }

@@ -247,6 +247,20 @@ test("deleting a session ends its open event streams and drops the answers its o
   expectError(assert, await api.get(`/session/${session.uuid}/events`), 404, "not_found");
 });
 
+test("deleting a session mid-answer stops the answer; nothing is stored and nothing fails", async () => {
+  const session = await newSession();
+  const { reading } = await longAnswerStarted(session);
+  assert.deepEqual((await api.post(`/session/${session.uuid}/delete`)).json, { success: true });
+  const seen = frames((await reading).text);
+  assert.equal(seen.at(-1).event, "end");
+  assert.equal(seen.at(-1).data.finish_reason, "stopped");
+  assert.ok(!textOf(seen).includes("word199"), "the model was not read to its end");
+  expectError(assert, await api.get(`/session/${session.uuid}/messages`), 404, "not_found");
+  // Storing the message of a deleted session used to log an internal error.
+  await sleep(500);
+  worker.assertNoInternalErrors();
+});
+
 test("a session answers one message at a time: a second one meanwhile is a 409", async () => {
   const session = await newSession();
   const [one, two] = await Promise.all([

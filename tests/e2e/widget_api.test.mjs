@@ -221,6 +221,25 @@ test("a private chatbot refuses visitors as if it did not exist; closing a publi
   assert.equal((await owner.get(`/session/${s.uuid}/messages`)).status, 200, "the owner still reaches it");
 });
 
+test("a visitor's open event stream hears live chat, and is closed by the first message after the chatbot goes private", async () => {
+  const bot = await chatbot({ visibility: "public" });
+  const token = await tokenFor(bot);
+  const s = await newSession(visitor(token), bot);
+  const res = await fetch(`${worker.base}/api/v1/session/${s.uuid}/events`, {
+    headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30_000),
+  });
+  assert.equal(res.status, 200);
+  const reading = res.text();
+  await sleep(300);
+  assert.equal((await owner.post(`/session/${s.uuid}/live-chat/start`)).status, 200);
+  await sleep(300);
+  await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visibility: "private" } });
+  assert.equal((await owner.post(`/session/${s.uuid}/live-chat/message`, { body: { text: "SECRET after private" } })).status, 200);
+  const heard = await reading;
+  assert.match(heard, /event: message/, "the announcement while public arrived");
+  assert.doesNotMatch(heard, /SECRET/);
+});
+
 test("expired, altered and foreign tokens are refused with 401", async () => {
   const bot = await chatbot({ visibility: "public" });
   const token = await tokenFor(bot);
