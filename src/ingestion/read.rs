@@ -243,7 +243,11 @@ async fn finish(
     source.meta.remove("resumed");
     if source.source_type == SourceType::Link {
         source.meta.insert("last_checked_at".into(), json!(now));
-        source.meta.insert("last_changed_at".into(), json!(now));
+        // A re-scrape re-indexes the page whatever it holds; it changed only if its text did.
+        let unchanged = marks.page_hash.is_some() && marks.page_hash == validators.page_hash;
+        if !unchanged || !source.meta.contains_key("last_changed_at") {
+            source.meta.insert("last_changed_at".into(), json!(now));
+        }
         source
             .meta
             .insert("refresh".into(), json!(marks.refresh().as_str()));

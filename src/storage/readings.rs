@@ -254,7 +254,8 @@ impl Store {
             )?,
             self.statement(
                 "UPDATE data_sources SET status = ?3, tokens = ?4, title = COALESCE(?5, title), \
-                 meta_json = json_remove(json_set(meta_json, '$.last_checked_at', ?6, '$.last_changed_at', ?6), '$.error', '$.resumed'), \
+                 meta_json = json_remove(json_set(meta_json, '$.last_checked_at', ?6, '$.last_changed_at', \
+                   COALESCE(CASE WHEN page_hash = ?7 THEN json_extract(meta_json, '$.last_changed_at') END, ?6)), '$.error', '$.resumed'), \
                  modified_at = ?6, page_hash = ?7, etag = NULL, last_modified = NULL, ingest_run = NULL, step_failure = NULL \
                  WHERE uuid = ?1 AND ingest_run = ?2",
                 &[

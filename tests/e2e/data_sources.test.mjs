@@ -131,6 +131,13 @@ test("re-scrape fetches again and replaces the old text", async () => {
   assert.equal(again.title, "Notice v2");
   assert.equal((await search(bot, "aardvark")).length, 0, "the old text is gone from the index");
   assert.equal((await search(bot, "zebra")).length, 1);
+  // Scraped again unchanged: checked now, changed when it last changed.
+  const changedAt = JSON.parse(again.meta_json).last_changed_at;
+  await sleep(1100);
+  await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid] } });
+  const same = JSON.parse((await settled(api, s.uuid)).meta_json);
+  assert.equal(same.last_changed_at, changedAt);
+  assert.ok(same.last_checked_at > changedAt, same.last_checked_at);
   // Taken down by its site: the source says so and its text leaves the index; back, it is
   // read afresh.
   pageVersion = 0;
