@@ -41,7 +41,10 @@ pub fn normalize(url: &Url) -> Option<Url> {
     } else {
         out.query_pairs_mut().clear().extend_pairs(params);
     }
-    let path = out.path().to_string();
+    let path = plain_escapes(out.path());
+    if path != out.path() {
+        out.set_path(&path);
+    }
     if path.len() > 1 && path.ends_with('/') {
         out.set_path(path.trim_end_matches('/'));
         if out.path().is_empty() {
@@ -49,6 +52,36 @@ pub fn normalize(url: &Url) -> Option<Url> {
         }
     }
     Some(out)
+}
+
+/// A path with its escaped unreserved characters written plainly (`%61` is `a`, `%7E` is `~`)
+/// and every other escape in upper case: spellings RFC 3986 counts as the same.
+fn plain_escapes(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = String::with_capacity(path.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = bytes
+            .get(i + 1..i + 3)
+            .filter(|hex| bytes[i] == b'%' && hex.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escaped {
+            Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') => {
+                out.push(b as char);
+                i += 3;
+            }
+            Some(b) => {
+                out.push_str(&format!("%{b:02X}"));
+                i += 3;
+            }
+            None => {
+                // `path` is ASCII: `Url` keeps a path percent-encoded.
+                out.push(bytes[i] as char);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// What stands for a web page among a chatbot's sources (their content hash): one per page,
@@ -118,6 +151,12 @@ mod tests {
             "http://example.com/a/b"
         );
         assert_eq!(n("https://example.com:443/"), "https://example.com/");
+        assert_eq!(
+            n("https://example.com/%61bout/%7euser/a%2fb/%e2%82%ac"),
+            "https://example.com/about/~user/a%2Fb/%E2%82%AC"
+        );
+        assert_eq!(n("https://example.com/100%"), "https://example.com/100%");
+        assert_eq!(n("https://example.com/%+1x"), "https://example.com/%+1x");
         assert_eq!(n("https://example.com"), "https://example.com/");
         assert_eq!(
             n("https://example.com/x?utm_source=n&b=2&a=1&fbclid=z"),
