@@ -614,6 +614,8 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
         Some(id) if !id.trim().is_empty() => count(Some(id), "Last-Event-ID")?,
         _ => count(query("last_event_id"), "last_event_id")?,
     };
+    // Only the event-stream mode numbers its events; the others are sent from the start.
+    let after = after.filter(|_| format == WireFormat::EventStream);
     let headers = stream_headers(format)?;
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
@@ -641,7 +643,7 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
     // Replayed from the stored message, the text is one piece and the events are numbered
     // anew: an event id from the answer as it streamed cannot be resumed from exactly, and a
     // gap or a repeat would pass for the answer.
-    if let Some(seen) = after.filter(|&a| a > 0 && format == WireFormat::EventStream) {
+    if let Some(seen) = after.filter(|&a| a > 0) {
         return Err(ApiError::Conflict(format!(
             "Message {} ended a while ago and its events are no longer kept, so it cannot go \
              on after event {seen}; read it whole (without Last-Event-ID) or with \
