@@ -69,7 +69,7 @@ impl Store {
         let mut statements = vec![self.prepare(&Sql::insert(&row, Vec::new()))?];
         statements.extend(self.link_statements(&row)?);
         self.batch(statements, || {
-            ApiError::Conflict("That source tag already exists.".into())
+            ApiError::Conflict("This chatbot already has a source tag of that name.".into())
         })
         .await
         .map(|_| ())
@@ -81,7 +81,7 @@ impl Store {
         let mut statements = vec![self.prepare(&Sql::update(&row))?];
         statements.extend(self.link_statements(&row)?);
         self.batch(statements, || {
-            ApiError::Conflict("That source tag changed meanwhile.".into())
+            ApiError::Conflict("This chatbot already has another source tag of that name.".into())
         })
         .await
         .map(|_| ())

@@ -389,6 +389,15 @@ test("source tags group sources; bad sources are refused", async () => {
   expectError(assert, await api.post(`/source-tag/${tag.uuid}/update`, { body: { data_source_uuids: [foreign.uuid] } }), 400, "invalid_request", "data_source_uuids");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "x", color: "blue" } }), 400, "invalid_request", "color");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { color: "#fff" } }), 400, "invalid_request", "name");
+  // Names are the chatbot's own, whatever their case; another chatbot may use them.
+  const twice = await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "faq", color: "#fff" } });
+  expectError(assert, twice, 409, "conflict");
+  assert.match(twice.json.error.message, /already has a source tag of that name/);
+  const second = (await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Returns", color: "#fff" } })).json;
+  expectError(assert, await api.post(`/source-tag/${second.uuid}/update`, { body: { name: "FAQ" } }), 409, "conflict");
+  assert.equal((await api.post(`/source-tag/${second.uuid}/update`, { body: { name: "RETURNS", color: "#000" } })).status, 200, "its own name in another case");
+  assert.equal((await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "FAQ", color: "#fff" } })).status, 200);
+  assert.deepEqual((await api.del(`/source-tag/${second.uuid}/delete`)).json, { success: true });
   assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/source-tags`)).json, listed, "refused updates change nothing");
   assert.deepEqual((await api.del(`/source-tag/${tag.uuid}/delete`)).json, { success: true });
   expectError(assert, await api.del(`/source-tag/${tag.uuid}/delete`), 404, "not_found");
