@@ -127,6 +127,65 @@ async fn add_and_queue(
     enqueue(ctx.env, steps, ctx.sent).await
 }
 
+/// Where a redirect of a crawled page may lead: where a link may (the crawl's site, through its
+/// filters), and never where its robots rules forbid. `None` for a page of no crawl.
+pub fn redirect_scope(marks: &PageMarks) -> Option<impl Fn(&Url) -> Result<(), String>> {
+    let site = Url::parse(marks.crawl_url.as_deref()?).ok()?;
+    let list = |json: &Option<String>| -> Vec<String> {
+        json.as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default()
+    };
+    let include = list(&marks.crawl_include);
+    let exclude = list(&marks.crawl_exclude);
+    let robots: Robots = marks
+        .crawl_robots
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
+    Some(move |url: &Url| {
+        if !same_site(&site, url) {
+            Err(format!("It redirects to {url}, off the crawled site."))
+        } else if !passes_filters(url, &include, &exclude) {
+            Err(format!(
+                "It redirects to {url}, which the crawl's filters leave out."
+            ))
+        } else if !robots.allows(&path_and_query(url)) {
+            Err(format!("It redirects to {url}, which robots.txt forbids."))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// A crawled page whose redirect leads out of the crawl leaves it; when it is the start page,
+/// the crawl says why it found nothing.
+pub async fn redirected_out(
+    ctx: &StepEnv<'_>,
+    crawl_uuid: &str,
+    source_uuid: &str,
+    url: &str,
+    reason: &str,
+) -> ApiResult<()> {
+    ctx.store.remove_crawl_page(crawl_uuid, source_uuid).await?;
+    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
+        return Ok(());
+    };
+    if !is_start_page(&crawl, url) {
+        return Ok(());
+    }
+    let reason = format!("The start page {}: {reason}", crawl.url);
+    ctx.store
+        .fail_crawl(crawl_uuid, &reason, &time::now())
+        .await
+}
+
+fn is_start_page(crawl: &Crawl, url: &str) -> bool {
+    let start = Url::parse(&crawl.url).ok().and_then(|u| normalize(&u));
+    let page = Url::parse(url).ok().and_then(|u| normalize(&u));
+    start.is_some() && start == page
+}
+
 /// When the page at `url` that answered `status` (404, 410) is the crawl's start page, the
 /// crawl says so in its `error`: a crawl that found nothing because its address is wrong
 /// must not look like one that read an empty site.
@@ -139,9 +198,7 @@ pub async fn start_page_gone(
     let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
         return Ok(());
     };
-    let start = Url::parse(&crawl.url).ok().and_then(|u| normalize(&u));
-    let page = Url::parse(url).ok().and_then(|u| normalize(&u));
-    if start.is_none() || start != page {
+    if !is_start_page(&crawl, url) {
         return Ok(());
     }
     let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
@@ -172,6 +229,22 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         },
         Err(_) => Robots::default(),
     };
+    // The start page is the way in even when the filters leave it out: its links are
+    // followed, and the page itself is not stored (read before anything is written, so a
+    // retry starts clean).
+    let start_page = normalize(&site);
+    let mut entrance = Vec::new();
+    if let Some(start) = start_page.as_ref().filter(|start| {
+        !passes_filters(start, &crawl.include, &crawl.exclude)
+            && robots.allows(&path_and_query(start))
+            && crawl.max_depth >= 1
+    }) {
+        match get(ctx, start.as_str(), "text/html,application/xhtml+xml").await {
+            Got::Body(bytes) => entrance = page_links(start, &bytes),
+            Got::Missing => {}
+            Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
+        }
+    }
     let mut sitemaps: Vec<String> = robots
         .sitemaps
         .iter()
@@ -212,10 +285,23 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
                 }),
         );
     }
-    let start_page = normalize(&site).into_iter().collect();
-    let (pages, blocked) = sort_found(&crawl, &site, &robots, start_page, 0);
+    let (mut pages, mut blocked) =
+        sort_found(&crawl, &site, &robots, start_page.into_iter().collect(), 0);
+    let (linked, linked_blocked) = sort_found(&crawl, &site, &robots, entrance, 1);
+    pages.extend(linked);
+    blocked.extend(linked_blocked);
     add_and_queue(ctx, &crawl, pages, blocked, steps).await?;
     Ok(Outcome::Done)
+}
+
+/// The pages an HTML page links to, read against its address, normalised.
+fn page_links(base: &Url, body: &[u8]) -> Vec<Url> {
+    let html = String::from_utf8_lossy(body);
+    links::hrefs(&html)
+        .iter()
+        .filter_map(|href| resolve(base, href))
+        .take(MAX_LINKS_PER_PAGE)
+        .collect()
 }
 
 pub async fn read_sitemap(
@@ -286,12 +372,7 @@ pub async fn follow_links(
     let (Ok(site), Ok(base)) = (Url::parse(&crawl.url), Url::parse(page_url)) else {
         return Ok(());
     };
-    let html = String::from_utf8_lossy(body);
-    let urls: Vec<Url> = links::hrefs(&html)
-        .iter()
-        .filter_map(|href| resolve(&base, href))
-        .take(MAX_LINKS_PER_PAGE)
-        .collect();
+    let urls = page_links(&base, body);
     let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, depth + 1);
     add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await
 }

@@ -94,7 +94,8 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
             headers.push(("If-Modified-Since".into(), modified.clone()));
         }
     }
-    let fetched = outbound::fetch_classified(
+    let scope = crawl::redirect_scope(&marks);
+    let fetched = outbound::fetch_scoped(
         Outgoing {
             method: Method::Get,
             url: &url,
@@ -103,11 +104,20 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         },
         &ctx.config.private_access,
         PAGE_LIMITS,
+        match &scope {
+            Some(scope) => scope,
+            None => &|_| Ok(()),
+        },
     )
     .await;
     ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
     let page = match fetched {
         Err(e) if e.transient => return Ok(Outcome::Retry(e.reason)),
+        Err(e) if e.out_of_scope => {
+            let crawl_uuid = marks.crawl_uuid.as_deref().unwrap_or_default();
+            crawl::redirected_out(ctx, crawl_uuid, &source.uuid, &url, &e.reason).await?;
+            return Ok(Outcome::Done);
+        }
         Err(e) => return fail(ctx, source, e.reason).await,
         Ok(page) => page,
     };

@@ -45,12 +45,15 @@ pub struct Fetched {
 pub struct FetchError {
     pub reason: String,
     pub transient: bool,
+    /// A redirect led where the caller's scope does not go (`fetch_scoped`).
+    pub out_of_scope: bool,
 }
 
 fn lasting(reason: String) -> FetchError {
     FetchError {
         reason,
         transient: false,
+        out_of_scope: false,
     }
 }
 
@@ -58,8 +61,12 @@ fn passing(reason: String) -> FetchError {
     FetchError {
         reason,
         transient: true,
+        out_of_scope: false,
     }
 }
+
+/// Where a redirect may lead: `Err` with the reason when not there.
+pub type Scope<'a> = &'a dyn Fn(&url::Url) -> Result<(), String>;
 
 /// Sends `out`, following at most `limits.max_redirects` redirects (a 303, or a 301/302 after a
 /// POST, becomes a GET without a body, as browsers do). The error is a sentence for a person.
@@ -78,6 +85,17 @@ pub async fn fetch_classified(
     out: Outgoing<'_>,
     access: &PrivateAccess,
     limits: Limits,
+) -> Result<Fetched, FetchError> {
+    fetch_scoped(out, access, limits, &|_| Ok(())).await
+}
+
+/// As `fetch_classified`, following a redirect only where `scope` allows (a crawl's site,
+/// filters and robots rules): a hop outside is not sent.
+pub async fn fetch_scoped(
+    out: Outgoing<'_>,
+    access: &PrivateAccess,
+    limits: Limits,
+    scope: Scope<'_>,
 ) -> Result<Fetched, FetchError> {
     let controller = AbortController::default();
     let signal = controller.signal();
@@ -135,6 +153,11 @@ pub async fn fetch_classified(
                     ))
                 })?;
                 url = check_url(next.as_str(), access).map_err(lasting)?;
+                scope(&url).map_err(|reason| FetchError {
+                    reason,
+                    transient: false,
+                    out_of_scope: true,
+                })?;
                 if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
                     method = Method::Get;
                     body = None;

@@ -21,6 +21,12 @@ pub struct PageMarks {
     pub crawl_uuid: Option<String>,
     /// Link hops from the crawl's start page or a sitemap.
     pub depth: Option<i64>,
+    /// The crawl's start page, `include` and `exclude` (JSON arrays) and robots rules (JSON):
+    /// where a redirect of a crawled page may lead.
+    pub crawl_url: Option<String>,
+    pub crawl_include: Option<String>,
+    pub crawl_exclude: Option<String>,
+    pub crawl_robots: Option<String>,
 }
 
 impl PageMarks {
@@ -41,8 +47,10 @@ pub struct NewMarks {
 }
 
 const MARKS_SQL: &str = "SELECT s.etag, s.last_modified, s.page_hash, s.refresh, s.crawl_uuid, \
-     (SELECT p.depth FROM crawl_pages p WHERE p.crawl_uuid = s.crawl_uuid AND p.data_source_uuid = s.uuid) AS depth \
-     FROM data_sources s WHERE s.uuid = ?1";
+     (SELECT p.depth FROM crawl_pages p WHERE p.crawl_uuid = s.crawl_uuid AND p.data_source_uuid = s.uuid) AS depth, \
+     c.url AS crawl_url, c.include_json AS crawl_include, c.exclude_json AS crawl_exclude, \
+     c.robots_json AS crawl_robots \
+     FROM data_sources s LEFT JOIN crawls c ON c.uuid = s.crawl_uuid WHERE s.uuid = ?1";
 
 /// The statement that stores a finished reading's marks and clears its run and failure.
 const MARKS_UPDATE_SQL: &str =

@@ -46,6 +46,11 @@ function buildSite(base) {
   pages.set("/hidden/d", page("Hidden D", "Four links deep: too deep."));
   pages.set("/private/x", page("Private", "Robots may not read this."));
   pages.set("/private/secret", page("Secret", "Robots may not read this either."));
+  // Reached only from /gate, which no other page links to.
+  pages.set("/gate", page("Gate", "The gate to the boathouse.", ["/gate/robots-hop", "/gate/excluded-hop", "/gate/moved"]));
+  pages.set("/gate/left-out", page("Left out", "A page the crawl excludes."));
+  pages.set("/gate/target", page("Boathouse", "The boathouse keeps the zircon canoe."));
+  pages.set("/gate/forbidden", page("Forbidden", "Robots may not read this one either."));
   sitemapDocs = [...Array(12).keys()].map((i) => `/docs/${i + 1}`).concat(["/docs/1/?utm_source=feed", "/docs/2#top"]);
 }
 
@@ -62,7 +67,7 @@ before(async () => {
       res.end(body);
     };
     if (delayMs) await sleep(delayMs);
-    if (p === "/robots.txt") return send(200, "text/plain", `User-agent: *\nDisallow: /private/\n\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
+    if (p === "/robots.txt") return send(200, "text/plain", `User-agent: *\nDisallow: /private/\nDisallow: /gate/forbidden\n\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
     if (p === "/sitemap_index.xml") {
       return send(200, "application/xml", `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
         `<sitemap><loc>${site.base}/sitemap-docs.xml</loc></sitemap><sitemap><loc>${site.base}/sitemap-blog.xml.gz</loc></sitemap></sitemapindex>`);
@@ -72,6 +77,9 @@ before(async () => {
       const blog = [...pages.keys()].filter((k) => k.startsWith("/blog/")).concat(["/private/secret"]);
       return send(200, "application/gzip", gzipSync(urlset(blog, site.base)));
     }
+    if (p === "/gate/robots-hop") return send(302, "text/plain", "", { Location: "/gate/forbidden" });
+    if (p === "/gate/excluded-hop") return send(302, "text/plain", "", { Location: "/gate/left-out" });
+    if (p === "/gate/moved") return send(301, "text/plain", "", { Location: "/gate/target" });
     if (p === "/loop") return send(302, "text/plain", "", { Location: "/loop2" });
     if (p === "/loop2") return send(302, "text/plain", "", { Location: "/loop" });
     if (p === "/to-metadata") return send(302, "text/plain", "", { Location: "http://169.254.169.254/latest/meta-data/" });
@@ -268,6 +276,31 @@ test("a Worker restarted in the middle of a crawl finishes it", async () => {
   await worker.runScheduled();
   const crawl = await finished(r.json.uuid);
   assert.deepEqual(crawl.pages, { found: 29, read: 27, failed: 2, pending: 0, skipped_by_robots: 2 });
+});
+
+test("a redirect is held to the crawl's scope: robots rules and filters apply to where it leads", async () => {
+  const bot = await newChatbot(api, { name: "Gate" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/gate`, include: ["/gate"], exclude: ["/gate/left-out"] } });
+  assert.equal(r.status, 200, r.text);
+  const crawl = await finished(r.json.uuid);
+  const asked = served.map(([p]) => p);
+  for (const p of ["/gate/forbidden", "/gate/left-out"]) assert.ok(!asked.includes(p), `${p} was fetched`);
+  const sources = await pagesOf(bot, r.json.uuid);
+  assert.deepEqual(sources.map(pathOf).sort(), ["/gate", "/gate/moved"], "the pages redirected out left the crawl");
+  assert.ok(sources.every((s) => s.status === "success"));
+  assert.equal(crawl.error, null);
+  const found = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "zircon canoe" } });
+  assert.match(found.json.results[0]?.text ?? "", /zircon canoe/, "the page a redirect within the crawl leads to is read");
+});
+
+test("a start page the filters leave out is still the way in: its links are followed, it is not stored", async () => {
+  const bot = await newChatbot(api, { name: "Hidden only" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/`, include: ["/hidden/*"], max_depth: 3 } });
+  assert.equal(r.status, 200, r.text);
+  const crawl = await finished(r.json.uuid);
+  const sources = await pagesOf(bot, r.json.uuid);
+  assert.deepEqual(sources.map(pathOf).sort(), ["/hidden/a", "/hidden/b", "/hidden/c"]);
+  assert.equal(crawl.pages.read, 3);
 });
 
 test("every crawl and page step stayed within 50 D1 calls plus subrequests", () => {
