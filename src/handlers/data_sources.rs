@@ -198,17 +198,16 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         ))
     })?;
     let content_hash = sha256_hex(&bytes);
+    let media_type = kind.media_type_of(&bytes);
 
     let mut source = new_source(&chatbot_uuid, SourceType::File, file_name.clone(), meta);
-    source
-        .meta
-        .insert("content_type".into(), json!(kind.media_type()));
+    source.meta.insert("content_type".into(), json!(media_type));
     source.file_name = file_name.clone();
     source.file_size = bytes.len() as i64;
     let key = files::object_key(&chatbot_uuid, &source.uuid);
     source.object_key = Some(key.clone());
     // The original is stored first: a source record never points at a missing file.
-    files::put(&call.env, &key, bytes, kind.media_type(), &file_name).await?;
+    files::put(&call.env, &key, bytes, media_type, &file_name).await?;
     if let Err(err) = call
         .store
         .insert_source(&source, Some(&content_hash), Vec::new())

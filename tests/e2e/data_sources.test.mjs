@@ -278,13 +278,36 @@ test("a PowerPoint deck, an Excel workbook and an EPUB book are read: slides wit
   assert.equal(items[0].data_source_uuid, guide.json.uuid);
 });
 
+test("UTF-16 text is read as written; another format under a text name fails with the reason", async () => {
+  const bot = await newChatbot();
+  const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("Produkt\tPreis\nKaffeebohnen\t5 €\n", "utf16le")]);
+  const csv = await upload(worker, key, bot.uuid, { name: "preise.csv", bytes: utf16 });
+  assert.equal(csv.status, 200, csv.text);
+  assert.equal((await settled(api, csv.json.uuid)).status, "success");
+  const [chunk] = await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${csv.json.uuid}'`);
+  assert.match(chunk.text, /^Produkt: Kaffeebohnen; Preis: 5 €/);
+  const noBom = await upload(worker, key, bot.uuid, { name: "hours.txt", bytes: Buffer.from("Die Bücherei öffnet um neun Uhr.\n", "utf16le") });
+  assert.equal((await settled(api, noBom.json.uuid)).status, "success");
+  assert.match((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${noBom.json.uuid}'`))[0].text, /Die Bücherei öffnet um neun Uhr/);
+  for (const [name, fixtureName, said] of [["report.txt", "document_lo.pdf", /is a PDF/], ["book.csv", "book.xlsx", /ZIP archive/]]) {
+    const r = await upload(worker, key, bot.uuid, { name, bytes: await fixture("office", fixtureName) });
+    assert.equal(r.status, 200, r.text);
+    const failed = await settled(api, r.json.uuid);
+    assert.equal(failed.status, "error", name);
+    assert.match(JSON.parse(failed.meta_json).error, said);
+  }
+});
+
 test("OpenDocument text, spreadsheet and presentation uploads are read", async () => {
   const bot = await newChatbot();
   const uploads = {};
   for (const name of ["minutes.odt", "budget.ods", "talk.odp"]) {
     const r = await upload(worker, key, bot.uuid, { name, bytes: await fixture("office", name) });
     assert.equal(r.status, 200, r.text);
-    assert.equal((await settled(api, r.json.uuid)).status, "success", name);
+    const read = await settled(api, r.json.uuid);
+    assert.equal(read.status, "success", name);
+    const kind = { odt: "text", ods: "spreadsheet", odp: "presentation" }[name.split(".")[1]];
+    assert.equal(JSON.parse(read.meta_json).content_type, `application/vnd.oasis.opendocument.${kind}`);
     uploads[name] = r.json.uuid;
   }
   const text = async (uuid) => (await worker.sql(`SELECT heading, text FROM chunks WHERE data_source_uuid = '${uuid}' ORDER BY position`))

@@ -48,6 +48,24 @@ const PPTX_TYPE: &str = "application/vnd.openxmlformats-officedocument.presentat
 const XLSX_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const EPUB_TYPE: &str = "application/epub+zip";
 const ODT_TYPE: &str = "application/vnd.oasis.opendocument.text";
+const ODS_TYPE: &str = "application/vnd.oasis.opendocument.spreadsheet";
+const ODP_TYPE: &str = "application/vnd.oasis.opendocument.presentation";
+
+impl DocKind {
+    /// The media type of a file of this kind: an OpenDocument file names its own (text,
+    /// spreadsheet or presentation) in the `mimetype` entry it starts with.
+    pub fn media_type_of(self, bytes: &[u8]) -> &'static str {
+        if self != DocKind::OpenDocument {
+            return self.media_type();
+        }
+        let head = &bytes[..bytes.len().min(128)];
+        let names = |t: &str| head.windows(t.len()).any(|w| w == t.as_bytes());
+        [ODS_TYPE, ODP_TYPE]
+            .into_iter()
+            .find(|t| names(t))
+            .unwrap_or(ODT_TYPE)
+    }
+}
 
 /// The extensions an upload may have, for error messages.
 pub const ACCEPTED_EXTENSIONS: &str =
@@ -153,9 +171,10 @@ pub fn detect_page(content_type: Option<&str>, url_path: &str, bytes: &[u8]) -> 
         .or_else(|| detect_upload(url_path.rsplit('/').next().unwrap_or(""), None, bytes))
 }
 
-/// `decode_owned` on borrowed bytes, written the plain way: what the tests hold it to.
+/// `decode_text` for UTF-8 and Windows-1252, on borrowed bytes, written the plain way: what
+/// the tests hold it to.
 #[cfg(test)]
-fn decode_text(bytes: &[u8]) -> String {
+fn decode_plainly(bytes: &[u8]) -> String {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(s) => s.to_string(),
@@ -202,11 +221,48 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
     Ok(Extraction { document, text })
 }
 
-/// Text files in the wild are UTF-8 (perhaps with a BOM) or, failing that, Windows-1252.
-/// The bytes' memory is reused when they are UTF-8 already: at the largest upload a second
-/// copy is a good part of a Worker's memory.
-fn decode_owned(bytes: Vec<u8>) -> String {
-    match String::from_utf8(bytes) {
+/// Text files in the wild are UTF-8 (perhaps with a BOM), UTF-16 (what Notepad and
+/// spreadsheets call "Unicode", with a BOM or without), or, failing those, Windows-1252.
+/// Bytes of another format sent under a text name (a PDF, a ZIP, anything holding NUL bytes
+/// that is not UTF-16) are refused: indexed, they would fill search with noise. The bytes'
+/// memory is reused when they are UTF-8 already: at the largest upload a second copy is a
+/// good part of a Worker's memory.
+fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
+    if let Some(big_endian) = utf16_order(&bytes) {
+        let body = match bytes.get(..2) {
+            Some([0xFF, 0xFE] | [0xFE, 0xFF]) => &bytes[2..],
+            _ => &bytes[..],
+        };
+        let units = body.chunks_exact(2).map(|pair| {
+            let pair = [pair[0], pair[1]];
+            if big_endian {
+                u16::from_be_bytes(pair)
+            } else {
+                u16::from_le_bytes(pair)
+            }
+        });
+        return Ok(char::decode_utf16(units)
+            .map(|c| c.unwrap_or('\u{fffd}'))
+            .collect());
+    }
+    if bytes.starts_with(b"%PDF-") {
+        return Err(ExtractError(
+            "The content is a PDF, not text: send it as a .pdf file.".into(),
+        ));
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return Err(ExtractError(
+            "The content is a ZIP archive (an Office document or an EPUB?), not text: send it \
+             under its own extension."
+                .into(),
+        ));
+    }
+    if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
+        return Err(ExtractError(
+            "The content holds binary data, not text.".into(),
+        ));
+    }
+    Ok(match String::from_utf8(bytes) {
         Ok(mut s) => {
             if s.starts_with('\u{feff}') {
                 s.drain(..'\u{feff}'.len_utf8());
@@ -214,6 +270,40 @@ fn decode_owned(bytes: Vec<u8>) -> String {
             s
         }
         Err(e) => e.into_bytes().iter().map(|&b| windows_1252(b)).collect(),
+    })
+}
+
+/// How much of a text file is looked at to tell its encoding.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// `Some(big_endian)` when the bytes are UTF-16: a byte order mark, or text with no BOM in
+/// which one byte of most pairs is zero (Latin-script text, as such files mostly are).
+fn utf16_order(bytes: &[u8]) -> Option<bool> {
+    match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => return Some(false),
+        Some([0xFE, 0xFF]) => return Some(true),
+        _ => {}
+    }
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES) & !1];
+    let pairs = head.len() / 2;
+    if pairs < 2 {
+        return None;
+    }
+    let zeros_at = |offset: usize| {
+        head.iter()
+            .skip(offset)
+            .step_by(2)
+            .filter(|&&b| b == 0)
+            .count()
+    };
+    let (even, odd) = (zeros_at(0), zeros_at(1));
+    // Mostly zero on one side, almost never on the other.
+    if odd * 10 >= pairs * 7 && even * 20 <= pairs {
+        Some(false)
+    } else if even * 10 >= pairs * 7 && odd * 20 <= pairs {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -227,11 +317,11 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
         DocKind::Xlsx => xlsx::read(&bytes)?,
         DocKind::Epub => epub::read(&bytes)?,
         DocKind::OpenDocument => odf::read(&bytes)?,
-        DocKind::Html => html::read(&decode_owned(bytes)),
-        DocKind::Markdown => markdown::read(&decode_owned(bytes)),
-        DocKind::Csv => csv::read(&decode_owned(bytes))?,
-        DocKind::Json => json::read(&decode_owned(bytes))?,
-        DocKind::Text => text::read_owned(decode_owned(bytes)),
+        DocKind::Html => html::read(&decode_text(bytes)?),
+        DocKind::Markdown => markdown::read(&decode_text(bytes)?),
+        DocKind::Csv => csv::read(&decode_text(bytes)?)?,
+        DocKind::Json => json::read(&decode_text(bytes)?)?,
+        DocKind::Text => text::read_owned(decode_text(bytes)?),
     };
     if document.is_blank() {
         return Err(ExtractError(
@@ -411,8 +501,8 @@ mod tests {
 
     #[test]
     fn text_decoding_falls_back_to_windows_1252() {
-        assert_eq!(decode_text(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
-        assert_eq!(decode_text(b"caf\xE9 \x93quoted\x94"), "café “quoted”");
+        assert_eq!(decode_plainly(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
+        assert_eq!(decode_plainly(b"caf\xE9 \x93quoted\x94"), "café “quoted”");
     }
 
     #[test]
@@ -549,9 +639,36 @@ mod tests {
             b"caf\xE9 \x93q\x94",
             b"plain",
         ] {
-            assert_eq!(decode_owned(bytes.to_vec()), decode_text(bytes));
+            assert_eq!(decode_text(bytes.to_vec()), Ok(decode_plainly(bytes)));
         }
         assert!(read_document(DocKind::Text, b"  \n ".to_vec()).is_err());
+    }
+
+    #[test]
+    fn utf16_text_is_read_with_or_without_its_byte_order_mark() {
+        let text = "Produkt\tPreis\nKaffeebohnen\t5 €\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for bytes in [
+            [&[0xFF, 0xFE][..], &le].concat(),
+            [&[0xFE, 0xFF][..], &be].concat(),
+            le.clone(),
+            be.clone(),
+        ] {
+            assert_eq!(decode_text(bytes).as_deref(), Ok(text));
+        }
+    }
+
+    #[test]
+    fn other_formats_under_a_text_name_are_refused() {
+        for (bytes, said) in [
+            (&b"%PDF-1.7\n%\xE2\xE3"[..], "PDF"),
+            (b"PK\x03\x04\x14\x00\x06\x00", "ZIP"),
+            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"),
+        ] {
+            let err = decode_text(bytes.to_vec()).expect_err(said);
+            assert!(err.0.contains(said), "{}", err.0);
+        }
     }
 
     #[test]
