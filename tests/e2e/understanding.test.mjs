@@ -29,7 +29,7 @@ async function shopBot() {
 }
 
 async function uploadText(bot, name, text) {
-  const r = await upload(worker, key, bot.uuid, { name, bytes: new TextEncoder().encode(text), type: "text/markdown" });
+  const r = await upload(worker, key, bot.uuid, { name, bytes: new TextEncoder().encode(text), type: name.endsWith(".txt") ? "text/plain" : "text/markdown" });
   assert.equal(r.status, 200, r.text);
   assert.equal((await settled(api, r.json.uuid)).status, "success");
   return r.json.uuid;
@@ -295,4 +295,15 @@ test("past the candidate budget, only chunks holding a question's rarer words ar
   }
   const bad = await smallApi.post(`/chatbot/${results.small.bot.uuid}/search`, { body: { query: "" } });
   assert.equal(bad.status, 400, bad.text);
+});
+
+test("a plain-text answer keeps a sentence broken across short lines whole, and reads a label with its sentence", async () => {
+  const bot = await newChatbot(api, { name: "Museum", show_citations: true });
+  await uploadText(bot, "museum.txt", "Museum hours\n\nThe sculpture museum opens at ten\nfrom the first of April until the end of October.\n\nWarranty\n\nEvery audio guide carries a three year warranty against defects.\n");
+  const session = await newSession(api, bot);
+  const hours = await ask(session, "When does the sculpture museum open?");
+  assert.match(hours.response, /opens at ten from the first of April until the end of October\./);
+  const warranty = await ask(await newSession(api, bot), "How long is the audio guide warranty?");
+  assert.match(warranty.response, /^Warranty: Every audio guide carries a three year warranty against defects\./);
+  assert.doesNotMatch(warranty.response, /defects\. Warranty/);
 });

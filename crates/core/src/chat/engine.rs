@@ -83,17 +83,33 @@ fn is_item(line: &str) -> bool {
     line.starts_with("- ") || line.contains(" | ") || line.contains(": ") && line.contains("; ")
 }
 
+/// Most words a label (a title over a paragraph in plain text) has.
+const LABEL_WORDS: usize = 8;
+
+/// A short line that starts in upper case, holds no punctuation of a sentence and is no list
+/// item or table row: a title or a label.
+fn is_label(unit: &str) -> bool {
+    let words = unit.split_whitespace().count();
+    (1..=LABEL_WORDS).contains(&words)
+        && unit.starts_with(char::is_uppercase)
+        && !unit.contains([',', '.', '!', '?', ':', ';', '。', '！', '？'])
+        && !is_item(unit)
+}
+
 /// Shortest line taken for one a text was wrapped at: a shorter line without a full stop is a
 /// title or a label, not a sentence running on.
 const WRAPPED_LINE_CHARS: usize = 40;
 
-/// The text's lines with hard-wrapped prose joined again: a long line that stops without
-/// ending its sentence goes on in the next prose line (plain-text READMEs and changelogs wrap
-/// at 72-80 characters). Code blocks, titles, list items and table rows stay as they are.
+/// The text's lines with hard-wrapped prose joined again: a line that stops without ending
+/// its sentence goes on in the next prose line when it is long (plain-text READMEs and
+/// changelogs wrap at 72-80 characters) or when the next line starts in lower case (a line
+/// broken inside a sentence, however short). Code blocks, titles, list items and table rows
+/// stay as they are.
 fn paragraph_lines(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut in_code = false;
     let mut runs_on = false;
+    let mut unfinished = false;
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with("```") {
@@ -104,16 +120,16 @@ fn paragraph_lines(text: &str) -> Vec<String> {
             && !line.starts_with('#')
             && !line.starts_with("```")
             && !is_item(line);
+        let goes_on = runs_on || (unfinished && line.starts_with(char::is_lowercase));
         match out.last_mut() {
-            Some(last) if runs_on && prose => {
+            Some(last) if goes_on && prose => {
                 last.push(' ');
                 last.push_str(line);
             }
             _ => out.push(line.to_string()),
         }
-        runs_on = prose
-            && line.chars().count() >= WRAPPED_LINE_CHARS
-            && !line.ends_with(['.', '!', '?', ':', ';', '。', '！', '？']);
+        unfinished = prose && !line.ends_with(['.', '!', '?', ':', ';', '。', '！', '？']);
+        runs_on = unfinished && line.chars().count() >= WRAPPED_LINE_CHARS;
     }
     out
 }
@@ -122,15 +138,25 @@ fn paragraph_lines(text: &str) -> Vec<String> {
 /// prose by sentence.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // A label standing alone over a paragraph ("Warranty", "Returns policy") is read with the
+    // paragraph's first sentence, not quoted alone or after it.
+    let mut label: Option<String> = None;
     for line in paragraph_lines(text) {
         let line = line.as_str();
         if line.is_empty() || line.starts_with('#') || line.starts_with("```") {
             continue;
         }
-        if is_item(line) {
-            out.push(line.to_string());
+        if is_item(line) || is_label(line) {
+            // A label over a list, or over nothing but another label, stands alone.
+            out.extend(label.take());
+            if is_item(line) {
+                out.push(line.to_string());
+            } else {
+                label = Some(line.to_string());
+            }
             continue;
         }
+        let first = out.len();
         let mut current = String::new();
         let chars: Vec<char> = line.chars().collect();
         for (i, &ch) in chars.iter().enumerate() {
@@ -156,7 +182,11 @@ pub fn sentences(text: &str) -> Vec<String> {
         if !current.trim().is_empty() {
             out.push(current.trim().to_string());
         }
+        if let (Some(pending), Some(sentence)) = (label.take(), out.get_mut(first)) {
+            *sentence = format!("{pending}: {sentence}");
+        }
     }
+    out.extend(label);
     out
 }
 
@@ -389,6 +419,7 @@ fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<C
 fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
     let mut unit = sentences[at].clone();
     let mut next = at + 1;
+
     if unit.ends_with(['?', '？']) {
         while let Some(answer) = sentences.get(next).filter(|s| !s.ends_with(['?', '？'])) {
             unit.push(' ');
@@ -429,6 +460,45 @@ fn unsure(question: &QuestionTerms, best: &Ranked, show_citations: bool) -> Comp
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_line_broken_inside_a_sentence_is_joined_however_short() {
+        let text = "Museum hours\n\nThe sculpture museum opens at ten\nfrom the first of April until the end of October.\nTickets\nare sold at the door.";
+        assert_eq!(
+            super::sentences(text),
+            vec![
+                "Museum hours: The sculpture museum opens at ten from the first of April until the end of October.",
+                "Tickets are sold at the door.",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_label_goes_with_the_sentence_it_stands_over() {
+        assert_eq!(
+            super::sentences(
+                "Warranty\n\nEvery kettle carries a three year warranty. Keep the receipt."
+            ),
+            vec![
+                "Warranty: Every kettle carries a three year warranty.",
+                "Keep the receipt."
+            ]
+        );
+        // Over a list, or at the end, it stays alone; a short sentence's fragment is no label.
+        assert_eq!(
+            super::sentences("Opening hours\n- Mon 9-5\n- Tue 9-5\nClosed on Sundays"),
+            vec![
+                "Opening hours",
+                "- Mon 9-5",
+                "- Tue 9-5",
+                "Closed on Sundays"
+            ]
+        );
+        assert_eq!(
+            super::sentences("See the manual, e.g. chapter 3\n\nIt explains it."),
+            vec!["See the manual, e.g. chapter 3", "It explains it."]
+        );
+    }
+
     use super::*;
     use crate::knowledge::retrieve::{rank, ChunkHit};
 
@@ -606,8 +676,7 @@ mod tests {
             [
                 "Valgrind is an instrumentation framework for building dynamic analysis tools.",
                 "It comes with a set of tools each of which performs some kind of debugging.",
-                "Contact",
-                "Send bug reports to the address below.",
+                "Contact: Send bug reports to the address below.",
                 "- one item that goes on without a stop and is longer than a title",
                 "- another item",
                 "valgrind --tool=memcheck --leak-check=full --show-leak-kinds=all",
