@@ -12,6 +12,7 @@ use edgechat_core::config::Config;
 use edgechat_core::domain::api_key::sha256_hex;
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::{ChunkOptions, LayoutSlice};
+use edgechat_core::knowledge::crawl::urls::{normalize, page_identity};
 use edgechat_core::knowledge::crawl::USER_AGENT;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{
@@ -69,7 +70,7 @@ async fn fail_as(
 
 pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResult<Outcome> {
     let now = time::now();
-    let Some((source, marks)) = ctx.store.source_for_step(uuid, &now, !recheck).await? else {
+    let Some((mut source, marks)) = ctx.store.source_for_step(uuid, &now, !recheck).await? else {
         return Ok(Outcome::Done);
     };
     if source.source_type != SourceType::Link {
@@ -146,6 +147,25 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         }
         200..=299 => {}
         other => return fail(ctx, source, format!("The page answered HTTP {other}.")).await,
+    }
+    // A crawled page is the page its redirects land on: stored under that address, so a link
+    // straight to it finds it held, and dropped when the chatbot holds that page already.
+    if let Some(crawl_uuid) = marks.crawl_uuid.as_deref() {
+        let asked = url::Url::parse(&url).ok().and_then(|u| normalize(&u));
+        let landed = url::Url::parse(&page.url).ok().and_then(|u| normalize(&u));
+        if let Some(landed) = landed.filter(|l| Some(l) != asked.as_ref()) {
+            let moved = ctx
+                .store
+                .move_crawl_page(&source.uuid, landed.as_str(), &page_identity(&landed))
+                .await?;
+            if !moved {
+                ctx.store
+                    .remove_crawl_page(crawl_uuid, &source.uuid)
+                    .await?;
+                return Ok(Outcome::Done);
+            }
+            source.meta.insert("url".into(), json!(landed.as_str()));
+        }
     }
     let path = url::Url::parse(&page.url)
         .map(|u| u.path().to_string())

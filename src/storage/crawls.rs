@@ -456,6 +456,29 @@ impl Store {
         .map(|_| ())
     }
 
+    /// A crawled page that redirects takes the address it lands on (and that page's identity):
+    /// `false`, and nothing changed, when the chatbot holds that page already.
+    pub async fn move_crawl_page(
+        &self,
+        source_uuid: &str,
+        url: &str,
+        identity: &str,
+    ) -> ApiResult<bool> {
+        let statements = vec![self.statement(
+            "UPDATE data_sources SET content_hash = ?2, meta_json = json_set(meta_json, '$.url', ?3) \
+             WHERE uuid = ?1",
+            &[Arg::Text(source_uuid), Arg::Text(identity), Arg::Text(url)],
+        )?];
+        match self
+            .batch(statements, || ApiError::Conflict(String::new()))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(ApiError::Conflict(_)) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Crawls whose re-sync is due, moved to their next time in the same statement.
     pub async fn take_due_crawls(&self, now: &str, limit: i64) -> ApiResult<Vec<String>> {
         #[derive(Deserialize)]

@@ -47,7 +47,7 @@ function buildSite(base) {
   pages.set("/private/x", page("Private", "Robots may not read this."));
   pages.set("/private/secret", page("Secret", "Robots may not read this either."));
   // Reached only from /gate, which no other page links to.
-  pages.set("/gate", page("Gate", "The gate to the boathouse.", ["/gate/robots-hop", "/gate/excluded-hop", "/gate/moved"]));
+  pages.set("/gate", page("Gate", "The gate to the boathouse.", ["/gate/robots-hop", "/gate/excluded-hop", "/gate/moved", "/gate/target"]));
   pages.set("/gate/left-out", page("Left out", "A page the crawl excludes."));
   pages.set("/gate/target", page("Boathouse", "The boathouse keeps the zircon canoe."));
   pages.set("/gate/forbidden", page("Forbidden", "Robots may not read this one either."));
@@ -286,11 +286,14 @@ test("a redirect is held to the crawl's scope: robots rules and filters apply to
   const asked = served.map(([p]) => p);
   for (const p of ["/gate/forbidden", "/gate/left-out"]) assert.ok(!asked.includes(p), `${p} was fetched`);
   const sources = await pagesOf(bot, r.json.uuid);
-  assert.deepEqual(sources.map(pathOf).sort(), ["/gate", "/gate/moved"], "the pages redirected out left the crawl");
+  // /gate/moved leads to /gate/target, which /gate also links to: one page, stored once,
+  // under the address it is at.
+  assert.deepEqual(sources.map(pathOf).sort(), ["/gate", "/gate/target"], "the pages redirected out left the crawl");
   assert.ok(sources.every((s) => s.status === "success"));
   assert.equal(crawl.error, null);
   const found = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "zircon canoe" } });
   assert.match(found.json.results[0]?.text ?? "", /zircon canoe/, "the page a redirect within the crawl leads to is read");
+  assert.equal(new Set(found.json.results.map((h) => h.data_source_uuid)).size, 1);
 });
 
 test("a start page the filters leave out is still the way in: its links are followed, it is not stored", async () => {
