@@ -543,6 +543,7 @@ async fn dispatch(endpoint: Endpoint, call: Call) -> ApiResult<Response> {
         Endpoint::CrawlList => crawls::list(call).await,
         Endpoint::CrawlGet => crawls::get(call).await,
         Endpoint::CrawlSync => crawls::sync(call).await,
+        Endpoint::CrawlUpdate => crawls::update(call).await,
         Endpoint::CrawlDelete => crawls::delete(call).await,
         Endpoint::SourceTagCreate => source_tags::create(call).await,
         Endpoint::SourceTagList => source_tags::list(call).await,

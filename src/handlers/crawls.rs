@@ -4,7 +4,7 @@ use crate::app::Call;
 use crate::ingestion;
 use crate::storage::Crawl;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::crawl::crawl_from_body;
+use edgechat_core::domain::crawl::{crawl_from_body, crawl_update_from_body};
 use edgechat_core::knowledge::crawl::urls::normalize;
 use edgechat_core::knowledge::steps::Step;
 use edgechat_core::knowledge::url_guard::check_url;
@@ -101,6 +101,20 @@ pub async fn sync(call: Call) -> ApiResult<Response> {
     let mut started = crawl.to_json(&progress);
     started["status"] = Value::from("running");
     json_response(&started)
+}
+
+/// `POST /crawl/{uuid}/update {refresh}`: how often the crawl reads its site again, counted
+/// from now.
+pub async fn update(mut call: Call) -> ApiResult<Response> {
+    let mut crawl = owned_crawl(&call).await?;
+    let body = call.json_body().await?;
+    let refresh = crawl_update_from_body(&body)?;
+    let now = time::now();
+    crawl.refresh = refresh;
+    crawl.next_sync_at = refresh.next_after(&now);
+    crawl.modified_at = now;
+    call.store.set_crawl_refresh(&crawl).await?;
+    crawl_json(&call, &crawl).await
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

@@ -261,10 +261,13 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
                 "Only a web-page source is read again: a file or a Q&A pair has no `refresh`.",
             ));
         }
-        if source.meta.contains_key("crawl_uuid") {
+        if let Some(crawl_uuid) = source.meta.get("crawl_uuid").and_then(Value::as_str) {
             return Err(ApiError::invalid(
                 "refresh",
-                "A crawl's pages are read again when their crawl is: set `refresh` on the crawl.",
+                format!(
+                    "A crawl's pages are read again when their crawl is: set `refresh` on the \
+                     crawl (POST /api/v1/crawl/{crawl_uuid}/update)."
+                ),
             ));
         }
         source

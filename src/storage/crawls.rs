@@ -456,6 +456,21 @@ impl Store {
         .map(|_| ())
     }
 
+    /// A crawl's `refresh` and its next sync, as `crawl` holds them.
+    pub async fn set_crawl_refresh(&self, crawl: &Crawl) -> ApiResult<()> {
+        self.execute(
+            "UPDATE crawls SET refresh = ?2, next_sync_at = ?3, modified_at = ?4 WHERE uuid = ?1",
+            &[
+                Arg::Text(&crawl.uuid),
+                Arg::Text(crawl.refresh.as_str()),
+                crawl.next_sync_at.as_deref().map_or(Arg::Null, Arg::Text),
+                Arg::Text(&crawl.modified_at),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// A crawled page that redirects takes the address it lands on (and that page's identity):
     /// `false`, and nothing changed, when the chatbot holds that page already.
     pub async fn move_crawl_page(

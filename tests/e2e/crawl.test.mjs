@@ -251,6 +251,19 @@ test("crawl input is checked; delete removes the crawl and its pages", async () 
   const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/blog/1`, max_pages: 3, max_depth: 0, include: ["/blog/*"] } });
   const crawl = await finished(r.json.uuid);
   assert.equal(crawl.pages.found, 3);
+  // How often it reads again is changed on the crawl; what it reads is not.
+  assert.equal(crawl.refresh, "never");
+  const weekly = await api.post(`/crawl/${r.json.uuid}/update`, { body: { refresh: "weekly" } });
+  assert.equal(weekly.status, 200, weekly.text);
+  assert.equal(weekly.json.refresh, "weekly");
+  assert.ok(Date.parse(weekly.json.next_sync_at) > Date.now() + 6 * 86_400_000, weekly.json.next_sync_at);
+  assert.equal((await api.get(`/crawl/${r.json.uuid}`)).json.refresh, "weekly");
+  expectError(assert, await api.post(`/crawl/${r.json.uuid}/update`, { body: { refresh: "hourly" } }), 400, "invalid_request", "refresh");
+  expectError(assert, await api.post(`/crawl/${r.json.uuid}/update`, { body: {} }), 400, "invalid_request", "refresh");
+  expectError(assert, await api.post(`/crawl/${r.json.uuid}/update`, { body: { refresh: "daily", include: ["/docs"] } }), 400, "invalid_request", "include");
+  const [page] = await pagesOf(bot, r.json.uuid);
+  const onPage = expectError(assert, await api.post(`/data-source/${page.uuid}/update`, { body: { refresh: "daily" } }), 400, "invalid_request", "refresh");
+  assert.ok(onPage.message.includes(`/crawl/${r.json.uuid}/update`), onPage.message);
   const d = await api.del(`/crawl/${r.json.uuid}/delete`);
   assert.equal(d.status, 200, d.text);
   expectError(assert, await api.get(`/crawl/${r.json.uuid}`), 404, "not_found");

@@ -59,6 +59,7 @@ const CASES = {
   "GET /api/v1/chatbot/{uuid}/crawls": { uuid: "chatbot" },
   "GET /api/v1/crawl/{uuid}": { uuid: "crawl" },
   "POST /api/v1/crawl/{uuid}/sync": { uuid: "crawl" },
+  "POST /api/v1/crawl/{uuid}/update": { uuid: "crawl", body: { refresh: "daily" } },
   "DELETE /api/v1/crawl/{uuid}/delete": { uuid: "crawl" },
   "POST /api/v1/webhook/{uuid}/update": { uuid: "webhook", body: { url: "http://127.0.0.1:9/hijacked", enabled: true } },
   "POST /api/v1/webhook/{uuid}/rotate-secret": { uuid: "webhook" },

@@ -44,6 +44,7 @@ pub enum Endpoint {
     CrawlList,
     CrawlGet,
     CrawlSync,
+    CrawlUpdate,
     CrawlDelete,
     SourceTagCreate,
     SourceTagList,
@@ -159,6 +160,7 @@ pub const ROUTES: &[Route] = &[
     route("GET",    "/api/v1/chatbot/{uuid}/crawls",             CrawlList,        Key(Manage)),
     route("GET",    "/api/v1/crawl/{uuid}",                      CrawlGet,         Key(Manage)),
     route("POST",   "/api/v1/crawl/{uuid}/sync",                 CrawlSync,        Key(Manage)),
+    route("POST",   "/api/v1/crawl/{uuid}/update",               CrawlUpdate,      Key(Manage)),
     route("DELETE", "/api/v1/crawl/{uuid}/delete",               CrawlDelete,      Key(Manage)),
 
     route("POST",   "/api/v1/chatbot/{uuid}/source-tag/create",  SourceTagCreate,  Key(Manage)),

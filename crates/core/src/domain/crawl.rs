@@ -64,6 +64,21 @@ pub fn crawl_from_body(body: &Map<String, Value>) -> ApiResult<CrawlRequest> {
     })
 }
 
+/// What a crawl update sets: how often the crawl reads its site again. What it reads (its
+/// start page, filters and limits) stays as created: changing it would leave the pages read
+/// under the old settings behind, so another crawl is the way.
+pub fn crawl_update_from_body(body: &Map<String, Value>) -> ApiResult<Refresh> {
+    for field in ["url", "include", "exclude", "max_pages", "max_depth"] {
+        if body.contains_key(field) {
+            return Err(ApiError::invalid(
+                field,
+                format!("A crawl's `{field}` is set when it is created; start another crawl to read the site otherwise."),
+            ));
+        }
+    }
+    refresh_from_body(body)?.ok_or_else(|| ApiError::invalid("refresh", "`refresh` is required."))
+}
+
 /// `refresh` when sent.
 pub fn refresh_from_body(body: &Map<String, Value>) -> ApiResult<Option<Refresh>> {
     Body(body).opt_variant("refresh")
