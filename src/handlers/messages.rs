@@ -702,11 +702,11 @@ pub async fn session_events(call: Call) -> ApiResult<Response> {
     // The stream ends by the time the caller must show itself again: the configured lifetime,
     // or a visitor's token expiring sooner. The reader reconnects and is checked anew.
     let lifetime_ms = call.config.session_events_lifetime.as_millis() as i64;
-    let mut until_ms = time::now_ms().saturating_add(lifetime_ms);
-    if let Caller::Visitor(visitor) = &call.caller {
-        until_ms = until_ms.min(visitor.expires_at.saturating_mul(1000));
-    }
-    let visitor = u8::from(matches!(call.caller, Caller::Visitor(_)));
+    let until_ms = time::now_ms().saturating_add(lifetime_ms);
+    let (until_ms, visitor) = match &call.caller {
+        Caller::Visitor(v) => (until_ms.min(v.expires_at.saturating_mul(1000)), 1),
+        _ => (until_ms, 0),
+    };
     let path = format!("/listen?until={until_ms}&visitor={visitor}");
     let answer = chat_session::ask(&call.env, &session_uuid, &path).await?;
     let headers = stream_headers(WireFormat::EventStream)?;
@@ -772,18 +772,19 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
 /// The session object's own requests from the Worker: `/follow` and `/stop` (see `follow`
 /// and `stop`).
 pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> ApiResult<Response> {
+    let url = req.url()?;
+    let query = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
     match req.path().as_str() {
         "/listen" => {
-            let url = req.url()?;
-            let param = |name: &str| {
-                url.query_pairs()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.into_owned())
-            };
-            let until_ms = param("until")
-                .and_then(|v| v.parse::<i64>().ok())
-                .ok_or_else(|| ApiError::internal("a session event stream without its end"))?;
-            let visitor = param("visitor").as_deref() == Some("1");
+            let until_ms = query("until")
+                .parse::<i64>()
+                .map_err(|_| ApiError::internal("a session event stream without its end"))?;
+            let visitor = query("visitor") == "1";
             let headers = stream_headers(WireFormat::EventStream)?;
             return Ok(Response::builder()
                 .with_status(200)
@@ -804,13 +805,6 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
         }
         _ => {}
     }
-    let url = req.url()?;
-    let query = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default()
-    };
     let message = query("message");
     if req.path() == "/stop" {
         return Ok(if room.stop(&message).await {

@@ -61,7 +61,40 @@ async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str) -> Got {
 }
 
 fn robots_of(crawl: &Crawl) -> Robots {
-    serde_json::from_str(&crawl.robots_json).unwrap_or_default()
+    robots_from(&crawl.robots_json)
+}
+
+/// Robots rules as a crawl keeps them (JSON); none when they cannot be read.
+fn robots_from(json: &str) -> Robots {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// Why a URL is not one of the crawl's pages.
+enum Outside {
+    OffSite,
+    Filtered,
+    /// robots.txt forbids it: counted, never fetched.
+    Forbidden,
+}
+
+/// Whether `url` is one of the crawl's pages: on its site, through its filters, where its
+/// robots rules allow. Links and redirects are held to the same rule.
+fn within(
+    site: &Url,
+    include: &[String],
+    exclude: &[String],
+    robots: &Robots,
+    url: &Url,
+) -> Result<(), Outside> {
+    if !same_site(site, url) {
+        Err(Outside::OffSite)
+    } else if !passes_filters(url, include, exclude) {
+        Err(Outside::Filtered)
+    } else if !robots.allows(&path_and_query(url)) {
+        Err(Outside::Forbidden)
+    } else {
+        Ok(())
+    }
 }
 
 fn path_and_query(url: &Url) -> String {
@@ -84,14 +117,15 @@ fn sort_found(
     let mut blocked = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for url in urls {
-        if !same_site(site, &url) || !passes_filters(&url, &crawl.include, &crawl.exclude) {
+        let reach = within(site, &crawl.include, &crawl.exclude, robots, &url);
+        if matches!(reach, Err(Outside::OffSite | Outside::Filtered)) {
             continue;
         }
         let text = url.to_string();
         if !seen.insert(text.clone()) {
             continue;
         }
-        if robots.allows(&path_and_query(&url)) {
+        if reach.is_ok() {
             pages.push(FoundPage {
                 identity: page_identity(&url),
                 url: text,
@@ -138,23 +172,15 @@ pub fn redirect_scope(marks: &PageMarks) -> Option<impl Fn(&Url) -> Result<(), S
     };
     let include = list(&marks.crawl_include);
     let exclude = list(&marks.crawl_exclude);
-    let robots: Robots = marks
-        .crawl_robots
-        .as_deref()
-        .and_then(|j| serde_json::from_str(j).ok())
-        .unwrap_or_default();
+    let robots = robots_from(marks.crawl_robots.as_deref().unwrap_or_default());
     Some(move |url: &Url| {
-        if !same_site(&site, url) {
-            Err(format!("It redirects to {url}, off the crawled site."))
-        } else if !passes_filters(url, &include, &exclude) {
-            Err(format!(
-                "It redirects to {url}, which the crawl's filters leave out."
-            ))
-        } else if !robots.allows(&path_and_query(url)) {
-            Err(format!("It redirects to {url}, which robots.txt forbids."))
-        } else {
-            Ok(())
-        }
+        within(&site, &include, &exclude, &robots, url).map_err(|outside| match outside {
+            Outside::OffSite => format!("It redirects to {url}, off the crawled site."),
+            Outside::Filtered => {
+                format!("It redirects to {url}, which the crawl's filters leave out.")
+            }
+            Outside::Forbidden => format!("It redirects to {url}, which robots.txt forbids."),
+        })
     })
 }
 
@@ -168,22 +194,7 @@ pub async fn redirected_out(
     reason: &str,
 ) -> ApiResult<()> {
     ctx.store.remove_crawl_page(crawl_uuid, source_uuid).await?;
-    let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
-        return Ok(());
-    };
-    if !is_start_page(&crawl, url) {
-        return Ok(());
-    }
-    let reason = format!("The start page {}: {reason}", crawl.url);
-    ctx.store
-        .fail_crawl(crawl_uuid, &reason, &time::now())
-        .await
-}
-
-fn is_start_page(crawl: &Crawl, url: &str) -> bool {
-    let start = Url::parse(&crawl.url).ok().and_then(|u| normalize(&u));
-    let page = Url::parse(url).ok().and_then(|u| normalize(&u));
-    start.is_some() && start == page
+    fail_at_start_page(ctx, crawl_uuid, url, &format!(": {reason}")).await
 }
 
 /// When the page at `url` that answered `status` (404, 410) is the crawl's start page, the
@@ -195,13 +206,26 @@ pub async fn start_page_gone(
     url: &str,
     status: u16,
 ) -> ApiResult<()> {
+    let why = format!(" answered HTTP {status}.");
+    fail_at_start_page(ctx, crawl_uuid, url, &why).await
+}
+
+/// Fails the crawl with "The start page {url}{why}" when `url` is its start page.
+async fn fail_at_start_page(
+    ctx: &StepEnv<'_>,
+    crawl_uuid: &str,
+    url: &str,
+    why: &str,
+) -> ApiResult<()> {
     let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
         return Ok(());
     };
-    if !is_start_page(&crawl, url) {
+    let start = Url::parse(&crawl.url).ok().and_then(|u| normalize(&u));
+    let page = Url::parse(url).ok().and_then(|u| normalize(&u));
+    if start.is_none() || start != page {
         return Ok(());
     }
-    let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
+    let reason = format!("The start page {}{why}", crawl.url);
     ctx.store
         .fail_crawl(crawl_uuid, &reason, &time::now())
         .await

@@ -442,15 +442,16 @@ impl Room {
             .filter(|l| l.message_uuid == message_uuid);
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let mut reader = Reader::new(sink, encoder, offset);
+        reader.after = after;
         reader.citations = citations;
         if let Some(live) = live {
-            live.attach(reader, after);
+            live.attach(reader);
             return Ok(Some(readable));
         }
         let Some(events) = self.stored_events(message_uuid)? else {
             return Ok(None);
         };
-        reader.replay(&events, after);
+        reader.replay(&events);
         reader.close();
         Ok(Some(readable))
     }
@@ -581,9 +582,8 @@ impl LiveAnswer {
         }
     }
 
-    fn attach(&self, mut reader: Reader, after: Option<usize>) {
-        reader.after = after;
-        reader.replay(&self.events.borrow(), after);
+    fn attach(&self, reader: Reader) {
+        reader.replay(&self.events.borrow());
         if self.ended.get() {
             reader.close();
         } else {
@@ -602,7 +602,7 @@ impl LiveAnswer {
 
     /// The caller's own reader, from the first event.
     pub fn read(&self, sink: StreamSink, encoder: Encoder) {
-        self.attach(Reader::new(sink, encoder, 0), None);
+        self.attach(Reader::new(sink, encoder, 0));
     }
 
     /// The message is stored (when `stored`; else the record stays running, to be closed as
@@ -739,9 +739,9 @@ impl Reader {
         text.chars().skip(skip).collect()
     }
 
-    /// The events after `after` (all without it), in one write.
-    fn replay(&self, events: &[AnswerEvent], after: Option<usize>) {
-        let first = after.map_or(0, |a| a + 1);
+    /// The events after the reader's `after` (all without it), in one write.
+    fn replay(&self, events: &[AnswerEvent]) {
+        let first = self.after.map_or(0, |a| a + 1);
         let text: String = events
             .iter()
             .enumerate()

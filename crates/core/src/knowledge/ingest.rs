@@ -84,16 +84,20 @@ fn essence(content_type: Option<&str>) -> String {
         .to_ascii_lowercase()
 }
 
+/// How a PDF and a ZIP archive (Office documents, EPUB, OpenDocument) begin.
+const PDF_MAGIC: &[u8] = b"%PDF-";
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+
 fn sniff(bytes: &[u8]) -> Option<DocKind> {
     let start = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(0);
     let head = &bytes[start..bytes.len().min(start + 512)];
-    if head.starts_with(b"%PDF-") {
+    if head.starts_with(PDF_MAGIC) {
         return Some(DocKind::Pdf);
     }
-    if bytes.starts_with(b"PK\x03\x04") {
+    if bytes.starts_with(ZIP_MAGIC) {
         // An Office package names its main part's folder near the start of the archive.
         let window = &bytes[..bytes.len().min(64 * 1024)];
         let names = |folder: &[u8]| window.windows(folder.len()).any(|w| w == folder);
@@ -245,12 +249,12 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
             .map(|c| c.unwrap_or('\u{fffd}'))
             .collect());
     }
-    if bytes.starts_with(b"%PDF-") {
+    if bytes.starts_with(PDF_MAGIC) {
         return Err(ExtractError(
             "The content is a PDF, not text: send it as a .pdf file.".into(),
         ));
     }
-    if bytes.starts_with(b"PK\x03\x04") {
+    if bytes.starts_with(ZIP_MAGIC) {
         return Err(ExtractError(
             "The content is a ZIP archive (an Office document or an EPUB?), not text: send it \
              under its own extension."
