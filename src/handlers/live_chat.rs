@@ -3,6 +3,7 @@
 //! and ending adds the escalation agent's announcements to the conversation.
 
 use super::new_uuid;
+use super::sessions::owned_session;
 use crate::app::http::json_response;
 use crate::app::Call;
 use crate::platform::chat_session;
@@ -15,7 +16,7 @@ use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
 };
 use edgechat_core::domain::webhook::Event;
-use edgechat_core::domain::widget::visitor_message_json;
+use edgechat_core::domain::widget::{takes_visitors, visitor_message_json};
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
@@ -73,17 +74,8 @@ async fn escalation_settings(
         .unwrap_or_default())
 }
 
-/// The caller's session, and whether its chatbot takes site visitors (see `tell_visitor`).
-async fn live_session(call: &Call) -> ApiResult<(Session, bool)> {
-    let uuid = call.uuid_param(0, "session")?;
-    call.store
-        .get_session_and_visitors(call.account()?, &uuid)
-        .await?
-        .ok_or_else(|| ApiError::not_found("session"))
-}
-
 async fn switch(call: Call, on: bool) -> ApiResult<Response> {
-    let (mut session, visitors) = live_session(&call).await?;
+    let mut session = owned_session(&call).await?;
     if is_active(&session) == on {
         return Err(ApiError::Conflict(if on {
             "Live chat is already on in this session.".into()
@@ -128,21 +120,31 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
     let message = announced.then(|| announcement.to_json());
     announce(&call, &session, message.clone(), on);
     if announced {
-        tell_visitor(&call, &announcement, visitors);
+        tell_visitor(&call, &announcement);
     }
     json_response(&json!({"session": session.to_json(), "message": message}))
 }
 
 /// Sends a stored live-chat message to the session's open event streams (the visitor's chat),
-/// beside the response. Unless the chatbot still takes `visitors`, a visitor's open stream is
-/// closed instead (the chatbot was made private since it opened).
-fn tell_visitor(call: &Call, message: &Message, visitors: bool) {
-    call.ctx.wait_until(chat_session::notify(
-        call.env.clone(),
-        message.session_uuid.clone(),
-        visitor_message_json(message, false),
-        visitors,
-    ));
+/// beside the response. Whether the chatbot still takes visitors is read there too: a visitor
+/// of a chatbot made private since hears nothing more (its stream is closed).
+fn tell_visitor(call: &Call, message: &Message) {
+    let env = call.env.clone();
+    let account_uuid = call.account().map(str::to_string);
+    let chatbot_uuid = message.chatbot_uuid.clone();
+    let session_uuid = message.session_uuid.clone();
+    let json = visitor_message_json(message, false);
+    call.ctx.wait_until(async move {
+        let visitors = async {
+            let chatbot = Store::new(&env)?
+                .get_chatbot(&account_uuid?, &chatbot_uuid)
+                .await?;
+            Ok::<_, ApiError>(chatbot.is_some_and(|c| takes_visitors(&c.settings.visibility)))
+        }
+        .await
+        .unwrap_or(false);
+        chat_session::notify(env, session_uuid, json, visitors).await
+    });
 }
 
 /// Tells webhooks that live chat started or ended, after the response.
@@ -172,7 +174,7 @@ pub async fn end(call: Call) -> ApiResult<Response> {
 
 /// `POST /session/{uuid}/live-chat/message {text}`: the operator writes.
 pub async fn operator_message(mut call: Call) -> ApiResult<Response> {
-    let (session, visitors) = live_session(&call).await?;
+    let session = owned_session(&call).await?;
     let body = call.json_body().await?;
     let text = Body(&body).req_str("text", MAX_QUERY_CHARS)?;
     if !is_active(&session) {
@@ -183,6 +185,6 @@ pub async fn operator_message(mut call: Call) -> ApiResult<Response> {
     let message = live_message(&session, MessageKind::Operator, "", text.trim());
     call.store.insert_message(&message).await?;
     super::messages::live_message_created(&call, &message);
-    tell_visitor(&call, &message, visitors);
+    tell_visitor(&call, &message);
     json_response(&message.to_json())
 }

@@ -162,29 +162,30 @@ impl Store {
         statements: Vec<D1PreparedStatement>,
         on_conflict: impl FnOnce() -> ApiError,
     ) -> ApiResult<Vec<D1Result>> {
-        self.batch_referring(statements, on_conflict, None::<fn() -> ApiError>)
-            .await
+        self.count_call();
+        match self.db.batch(statements).await {
+            Ok(results) => Ok(results),
+            Err(err) if is_unique_violation(&err) => Err(on_conflict()),
+            Err(err) => Err(err.into()),
+        }
     }
 
-    /// As `batch`, for rows that refer to a record that may be deleted while they are prepared
-    /// (a message's session): with `on_missing`, that reference failing is its error, not an
-    /// internal one.
+    /// A batch whose rows refer to a record that may be deleted while it is prepared (a
+    /// message's session): that reference failing is `on_missing`, not an internal error.
     async fn batch_referring(
         &self,
         statements: Vec<D1PreparedStatement>,
         on_conflict: impl FnOnce() -> ApiError,
-        on_missing: Option<impl FnOnce() -> ApiError>,
+        on_missing: impl FnOnce() -> ApiError,
     ) -> ApiResult<Vec<D1Result>> {
         self.count_call();
         match self.db.batch(statements).await {
             Ok(results) => Ok(results),
             Err(err) if is_unique_violation(&err) => Err(on_conflict()),
-            Err(err) => match on_missing {
-                Some(missing) if err.to_string().contains("FOREIGN KEY constraint failed") => {
-                    Err(missing())
-                }
-                _ => Err(err.into()),
-            },
+            Err(err) if err.to_string().contains("FOREIGN KEY constraint failed") => {
+                Err(on_missing())
+            }
+            Err(err) => Err(err.into()),
         }
     }
 

@@ -1,9 +1,7 @@
 use super::table::{table, Sql};
 use super::{json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::chatbot::Visibility;
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
-use edgechat_core::domain::widget::takes_visitors;
 use serde_json::Value;
 
 table! {
@@ -140,32 +138,6 @@ impl Store {
         row.map(Session::try_from).transpose()
     }
 
-    /// As `get_session`, with whether the session's chatbot takes site visitors, in the same
-    /// read: live chat tells a visitor's open stream only while it does.
-    pub async fn get_session_and_visitors(
-        &self,
-        account_uuid: &str,
-        uuid: &str,
-    ) -> ApiResult<Option<(Session, bool)>> {
-        let row: Option<Value> = self
-            .row(
-                &format!(
-                    "SELECT {}, c.visibility AS chatbot_visibility FROM sessions s \
-                     JOIN chatbots c ON c.uuid = s.chatbot_uuid \
-                     WHERE s.uuid = ?1 AND c.account_uuid = ?2",
-                    SESSIONS.select("s")
-                ),
-                &[Arg::Text(uuid), Arg::Text(account_uuid)],
-            )
-            .await?;
-        let Some(mut row) = row else {
-            return Ok(None);
-        };
-        let visibility: Visibility = serde_json::from_value(row["chatbot_visibility"].take())?;
-        let session = Session::try_from(serde_json::from_value::<SessionRow>(row)?)?;
-        Ok(Some((session, takes_visitors(&visibility))))
-    }
-
     /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open).
     pub async fn list_sessions(
         &self,
@@ -249,7 +221,7 @@ impl Store {
         self.batch_referring(
             vec![insert, touch],
             || ApiError::Conflict("That message was already stored.".into()),
-            Some(|| ApiError::not_found("session")),
+            || ApiError::not_found("session"),
         )
         .await
         .map(|_| ())
