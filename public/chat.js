@@ -154,6 +154,17 @@ export { el };
 
 const SOURCE_KINDS = { qa: "Q&A pair", link: "Web page", file: "File" };
 
+/** A citation's `url` when a reader may open it: http and https only, never `javascript:`. */
+function openableLink(url) {
+  if (typeof url !== "string") return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * One conversation on screen: the user's messages and the answers, an answer growing as it
  * streams, and citation markers ([1]) that open the cited passage.
@@ -302,9 +313,12 @@ function renderWithCitations(answer, textNode) {
   for (const n of numbers) {
     const c = cites[n];
     const kind = SOURCE_KINDS[c.type] ?? c.type ?? "Source";
+    const link = openableLink(c.url);
     const panel = el("div", { class: "cite-panel", id: panelId(n), hidden: true },
       el("blockquote", { class: "cite-text", text: c.text || "(no text)" }),
-      el("p", { class: "cite-meta", text: [kind, c.file_name].filter(Boolean).join(" · ") }));
+      el("p", { class: "cite-meta", text: [kind, c.file_name].filter(Boolean).join(" · ") },
+        link && " · ",
+        link && el("a", { class: "cite-link", href: link, target: "_blank", rel: "noopener noreferrer", text: "Open the source" })));
     list.append(el("li", {}, button(n, `[${n}] ${c.title || c.file_name || "Untitled source"}`, "cite-toggle"), panel));
   }
   const section = el("div", { class: "cites" }, el("p", { class: "cites-heading", text: "Sources" }), list);

@@ -122,6 +122,9 @@ test("the built-in engine answers paraphrases from the right source and declines
     assert.match(r.json.response, expected, query);
     const first = JSON.parse(r.json.cite_data_json)["1"];
     assert.ok(first.type === source || first.title === source, `${query}: cited ${first.title}`);
+    // A page's citation links to the page; a Q&A pair has nowhere to link to.
+    if (first.type === "link") assert.match(first.url, new RegExp(`^${site.base}/(shipping|returns|warranty)$`), query);
+    else assert.equal(first.url, null, query);
     assert.equal(JSON.parse(r.json.meta_json).answered, true, query);
   }
   for (const query of ["What is the capital of Mongolia?", "Who painted the Mona Lisa?"]) {

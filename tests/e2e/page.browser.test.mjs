@@ -131,6 +131,7 @@ test("a person sets up a chatbot, adds knowledge and chats in the page", async (
     const panel = page.locator(`#${await marker.getAttribute("aria-controls")}`);
     await panel.waitFor();
     assert.match(await panel.textContent(), /working days/);
+    assert.match(await panel.locator("a.cite-link").getAttribute("href"), /\/returns$/, "the cited page opens from its passage");
     assert.match(await first.locator(".cite-toggle").first().textContent(), /Returns and refunds/);
     await s.shot("answer with citation open");
 

@@ -35,7 +35,7 @@ pub enum AnswerEvent {
         agent_uuid: Option<String>,
     },
     Delta(String),
-    /// `cite_data` of the message: `{"1": {data_source_uuid, title, text, file_name, type}}`.
+    /// `cite_data` of the message: `{"1": {data_source_uuid, title, text, file_name, type, url}}`.
     Citations(Value),
     Error {
         code: String,
@@ -143,6 +143,7 @@ pub fn ui_source_documents(cite_data: &Value) -> Vec<Value> {
                     "data_source_uuid": c["data_source_uuid"],
                     "text": c["text"],
                     "type": c["type"],
+                    "url": c["url"],
                 }},
             });
             if let Some(file) = c["file_name"].as_str() {
@@ -409,8 +410,9 @@ impl AnswerEvent {
     }
 }
 
-/// `cite_data_json`'s object: `{"1": {data_source_uuid, title, text, file_name, type}, ...}`,
-/// numbered in the order given (relevance order).
+/// `cite_data_json`'s object: `{"1": {data_source_uuid, title, text, file_name, type, url}, ...}`,
+/// numbered in the order given (relevance order). `url` is where a reader can open the source
+/// (a page's address, or the `reference_source_link` an upload was given), null when it has none.
 pub fn cite_data(ranked: &[Ranked], cited: &[usize]) -> Value {
     let mut map = Map::new();
     for (n, &i) in cited.iter().enumerate() {
@@ -423,11 +425,21 @@ pub fn cite_data(ranked: &[Ranked], cited: &[usize]) -> Value {
                     "text": r.hit.text,
                     "file_name": r.hit.file_name,
                     "type": r.hit.source_type,
+                    "url": source_link(&r.hit.meta_json),
                 }),
             );
         }
     }
     Value::Object(map)
+}
+
+/// Where a source can be read, from its `meta_json`: a web page's `url`, else the link an
+/// upload was given.
+fn source_link(meta_json: &str) -> Option<String> {
+    let meta: Value = serde_json::from_str(meta_json).ok()?;
+    ["url", "reference_source_link"]
+        .iter()
+        .find_map(|key| meta.get(*key)?.as_str().map(str::to_string))
 }
 
 #[cfg(test)]
@@ -649,5 +661,50 @@ mod tests {
             answered: None,
         });
         assert!(interrupted.contains("\"interrupted\"") && !interrupted.contains("[DONE]"));
+    }
+
+    #[test]
+    fn a_citation_links_to_its_page_or_the_uploads_reference() {
+        use crate::domain::data_source::SourceType;
+        use crate::knowledge::retrieve::{ChunkHit, Ranked};
+        let cited = |kind: SourceType, meta: &str| {
+            let hit = ChunkHit {
+                id: 1,
+                data_source_uuid: "d".into(),
+                position: 0,
+                heading: String::new(),
+                text: "We ship.".into(),
+                tokens: 2,
+                source_type: kind,
+                title: "Shipping".into(),
+                file_name: String::new(),
+                meta_json: meta.into(),
+                rank: -1.0,
+            };
+            let ranked = Ranked {
+                hit,
+                score: 1.0,
+                coverage: 1.0,
+                weighted_coverage: 1.0,
+                known_share: 1.0,
+                question_match: 0.0,
+            };
+            cite_data(&[ranked], &[0])["1"]["url"].clone()
+        };
+        let page = r#"{"url":"https://shop.example/shipping","crawl_uuid":"c"}"#;
+        assert_eq!(
+            cited(SourceType::Link, page),
+            "https://shop.example/shipping"
+        );
+        let upload = r#"{"reference_source_link":"https://shop.example/handbook.pdf"}"#;
+        assert_eq!(
+            cited(SourceType::File, upload),
+            "https://shop.example/handbook.pdf"
+        );
+        assert_eq!(
+            cited(SourceType::Qa, r#"{"question":"q","answer":"a"}"#),
+            Value::Null
+        );
+        assert_eq!(cited(SourceType::File, "not json"), Value::Null);
     }
 }
