@@ -28,7 +28,19 @@ pub fn answered(ex: &Exchange, outcome: &Outcome) -> bool {
     } else {
         Answerer::Engine
     };
-    decide(answerer, &ex.query, &ex.ranked, &outcome.text)
+    // A tool's result (not its failure) is something found for the question, as a source's
+    // passage is.
+    let tool_answered = outcome.functions_called.iter().any(|call| {
+        call["content"]
+            .as_str()
+            .is_some_and(|c| !super::tools::failed(c))
+    });
+    decide(
+        answerer,
+        &ex.query,
+        (&ex.ranked, tool_answered),
+        &outcome.text,
+    )
 }
 
 /// The message an exchange ends as. Usage is the provider's count, else an estimate.

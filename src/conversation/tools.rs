@@ -31,6 +31,12 @@ fn method(method: HttpMethod) -> Method {
     }
 }
 
+/// Whether a call's text (what `run` gave the model) reports a failure rather than a result:
+/// every failure `run` reports starts so.
+pub fn failed(content: &str) -> bool {
+    content.starts_with("Error:")
+}
+
 /// Runs one call; the text the model gets back.
 pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -> String {
     let Some(function) = functions.iter().find(|f| f.name == call.name && f.enabled) else {

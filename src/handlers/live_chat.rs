@@ -102,6 +102,10 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
         .unwrap_or_else(|| json!({}));
     if let Some(obj) = state.as_object_mut() {
         obj.insert("active".into(), json!(on));
+        // A new round has not ended: the last round's end would read as this one's.
+        if on {
+            obj.remove("ended_at");
+        }
         obj.insert(
             if on { "started_at" } else { "ended_at" }.into(),
             json!(announcement.created_at),

@@ -109,6 +109,9 @@ test("a full live chat: start, operator writes, the user writes while live, end,
     assert.equal(quiet.status, 200, quiet.text);
     assert.equal(quiet.json.message, null);
     assert.equal(quiet.json.session.meta.live_chat.active, step === "start");
+    // A second round on: its start is new and it has no end yet.
+    if (step === "start") assert.equal(quiet.json.session.meta.live_chat.ended_at, undefined);
+    else assert.ok(quiet.json.session.meta.live_chat.ended_at >= quiet.json.session.meta.live_chat.started_at);
   }
   assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, messages.length);
 });

@@ -176,6 +176,7 @@ test("tool functions: the Worker calls them for the model and records each call"
     assert.equal(okMeta.functions_called.length, 1);
     assert.equal(okMeta.functions_called[0].name, "lookup_order");
     assert.match(okMeta.functions_called[0].content, /shipped/);
+    assert.equal(okMeta.answered, true, "a tool's result answers the question, as a source would");
     const hit = tool.requests.find((r) => r.url === "/ok" && r.method === "POST");
     assert.equal(hit.headers["x-api-key"], "k-123");
     assert.deepEqual(JSON.parse(hit.body), { order_id: "A1" });
@@ -190,6 +191,7 @@ test("tool functions: the Worker calls them for the model and records each call"
     assert.equal(failed.status, 200);
     assert.equal(failed.json.finish_reason, "stop");
     assert.match(failed.json.response, /Tool said: Error: the tool answered HTTP 500/);
+    assert.equal(JSON.parse(failed.json.meta_json).answered, false, "a failed tool found nothing");
 
     const started = Date.now();
     const hung = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "try [tool:slow]" } });

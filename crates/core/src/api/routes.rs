@@ -284,7 +284,8 @@ pub fn match_route(method: &str, raw_path: &str) -> RouteMatch {
         if literal_count(route.path) != best {
             continue;
         }
-        if route.method == method {
+        // HEAD is GET without the body (the runtime drops it), as HTTP asks of every GET.
+        if route.method == method || (method == "HEAD" && route.method == "GET") {
             return RouteMatch::Found {
                 endpoint: route.endpoint,
                 access: route.access,
@@ -389,6 +390,18 @@ mod tests {
             match_route("POST", "/api/v1/chatbot/abc"),
             RouteMatch::MethodNotAllowed(vec!["GET"])
         );
+        assert_eq!(
+            match_route("HEAD", "/api/v1/chatbot/create"),
+            RouteMatch::MethodNotAllowed(vec!["POST"])
+        );
+    }
+
+    #[test]
+    fn head_is_served_wherever_get_is() {
+        assert!(matches!(
+            match_route("HEAD", "/api/v1/chatbot/abc"),
+            RouteMatch::Found { params, .. } if params == ["abc"]
+        ));
     }
 
     #[test]

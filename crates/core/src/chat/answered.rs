@@ -22,15 +22,21 @@ pub enum Answerer {
 }
 
 /// Whether the sources held an answer to `query`. The built-in engine knows (it declines when
-/// they do not); a model's answer counts as unanswered when retrieval found nothing that
-/// covers the question, or when the model said the sources do not say.
-pub fn decide(answerer: Answerer, query: &str, ranked: &[Ranked], response: &str) -> bool {
+/// they do not); a model's answer counts as unanswered when neither retrieval nor a tool
+/// function (`tool_answered`: one of its calls returned a result, not an error) found
+/// anything for the question, or when the model said it does not know.
+pub fn decide(
+    answerer: Answerer,
+    query: &str,
+    (ranked, tool_answered): (&[Ranked], bool),
+    response: &str,
+) -> bool {
     match answerer {
         Answerer::Escalation => true,
         // The engine is pure and deterministic: asking it again gives the very flag it
         // answered with.
         Answerer::Engine => compose(query, ranked, false).answered,
-        Answerer::Model => found_sources(ranked) && !model_declined(response),
+        Answerer::Model => (tool_answered || found_sources(ranked)) && !model_declined(response),
     }
 }
 
@@ -83,20 +89,37 @@ mod tests {
         assert!(decide(
             Answerer::Escalation,
             "a person please",
-            &[],
+            (&[], false),
             "hold on"
         ));
         assert!(!decide(
             Answerer::Engine,
             "what is the refund policy",
-            &[],
+            (&[], false),
             ""
         ));
         assert!(!decide(
             Answerer::Model,
             "what is the refund policy",
-            &[],
+            (&[], false),
             "Refunds take 5 days."
+        ));
+    }
+
+    #[test]
+    fn a_model_answering_from_a_tools_result_answered() {
+        let query = "what is the status of my order A123?";
+        assert!(decide(
+            Answerer::Model,
+            query,
+            (&[], true),
+            "It has shipped."
+        ));
+        assert!(!decide(
+            Answerer::Model,
+            query,
+            (&[], true),
+            "I don't know where it is."
         ));
     }
 

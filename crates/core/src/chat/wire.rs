@@ -65,17 +65,13 @@ impl WireFormat {
         }
     }
 
+    /// Server-sent events when `Accept` asks for them at least as much as for plain text (its
+    /// `q` values weighed, the most specific range deciding), else plain text.
     pub fn from_accept(accept: Option<&str>) -> Self {
-        let wants_events = accept.is_some_and(|a| {
-            a.split(',').any(|part| {
-                part.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .eq_ignore_ascii_case("text/event-stream")
-            })
-        });
-        if wants_events {
+        let accept = accept.unwrap_or("");
+        let events = accept_quality(accept, "text/event-stream");
+        let plain = accept_quality(accept, "text/plain");
+        if events.is_some_and(|q| q > 0.0 && q >= plain.unwrap_or(0.0)) {
             WireFormat::EventStream
         } else {
             WireFormat::Plain
@@ -122,6 +118,36 @@ fn ui_finish_reason(reason: &str) -> &'static str {
         "error" => "error",
         _ => "other",
     }
+}
+
+/// The quality `accept` gives `media` (`type/subtype`) through its most specific range that
+/// names it: the type itself, else `type/*`, else `*/*`; `None` when no range names it, or
+/// when only a wildcard does, which says nothing about a preference for it.
+fn accept_quality(accept: &str, media: &str) -> Option<f64> {
+    let kind = media.split('/').next().unwrap_or(media);
+    let mut best: Option<(u8, f64)> = None;
+    for range in accept.split(',') {
+        let mut params = range.split(';');
+        let name = params.next().unwrap_or("").trim();
+        let specificity = if name.eq_ignore_ascii_case(media) {
+            2
+        } else if name
+            .strip_suffix("/*")
+            .is_some_and(|t| t.eq_ignore_ascii_case(kind))
+        {
+            1
+        } else {
+            continue;
+        };
+        let q = params
+            .filter_map(|p| p.trim().strip_prefix("q=")?.trim().parse::<f64>().ok())
+            .next()
+            .unwrap_or(1.0);
+        if best.is_none_or(|(s, _)| specificity > s) {
+            best = Some((specificity, q));
+        }
+    }
+    best.map(|(_, q)| q)
 }
 
 /// The AI SDK's `source-document` parts for a message's citations, numbered as in the text.
@@ -483,6 +509,31 @@ mod tests {
         );
         assert_eq!(
             WireFormat::from_accept(Some("application/json, Text/Event-Stream;q=0.9")),
+            WireFormat::EventStream
+        );
+        // The client's own ranking decides.
+        assert_eq!(
+            WireFormat::from_accept(Some("text/event-stream;q=0.9, text/plain")),
+            WireFormat::Plain
+        );
+        assert_eq!(
+            WireFormat::from_accept(Some("text/plain;q=0.5, text/event-stream")),
+            WireFormat::EventStream
+        );
+        assert_eq!(
+            WireFormat::from_accept(Some("text/event-stream; q=0")),
+            WireFormat::Plain
+        );
+        assert_eq!(
+            WireFormat::from_accept(Some("text/*;q=0.2, text/event-stream")),
+            WireFormat::EventStream
+        );
+        assert_eq!(
+            WireFormat::from_accept(Some("text/event-stream;q=0.5, text/*")),
+            WireFormat::Plain
+        );
+        assert_eq!(
+            WireFormat::from_accept(Some("text/event-stream, text/plain")),
             WireFormat::EventStream
         );
     }

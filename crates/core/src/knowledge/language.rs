@@ -155,6 +155,22 @@ impl Language {
                 }
             }
         });
+        // Short questions may hold no function word but the language's own marks: Spanish
+        // opens a question with "¿" (outweighing a stray "a" read as English) and writes "ñ";
+        // "ß" is German's, "ã" and "õ" Portuguese's. A loanword ("jalapeño") in an English
+        // question still loses to its function words.
+        for (language, marks, weight) in [
+            (Language::Spanish, &['¿', '¡'][..], 2),
+            (Language::Spanish, &['ñ'][..], 1),
+            (Language::German, &['ß'][..], 1),
+            (Language::Portuguese, &['ã', 'õ'][..], 1),
+        ] {
+            if text.contains(marks) {
+                if let Some(at) = MARKERS.iter().position(|(l, _)| *l == language) {
+                    counts[at] += weight;
+                }
+            }
+        }
         let mut best = 0;
         for (i, count) in counts.iter().enumerate() {
             if *count > counts[best] {
@@ -292,6 +308,10 @@ mod tests {
             ("Onde fica a minha encomenda?", Language::Portuguese),
             ("Posso pagare con un assegno?", Language::Italian),
             ("refund", Language::English),
+            ("¿Tienen tarjetas de regalo?", Language::Spanish),
+            ("¿Hacéis envíos a Japón?", Language::Spanish),
+            ("Größe M?", Language::German),
+            ("Do you sell jalapeño sauce?", Language::English),
             ("", Language::English),
         ] {
             assert_eq!(Language::of(q), language, "{q}");
