@@ -21,7 +21,7 @@ use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::session::Message;
 use edgechat_core::knowledge::compounds::{self, Cut};
 use edgechat_core::knowledge::language::Language;
-use edgechat_core::knowledge::query::phrases;
+use edgechat_core::knowledge::query::{content_terms, phrases};
 use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
 use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
@@ -205,6 +205,9 @@ struct Lexical {
 /// the index for its script and the words that may be misspelled.
 pub struct QuestionSearch {
     phrases: Vec<String>,
+    /// How many of `phrases`, from the first, are the question's own words
+    /// (`query::content_terms`); the rest are other spellings and words for them.
+    own_phrases: usize,
     context_phrases: Vec<String>,
     index: SearchIndex,
     to_check: Vec<String>,
@@ -226,6 +229,7 @@ impl QuestionSearch {
         };
         QuestionSearch {
             phrases: phrases(query),
+            own_phrases: content_terms(query).len(),
             // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
             context_phrases: context.terms.iter().map(|t| language.phrase(t)).collect(),
             index,
@@ -251,6 +255,7 @@ impl QuestionSearch {
             index: self.index,
             scope,
             phrases: &self.phrases,
+            own_phrases: self.own_phrases,
             context_phrases: &self.context_phrases,
             allowed_sources: allowed,
             limit: CANDIDATES,

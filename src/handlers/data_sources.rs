@@ -190,7 +190,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     if bytes.is_empty() {
         return Err(ApiError::invalid("file", "The file is empty."));
     }
-    let file_name = upload_file_name(&file.name());
+    let file_name = upload_file_name(&file.name())?;
     let declared_type = Some(file.type_()).filter(|t| !t.is_empty());
     let kind = detect_upload(&file_name, declared_type.as_deref(), &bytes).ok_or_else(|| {
         ApiError::UnsupportedMediaType(format!(

@@ -143,8 +143,13 @@ impl SearchIndex {
 /// and searching are one statement. `?1` is the question's phrases (a JSON list), `?4` the
 /// conversation's (they score but never gate), `?5` the candidate budget. When the question's
 /// phrases together match more chunks than the budget, the rarest of them (as many as fit the
-/// budget together, at least one) gate which chunks are scored: `(rare OR ...) AND (every OR
-/// ...)`; every phrase still counts towards bm25. Otherwise, and for a single phrase, which is
+/// budget together, and always the rarest that matches something) gate which chunks are
+/// scored: `(rare OR ...) AND (every OR ...)`; every phrase still counts towards bm25. The
+/// rarest of the question's own words that matches something (of the first `?10` phrases)
+/// always gates too: other words for it (`knowledge::thesaurus`) may be rarer in the whole
+/// index and absent from this chatbot, and a gate of them alone (or of words no chunk holds)
+/// found nothing for "shipping" in a chatbot that says "shipping", beside one whose book says
+/// it thousands of times. Otherwise, and for a single phrase, which is
 /// never counted, it is the plain OR of every phrase. Each step is materialised: left to
 /// the planner, D1 evaluated the counts again for the search and took half as long again.
 fn gated_expression_ctes(index: &str) -> String {
@@ -152,12 +157,13 @@ fn gated_expression_ctes(index: &str) -> String {
         "WITH p AS MATERIALIZED (SELECT key, value, CASE WHEN json_array_length(?1) > 1 \
            THEN (SELECT COUNT(*) FROM {index} WHERE {index} MATCH value) ELSE 0 END AS n \
            FROM json_each(?1)), \
-         g AS MATERIALIZED (SELECT value, ROW_NUMBER() OVER w AS place, SUM(n) OVER w AS total FROM p \
+         g AS MATERIALIZED (SELECT value, n, SUM(n) OVER w AS total FROM p \
            WINDOW w AS (ORDER BY n, key ROWS UNBOUNDED PRECEDING)), \
          every AS (SELECT group_concat(value, ' OR ') AS e FROM (SELECT value FROM p \
            UNION ALL SELECT value FROM json_each(?4) WHERE value NOT IN (SELECT value FROM p))), \
          m AS MATERIALIZED (SELECT CASE WHEN (SELECT SUM(n) FROM p) > ?5 \
-           THEN '(' || (SELECT group_concat(value, ' OR ') FROM g WHERE place = 1 OR total <= ?5) \
+           THEN '(' || (SELECT group_concat(value, ' OR ') FROM g WHERE total <= ?5 OR total = n \
+               OR value = (SELECT value FROM p WHERE key < ?10 AND n > 0 ORDER BY n, key LIMIT 1)) \
              || ') AND (' || e || ')' \
            ELSE e END AS expression FROM every) "
     )
@@ -304,6 +310,8 @@ pub struct ChunkSearch<'a> {
     pub scope: SearchIn<'a>,
     /// The question's phrases (`knowledge::query::phrases`).
     pub phrases: &'a [String],
+    /// How many of `phrases`, from the first, are the question's own words.
+    pub own_phrases: usize,
     /// The conversation's phrases, weighted in by bm25 beside the question's.
     pub context_phrases: &'a [String],
     /// Only chunks of these sources, when set (an agent's sources).
@@ -363,9 +371,11 @@ impl Store {
             Arg::Text(&spelling),
             Arg::Text(&cuts),
         ];
-        if let SearchIn::SessionOf(_, owner) = search.scope {
-            args.push(owner.arg());
-        }
+        args.push(match search.scope {
+            SearchIn::SessionOf(_, owner) => owner.arg(),
+            SearchIn::Chatbot(_) => Arg::Null,
+        });
+        args.push(Arg::Int(search.own_phrases as i64));
         self.statement(&sql, &args)
     }
 

@@ -116,7 +116,11 @@ test("update changes only what is sent, answers enabled as a boolean and lists i
 test("update refuses bad input and keeps what was stored", async () => {
   const bot = await newChatbot();
   const bg = (await createAgent(bot, { name: "Tagger", type: "background" })).json;
-  for (const [body, field] of [[{ use_all_sources: true }, "use_all_sources"], [{ tags: "x" }, "tags"], [{ name: "" }, "name"], [{ temperature: -1 }, "temperature"]]) {
+  for (const [body, field] of [
+    [{ use_all_sources: true }, "use_all_sources"], [{ tags: "x" }, "tags"], [{ name: "" }, "name"], [{ temperature: -1 }, "temperature"],
+    [{ type: "user-facing" }, "type"],
+    [{ tags: [{ name: "Lead", criteria: "asks about prices" }, { name: "lead", criteria: "asks for a demo" }] }, "tags"],
+  ]) {
     expectError(assert, await api.post(`/agent/${bg.uuid}/update`, { body }), 400, "invalid_request", field);
   }
   const listed = (await api.get(`/chatbot/${bot.uuid}/agents`)).json.find((a) => a.uuid === bg.uuid);

@@ -336,6 +336,8 @@ test("bad uploads get the contract's error and change nothing", async () => {
   expectError(assert, await upload(worker, key, bot.uuid, { name: "big.txt", bytes: Buffer.alloc(400_000, 97) }), 413, "payload_too_large");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "again.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays.") }), 409, "conflict");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "x.txt", bytes: Buffer.from("x"), meta: "{not json" }), 400, "invalid_request", "meta_json");
+  // A name longer than file systems allow (the stored file's metadata holds it).
+  expectError(assert, await upload(worker, key, bot.uuid, { name: `${"🤖".repeat(600)}.txt`, bytes: Buffer.from("Long names.") }), 400, "invalid_request", "file");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/upload`, { body: { file: "x" } }), 415, "unsupported_media_type");
 
   assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/data-sources`)).json, before);

@@ -297,6 +297,27 @@ test("past the candidate budget, only chunks holding a question's rarer words ar
   assert.equal(bad.status, 400, bad.text);
 });
 
+test("past the budget, a question's own word gates beside rarer words for it: one chatbot's common word still finds another's", async () => {
+  // Another chatbot says "shipping" in every section, so the index holds it in more chunks than
+  // the budget; the thesaurus's other words for it ("delivery", "dispatch") are rarer. The
+  // pair that says "shipping" must still be found by it.
+  const { worker: small, key: smallKey, api: smallApi } = await startAccount({ vars: { SEARCH_CANDIDATE_BUDGET: "2" } });
+  const logistics = await newChatbot(smallApi, { name: "Logistics handbook" });
+  const sections = ["Pallets", "Containers", "Customs", "Insurance", "Tracking"].map(
+    (topic) => `## ${topic}\n\nShipping ${topic.toLowerCase()} follow the shipping rules of each port and carrier.`,
+  );
+  const up = await upload(small, smallKey, logistics.uuid, { name: "handbook.md", bytes: new TextEncoder().encode(`# Handbook\n\n${sections.join("\n\n")}\n`), type: "text/markdown" });
+  assert.equal((await settled(smallApi, up.json.uuid)).status, "success");
+  const shop = await newChatbot(smallApi, { name: "Shop" });
+  const pair = await smallApi.post(`/chatbot/${shop.uuid}/data-source/qa`, { body: { question: "What does shipping cost?", answer: "Shipping is free over 50 euros." } });
+  assert.equal(pair.status, 200, pair.text);
+  for (const query of ["shipping", "shipping?", "shipping abroad"]) {
+    const found = await smallApi.post(`/chatbot/${shop.uuid}/search`, { body: { query } });
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.json.results[0]?.data_source_uuid, pair.json.uuid, query);
+  }
+});
+
 test("a plain-text answer keeps a sentence broken across short lines whole, and reads a label with its sentence", async () => {
   const bot = await newChatbot(api, { name: "Museum", show_citations: true });
   await uploadText(bot, "museum.txt", "Museum hours\n\nThe sculpture museum opens at ten\nfrom the first of April until the end of October.\n\nWarranty\n\nEvery audio guide carries a three year warranty against defects.\n");

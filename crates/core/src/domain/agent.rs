@@ -267,6 +267,18 @@ pub fn config_for_create(body: &Map<String, Value>) -> ApiResult<AgentConfig> {
 pub fn apply_update(body: &Map<String, Value>, current: AgentConfig) -> ApiResult<AgentConfig> {
     let b = Body(body);
     let agent_type = current.agent_type;
+    if body
+        .get("type")
+        .is_some_and(|t| t.as_str() != Some(agent_type.as_str()))
+    {
+        return Err(ApiError::invalid(
+            "type",
+            format!(
+                "An agent's `type` cannot change (this one is {}); create an agent of the other type instead.",
+                agent_type.as_str()
+            ),
+        ));
+    }
     for field in TYPE_SPECIFIC_FIELDS {
         if b.has(field) && !agent_type.takes(field) {
             return Err(ApiError::invalid(
@@ -313,7 +325,20 @@ pub fn apply_update(body: &Map<String, Value>, current: AgentConfig) -> ApiResul
         c.meta.bias = Some(bias);
     }
     if let Some(items) = b.opt_array("tags", MAX_TAGS)? {
-        c.meta.tags = Some(items.iter().map(parse_tag).collect::<ApiResult<_>>()?);
+        let tags: Vec<Tag> = items.iter().map(parse_tag).collect::<ApiResult<_>>()?;
+        // A session keeps each tag name once, so a second tag of one name could never show.
+        for (i, tag) in tags.iter().enumerate() {
+            if tags[..i]
+                .iter()
+                .any(|t| t.name.to_lowercase() == tag.name.to_lowercase())
+            {
+                return Err(ApiError::invalid(
+                    "tags",
+                    format!("The tag `{}` is defined twice.", tag.name),
+                ));
+            }
+        }
+        c.meta.tags = Some(tags);
     }
     if let Some(items) = b.opt_array("variables", MAX_VARIABLES)? {
         c.variables = parse_variables(items)?;
@@ -667,6 +692,14 @@ mod tests {
             Some("tags")
         );
         assert_eq!(create_err_field(bg(json!([1]))).as_deref(), Some("tags"));
+        assert_eq!(
+            create_err_field(bg(json!([
+                {"name": "Lead", "criteria": "asks about prices"},
+                {"name": "lead", "criteria": "asks for a demo"}
+            ])))
+            .as_deref(),
+            Some("tags")
+        );
         let he = |s: Value| json!({"name": "x", "type": "human-escalation", "human_escalation_settings": s});
         assert_eq!(
             create_err_field(he(json!({"sound_enabled": 5}))).as_deref(),
@@ -714,12 +747,19 @@ mod tests {
             c,
         )
         .unwrap();
-        let s = updated.human_escalation_settings.unwrap();
+        let s = updated.human_escalation_settings.clone().unwrap();
         assert_eq!(
             (s.human_requested_message.as_str(), s.sound_enabled),
             ("Hold on", 0)
         );
         assert_eq!(updated.meta.bias, Some(-0.3));
+        let same = apply_update(
+            &obj(json!({"type": "human-escalation", "bias": 0.2})),
+            updated,
+        )
+        .expect("its own type may be sent again");
+        let other = apply_update(&obj(json!({"type": "background"})), same);
+        assert_eq!(other.unwrap_err().field(), Some("type"));
     }
 
     #[test]

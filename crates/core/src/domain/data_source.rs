@@ -123,15 +123,24 @@ pub fn uuid_list(body: &Map<String, Value>, field: &str) -> ApiResult<Vec<String
     canonical_uuid_list(field, &items)
 }
 
+/// The longest file name an upload may carry: what file systems allow (255), well within the
+/// stored file's metadata limit (2 KB) and the source's title (`MAX_TITLE_CHARS`).
+pub const MAX_FILE_NAME_CHARS: usize = 255;
+
 /// An uploaded file's name as its source keeps it: the last part of whatever path the client
 /// sent ("C:\\Users\\ada\\notes.txt", "../../notes.txt" are "notes.txt"), or "upload".
-pub fn upload_file_name(sent: &str) -> String {
+pub fn upload_file_name(sent: &str) -> ApiResult<String> {
     let name = sent.rsplit(['/', '\\']).next().unwrap_or_default().trim();
     if name.is_empty() || name == "." || name == ".." {
-        "upload".to_string()
-    } else {
-        name.to_string()
+        return Ok("upload".to_string());
     }
+    if name.chars().count() > MAX_FILE_NAME_CHARS {
+        return Err(ApiError::invalid(
+            "file",
+            format!("The file's name must be at most {MAX_FILE_NAME_CHARS} characters."),
+        ));
+    }
+    Ok(name.to_string())
 }
 
 /// The optional `meta_json` form field of an upload: a JSON object whose one known key is
@@ -309,12 +318,17 @@ mod tests {
 
     #[test]
     fn an_uploaded_file_keeps_its_name_not_its_path() {
-        assert_eq!(upload_file_name("handbook.pdf"), "handbook.pdf");
-        assert_eq!(upload_file_name("C:\\Users\\ada\\notes.txt"), "notes.txt");
-        assert_eq!(upload_file_name("../../etc/passwd.txt"), "passwd.txt");
-        assert_eq!(upload_file_name("  "), "upload");
-        assert_eq!(upload_file_name("docs/"), "upload");
-        assert_eq!(upload_file_name("Prix été 2026.xlsx"), "Prix été 2026.xlsx");
+        let name = |sent: &str| upload_file_name(sent).expect("a name");
+        assert_eq!(name("handbook.pdf"), "handbook.pdf");
+        assert_eq!(name("C:\\Users\\ada\\notes.txt"), "notes.txt");
+        assert_eq!(name("../../etc/passwd.txt"), "passwd.txt");
+        assert_eq!(name("  "), "upload");
+        assert_eq!(name("docs/"), "upload");
+        assert_eq!(name("Prix été 2026.xlsx"), "Prix été 2026.xlsx");
+        let longest = format!("{}.txt", "🤖".repeat(MAX_FILE_NAME_CHARS - 4));
+        assert_eq!(name(&format!("dir/{longest}")), longest);
+        let err = upload_file_name(&format!("{}.txt", "h".repeat(2100))).unwrap_err();
+        assert_eq!(err.status(), 400);
     }
 
     #[test]
