@@ -173,6 +173,12 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         .await
         .map_err(|_| ApiError::invalid_request("The multipart body could not be read."))?;
     let meta = upload_meta(form.get_field("meta_json").as_deref())?;
+    if form.get_all("file").is_some_and(|parts| parts.len() > 1) {
+        return Err(ApiError::invalid(
+            "file",
+            "Send one `file` per upload; each file is a source of its own.",
+        ));
+    }
     let file = match form.get("file") {
         Some(FormEntry::File(file)) => file,
         Some(FormEntry::Field(_)) => {

@@ -336,6 +336,11 @@ test("bad uploads get the contract's error and change nothing", async () => {
   expectError(assert, await upload(worker, key, bot.uuid, { name: "big.txt", bytes: Buffer.alloc(400_000, 97) }), 413, "payload_too_large");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "again.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays.") }), 409, "conflict");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "x.txt", bytes: Buffer.from("x"), meta: "{not json" }), 400, "invalid_request", "meta_json");
+  const two = new FormData();
+  for (const name of ["a.txt", "b.txt"]) two.append("file", new Blob([`Text of ${name}.`], { type: "text/plain" }), name);
+  const twoSent = await fetch(`${worker.base}/api/v1/chatbot/${bot.uuid}/data-source/upload`, { method: "POST", headers: { Authorization: `Bearer ${key}` }, body: two });
+  const twoText = await twoSent.text();
+  expectError(assert, { status: twoSent.status, headers: twoSent.headers, text: twoText, json: JSON.parse(twoText) }, 400, "invalid_request", "file");
   // A name longer than file systems allow (the stored file's metadata holds it).
   expectError(assert, await upload(worker, key, bot.uuid, { name: `${"🤖".repeat(600)}.txt`, bytes: Buffer.from("Long names.") }), 400, "invalid_request", "file");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/upload`, { body: { file: "x" } }), 415, "unsupported_media_type");
@@ -372,6 +377,7 @@ test("retitle, get, list, delete and bulk delete; deletes take chunks, index row
   await api.post("/data-sources/url/re-scrape", { body: { uuids: [a.uuid] } });
   assert.equal((await settled(api, a.uuid)).title, "Refund policy");
   assert.equal((await api.get(`/data-source/${a.uuid}`)).json.title, "Refund policy");
+  assert.equal(JSON.parse(re.json.meta_json).title_set, undefined, "the service's own bookkeeping stays in");
 
   const del = await api.post(`/data-source/${b.uuid}/delete`);
   assert.deepEqual(del.json, { success: true });

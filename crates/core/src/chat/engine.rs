@@ -413,9 +413,66 @@ fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<C
     out
 }
 
+/// How sentences that lean on the one before them open ("Below that, …", "Otherwise, …"),
+/// lower-cased, in the languages the engine answers in. Quoted alone, or before the sentence
+/// they lean on, they would say something else: "Below that, shipping costs 4.95 euros".
+const LEANING_OPENERS: &[&str] = &[
+    "above that",
+    "after that",
+    "also",
+    "below that",
+    "beyond that",
+    "but",
+    "except",
+    "however",
+    "if not",
+    "if so",
+    "in that case",
+    "in this case",
+    "instead",
+    "otherwise",
+    "then",
+    "these",
+    "this",
+    "those",
+    "under that",
+    "unless",
+    // French, German, Spanish, Italian, Portuguese.
+    "au-delà",
+    "cependant",
+    "dans ce cas",
+    "en dessous",
+    "sinon",
+    "toutefois",
+    "darüber hinaus",
+    "darunter",
+    "jedoch",
+    "sonst",
+    "in diesem fall",
+    "en ese caso",
+    "por debajo",
+    "si no",
+    "sin embargo",
+    "altrimenti",
+    "tuttavia",
+    "caso contrário",
+    "senão",
+];
+
+/// Whether `sentence` leans on the sentence before it (`LEANING_OPENERS`).
+fn leans_back(sentence: &str) -> bool {
+    let lower = sentence.trim_start().to_lowercase();
+    LEANING_OPENERS.iter().any(|opener| {
+        lower
+            .strip_prefix(opener)
+            .is_some_and(|rest| rest.starts_with([' ', ',', ':']))
+    })
+}
+
 /// The unit a reader takes from `sentences[at]` on, and where the next one starts: the
 /// sentence, or a question the passage asks itself (a FAQ's) with the answer that follows it,
-/// since the question alone would only repeat what was asked.
+/// since the question alone would only repeat what was asked; and with the sentences after it
+/// that lean on it (`leans_back`), which say nothing alone.
 fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
     let mut unit = sentences[at].clone();
     let mut next = at + 1;
@@ -430,6 +487,11 @@ fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
                 break;
             }
         }
+    }
+    while let Some(leaning) = sentences.get(next).filter(|s| leans_back(s)) {
+        unit.push(' ');
+        unit.push_str(leaning);
+        next += 1;
     }
     (unit, next)
 }
@@ -710,6 +772,34 @@ mod tests {
             c.text()
         );
         assert!(!c.text().contains("Windows"), "{}", c.text());
+    }
+
+    #[test]
+    fn a_sentence_leaning_on_the_one_before_is_quoted_after_it() {
+        let costs = vec![hit(
+            1,
+            "shipping",
+            "file",
+            "Shipping > Costs",
+            "We ship from Hamburg. Shipping is free for orders over 50 euros. Below that, \
+             standard shipping costs 4.95 euros. Parcels leave within a day.",
+            "{}",
+            -6.0,
+        )];
+        for q in [
+            "What's the price of standard shipping?",
+            "How much does standard shipping cost?",
+        ] {
+            let ranked = rank(q, costs.clone(), 5);
+            let text = compose(q, &ranked, false).text();
+            let free = text.find("Shipping is free").expect(&text);
+            let below = text.find("Below that").expect(&text);
+            assert!(free < below, "{text}");
+        }
+        assert!(leans_back("However, sale items are final."));
+        assert!(leans_back("Sinon, le retrait est gratuit."));
+        assert!(!leans_back("Thistle seeds are sold out."));
+        assert!(!leans_back("Returns are free."));
     }
 
     #[test]

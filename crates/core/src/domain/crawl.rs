@@ -96,7 +96,10 @@ pub fn source_update_from_body(body: &Map<String, Value>) -> ApiResult<SourceUpd
     let title = b.opt_nonblank_str("title", MAX_TITLE_CHARS)?;
     let refresh = refresh_from_body(body)?;
     if title.is_none() && refresh.is_none() {
-        return Err(ApiError::invalid("title", "`title` is required."));
+        return Err(ApiError::invalid(
+            "title",
+            "Send `title`, `refresh` (a web page's), or both.",
+        ));
     }
     Ok(SourceUpdate { title, refresh })
 }

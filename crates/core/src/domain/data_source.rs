@@ -53,6 +53,9 @@ pub struct DataSource {
 
 impl DataSource {
     pub fn to_json(&self, tag_uuids: &[String]) -> Value {
+        // Whether a person set the title is the service's own bookkeeping, not the caller's.
+        let mut meta = self.meta.clone();
+        meta.remove(TITLE_SET_KEY);
         json!({
             "uuid": self.uuid,
             "chatbot_uuid": self.chatbot_uuid,
@@ -62,7 +65,7 @@ impl DataSource {
             "tokens": self.tokens,
             "type": self.source_type.as_str(),
             "status": self.status.as_str(),
-            "meta_json": Value::Object(self.meta.clone()).to_string(),
+            "meta_json": Value::Object(meta).to_string(),
             "source_tag_uuids": tag_uuids,
             "created_at": self.created_at,
             "modified_at": self.modified_at,

@@ -802,6 +802,12 @@ pub fn content_terms(query: &str) -> Vec<String> {
 /// out"), whose one-word form is often the noun a document uses ("login", "setup", "checkout").
 const PARTICLES: &[&str] = &["back", "down", "in", "off", "on", "out", "over", "up"];
 
+/// Whether `word` (as `Language::term` makes it, which leaves these whole) is one of
+/// `PARTICLES`.
+pub fn is_particle(word: &str) -> bool {
+    PARTICLES.contains(&word)
+}
+
 /// Most spelling variants one query adds to its search.
 pub const MAX_VARIANTS: usize = 8;
 

@@ -9,7 +9,7 @@
 //! everyday verbs (make, take, give) bring synonyms found on every page.
 
 use super::language::Language;
-use super::query::{is_stop_word, words};
+use super::query::{is_particle, is_stop_word, words};
 use std::sync::OnceLock;
 
 /// Each group: words or two-word phrases that mean the same to a customer; an irregular past
@@ -238,8 +238,32 @@ pub struct Alternative {
     pub stands_for: Vec<String>,
 }
 
+/// The most words an English phrasal verb's object may put between the verb and its particle
+/// ("send it back", "send the boots back", "turn the alarm off").
+const MAX_PARTICLE_GAP: usize = 2;
+
+/// Where the question's word `forms` use a member's `member` forms: the positions of its words,
+/// one after the other, or in English a verb and its particle with a short object between.
+fn used_at(forms: &[String], member: &[String], language: Language) -> Option<Vec<usize>> {
+    if let Some(at) = forms.windows(member.len()).position(|w| w == member) {
+        return Some((at..at + member.len()).collect());
+    }
+    let [verb, particle] = member else {
+        return None;
+    };
+    if language != Language::English || !is_particle(particle) {
+        return None;
+    }
+    forms.iter().enumerate().find_map(|(at, form)| {
+        let after = forms.get(at + 2..forms.len().min(at + 2 + MAX_PARTICLE_GAP))?;
+        let gap = after.iter().position(|f| f == particle)?;
+        (form == verb).then(|| vec![at, at + 2 + gap])
+    })
+}
+
 /// The alternatives of `query`'s words, at most `MAX_ALTERNATIVES`: for each group member the
-/// question uses (compared as `Language::term` forms, a phrase as two adjacent words), every
+/// question uses (compared as `Language::term` forms, a phrase as two adjacent words or
+/// a verb and its particle with a short object between), every
 /// other member of its group that the question does not already use.
 pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
     let groups = groups(language);
@@ -254,15 +278,14 @@ pub fn alternatives(query: &str, language: Language) -> Vec<Alternative> {
         let mut found: Vec<usize> = Vec::new();
         let mut stands_for: Vec<String> = Vec::new();
         for (m, member) in members.iter().enumerate().filter(|(_, m)| !m.broad) {
-            let at = forms
-                .windows(member.forms.len())
-                .position(|window| window == member.forms.as_slice());
-            if let Some(at) = at {
-                found.push(m);
-                for word in &asked[at..at + member.forms.len()] {
-                    if !is_stop_word(word) && !stands_for.contains(word) {
-                        stands_for.push(word.clone());
-                    }
+            let Some(at) = used_at(&forms, &member.forms, language) else {
+                continue;
+            };
+            found.push(m);
+            for &i in &at {
+                let word = &asked[i];
+                if !is_stop_word(word) && !stands_for.contains(word) {
+                    stands_for.push(word.clone());
                 }
             }
         }
@@ -293,6 +316,21 @@ mod tests {
 
     fn words_of(alternatives: &[Alternative]) -> Vec<String> {
         alternatives.iter().map(|a| a.words.join(" ")).collect()
+    }
+
+    #[test]
+    fn a_phrasal_verb_is_found_around_its_object() {
+        for q in [
+            "How long do I have to send something back?",
+            "Can I send the boots back?",
+            "Can I send back the boots?",
+        ] {
+            let found = alternatives(q, Language::English);
+            assert!(words_of(&found).contains(&"return".to_string()), "{q}");
+        }
+        // Too far apart, or not a particle: not the phrase.
+        let far = alternatives("Can I send my new winter boots back?", Language::English);
+        assert!(!words_of(&far).contains(&"return".to_string()));
     }
 
     #[test]
