@@ -13,6 +13,19 @@ test("health answers without credentials", async () => {
   }
 });
 
+test("HEAD is answered wherever GET is, with GET's status and headers and no body", async () => {
+  for (const [p, opts] of [["/health", {}], ["/api/v1/chatbots", { key }], ["/api/v1/openapi.json", {}]]) {
+    const get = await worker.request("GET", p, opts);
+    const head = await fetch(`${worker.base}${p}`, { method: "HEAD", headers: opts.key ? { Authorization: `Bearer ${key}` } : {} });
+    assert.equal(head.status, get.status, p);
+    assert.equal(head.headers.get("content-type"), get.headers.get("content-type"), p);
+    assert.equal(await head.text(), "", p);
+  }
+  const refused = await fetch(`${worker.base}/api/v1/chatbot/create`, { method: "HEAD", headers: { Authorization: `Bearer ${key}` } });
+  assert.equal(refused.status, 405);
+  assert.equal(refused.headers.get("allow"), "POST");
+});
+
 test("unknown paths are 404 in the contract's shape", async () => {
   // "/" is the chat page (a static file); every other path without a file or a route is a 404.
   for (const p of ["/nothing-here", "/api/v1", "/api/v1/nothing", "/api/v2/chatbots", "/api/v1/chatbot//agents"]) {
