@@ -5,7 +5,7 @@
 
 use crate::domain::data_source::SourceType;
 use crate::knowledge::language::Language;
-use crate::knowledge::query::names;
+use crate::knowledge::query::{names, words};
 use crate::knowledge::retrieve::{QuestionTerms, Ranked};
 use std::collections::HashSet;
 
@@ -134,16 +134,78 @@ fn paragraph_lines(text: &str) -> Vec<String> {
     out
 }
 
+/// Most lines a lead-in ("Opening hours:") gathers as its list.
+const MAX_LEAD_IN_LINES: usize = 12;
+
+/// A line a lead-in may gather: short, and no sentence (it does not end as one).
+fn is_list_line(line: &str) -> bool {
+    (1..=2 * LABEL_WORDS).contains(&line.split_whitespace().count())
+        && !line.ends_with(['.', '!', '?', ':', '。', '！', '？'])
+        && !line.starts_with('#')
+}
+
 /// Splits chunk text into units a reader can take alone: table rows and list items by line,
-/// prose by sentence.
+/// prose by sentence, and a lead-in with the short lines it introduces.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     // A label standing alone over a paragraph ("Warranty", "Returns policy") is read with the
     // paragraph's first sentence, not quoted alone or after it.
     let mut label: Option<String> = None;
-    for line in paragraph_lines(text) {
-        let line = line.as_str();
+    let lines: Vec<String> = paragraph_lines(text)
+        .into_iter()
+        .map(|line| {
+            // A quote's marker, as the light markdown keeps it, is not part of what it says.
+            match line.strip_prefix("> ") {
+                Some(quoted) => quoted.to_string(),
+                None if line == ">" => String::new(),
+                None => line,
+            }
+        })
+        .collect();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = lines[at].as_str();
+        at += 1;
         if line.is_empty() || line.starts_with('#') || line.starts_with("```") {
+            continue;
+        }
+        // A lead-in ("Opening hours:", or a label over more short lines: "Contact", then
+        // "Phone …", "Email …") is read with the lines it introduces: quoted alone it says
+        // nothing, and each of its lines alone loses what it is about ("Sunday closed").
+        let mut gathered = 0;
+        while gathered < MAX_LEAD_IN_LINES {
+            let Some(next) = lines
+                .get(at + gathered)
+                .filter(|l| is_list_line(l) && !is_item(l))
+            else {
+                break;
+            };
+            // A label in capitals right over prose titles that prose ("PARKING", then "Our
+            // garage …"); in lower case it is more likely the list's last line ("Sunday
+            // closed").
+            let over_prose = lines
+                .get(at + gathered + 1)
+                .is_some_and(|after| !after.is_empty() && !is_list_line(after) && !is_item(after));
+            let capitals = !next.chars().any(char::is_lowercase);
+            if is_label(next) && capitals && over_prose {
+                break;
+            }
+            gathered += 1;
+        }
+        let lead_in = if line.ends_with(':') {
+            gathered > 0
+        } else {
+            is_label(line) && gathered > 1
+        };
+        if lead_in {
+            out.extend(label.take());
+            let mut unit = line.to_string();
+            for next in &lines[at..at + gathered] {
+                unit.push('\n');
+                unit.push_str(next);
+            }
+            out.push(unit);
+            at += gathered;
             continue;
         }
         if is_item(line) || is_label(line) {
@@ -162,7 +224,9 @@ pub fn sentences(text: &str) -> Vec<String> {
         for (i, &ch) in chars.iter().enumerate() {
             current.push(ch);
             let at_end = matches!(ch, '.' | '!' | '?' | '。' | '！' | '？');
-            let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+            // Chinese and Japanese put no space after a full stop.
+            let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace())
+                || matches!(ch, '。' | '！' | '？');
             let prev_is_digit = i > 0
                 && chars[i - 1].is_ascii_digit()
                 && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit());
@@ -261,12 +325,15 @@ fn names_unknown(query: &str, question: &QuestionTerms, ranked: &[Ranked]) -> bo
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let question = QuestionTerms::of(query);
+    let asked = asked_words(query);
     let language = question.language;
     let Some(best) = ranked.first() else {
         return decline(language);
     };
 
-    // A stored question that matches is the operator's own answer: it answers alone.
+    // A stored question that matches is the operator's own answer: it answers alone, unless
+    // the question names something the pair does not ("Can I import from Excel?" against
+    // the pair on importing from QuickBooks).
     let qa = ranked
         .iter()
         .enumerate()
@@ -274,6 +341,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
             r.hit.source_type == SourceType::Qa
                 && r.question_match >= QA_MATCH
                 && r.score >= best.score * QA_RELATIVE_FLOOR
+                && !names_unknown(query, &question, std::slice::from_ref(*r))
         })
         .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
     if let Some((index, r)) = qa {
@@ -291,7 +359,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         return decline(language);
     }
     if !answerable(best, question.terms.len()) || names_unknown(query, &question, ranked) {
-        return unsure(&question, best, show_citations);
+        return unsure(&question, &asked, best, show_citations);
     }
     let needed = if question.terms.len() <= 1 {
         1.0
@@ -311,10 +379,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if chunk > 0 && r.hit.source_type == SourceType::Qa && r.question_match == 0.0 {
             continue;
         }
-        candidates.extend(scored_sentences(&question, chunk, r));
+        candidates.extend(scored_sentences(&question, &asked, chunk, r));
     }
     if candidates.is_empty() {
-        return unsure(&question, best, show_citations);
+        return unsure(&question, &asked, best, show_citations);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     // The answer leads with the best sentence of the best-ranked passage, when it has one:
@@ -357,7 +425,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if last_of_chunk {
             piece.push_str(&marker(number, show_citations));
         }
-        let is_line = c.text.starts_with("- ") || c.text.contains(" | ") || c.text.contains("; ");
+        let is_line = c.text.starts_with("- ")
+            || c.text.contains(" | ")
+            || c.text.contains("; ")
+            || c.text.contains('\n');
         let separator = match chosen.get(i + 1) {
             None => "",
             Some(_) if is_line => "\n",
@@ -381,8 +452,35 @@ struct Candidate {
     score: f64,
 }
 
+/// Words too common to tell two sentences apart, even as a tie-breaker.
+const GLUE_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "at", "be", "can", "do", "does", "for", "how", "i", "in", "is", "it",
+    "me", "my", "of", "on", "or", "the", "to", "we", "what", "when", "where", "which", "who",
+    "why", "you", "your",
+];
+
+/// The question's own words as typed (lower case), but the commonest: between two sentences
+/// holding as many of its terms, the one that also shares its other words ("until", "use",
+/// which ranking ignores) is nearer to what was asked.
+fn asked_words(query: &str) -> HashSet<String> {
+    words(query)
+        .into_iter()
+        .filter(|w| !GLUE_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Most a sentence gains from sharing the question's other words: less than holding one more
+/// of its terms.
+const SHARED_WORD_BONUS: f64 = 0.015;
+const MAX_SHARED_WORDS: usize = 3;
+
 /// The sentences of ranked chunk `chunk` that hold some of the `question`'s terms, scored.
-fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<Candidate> {
+fn scored_sentences(
+    question: &QuestionTerms,
+    asked: &HashSet<String>,
+    chunk: usize,
+    r: &Ranked,
+) -> Vec<Candidate> {
     let terms = &question.terms;
     let heading_stems = question.held_in(&r.hit.heading);
     let mut out = Vec::new();
@@ -401,8 +499,16 @@ fn scored_sentences(question: &QuestionTerms, chunk: usize, r: &Ranked) -> Vec<C
         if hits == 0.0 {
             continue;
         }
-        let score =
-            (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score - 0.01 * order as f64;
+        let shared = words(&sentence)
+            .iter()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .filter(|w| asked.contains(*w))
+            .count()
+            .min(MAX_SHARED_WORDS);
+        let score = (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score
+            - 0.01 * order as f64
+            + SHARED_WORD_BONUS * shared as f64;
         out.push(Candidate {
             chunk,
             order,
@@ -429,6 +535,10 @@ const LEANING_OPENERS: &[&str] = &[
     "if so",
     "in that case",
     "in this case",
+    "it",
+    "its",
+    "they",
+    "their",
     "instead",
     "otherwise",
     "then",
@@ -441,6 +551,10 @@ const LEANING_OPENERS: &[&str] = &[
     "au-delà",
     "cependant",
     "dans ce cas",
+    "il",
+    "ils",
+    "elle",
+    "elles",
     "en dessous",
     "sinon",
     "toutefois",
@@ -498,9 +612,14 @@ fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
 
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
 /// source, so a person can read on there.
-fn unsure(question: &QuestionTerms, best: &Ranked, show_citations: bool) -> Composed {
+fn unsure(
+    question: &QuestionTerms,
+    asked: &HashSet<String>,
+    best: &Ranked,
+    show_citations: bool,
+) -> Composed {
     let language = question.language;
-    let mut candidates = scored_sentences(question, 0, best);
+    let mut candidates = scored_sentences(question, asked, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     let closest = candidates
         .into_iter()
@@ -800,6 +919,103 @@ mod tests {
         assert!(leans_back("Sinon, le retrait est gratuit."));
         assert!(!leans_back("Thistle seeds are sold out."));
         assert!(!leans_back("Returns are free."));
+    }
+
+    #[test]
+    fn a_lead_in_is_quoted_with_the_short_lines_it_introduces() {
+        let bakery = vec![hit(
+            1,
+            "bakery",
+            "file",
+            "",
+            "Sunrise Bakery\nOpening hours:\nMonday - Friday 7:00 - 18:00\nSaturday 7:00 - 14:00\n\
+             Sunday closed\nWe bake sourdough fresh every morning. Pre-orders for cakes need 48 \
+             hours notice.\nContact\nPhone 0161 555 0199\nEmail hello@sunrisebakery.example",
+            "{}",
+            -6.0,
+        )];
+        let hours =
+            "Opening hours:\nMonday - Friday 7:00 - 18:00\nSaturday 7:00 - 14:00\nSunday closed";
+        for q in ["are you open on sunday", "opening hours"] {
+            let ranked = rank(q, bakery.clone(), 5);
+            let text = compose(q, &ranked, false).text();
+            assert!(text.starts_with(hours), "{q}: {text}");
+            assert!(!text.contains("closed: We bake"), "{q}: {text}");
+        }
+        let q = "what is your phone number";
+        let ranked = rank(q, bakery.clone(), 5);
+        assert_eq!(
+            compose(q, &ranked, false).text(),
+            "Contact\nPhone 0161 555 0199\nEmail hello@sunrisebakery.example"
+        );
+        // A label over prose still reads with its first sentence.
+        assert_eq!(
+            sentences("Opening hours:\nMon 9-5\nPARKING\nOur garage has 40 spaces."),
+            [
+                "Opening hours:\nMon 9-5",
+                "PARKING: Our garage has 40 spaces."
+            ]
+        );
+    }
+
+    #[test]
+    fn of_two_sentences_as_near_the_question_the_one_sharing_its_other_words_wins() {
+        let pool = vec![hit(
+            1,
+            "hotel",
+            "file",
+            "",
+            "SPA AND POOL\nThe spa is open daily from 9 am to 9 pm. Guests under 16 may use the \
+             pool only until 5 pm and must be accompanied by an adult.",
+            "{}",
+            -6.0,
+        )];
+        let q = "until what time can kids use the pool";
+        let ranked = rank(q, pool, 5);
+        let text = compose(q, &ranked, false).text();
+        assert!(
+            text.contains("Guests under 16 may use the pool only until 5 pm"),
+            "{text}"
+        );
+        assert!(!text.contains("The spa is open daily"), "{text}");
+    }
+
+    #[test]
+    fn a_pair_does_not_answer_a_question_naming_what_it_does_not() {
+        let pairs = vec![hit(
+            1,
+            "import",
+            "qa",
+            "Can I import data from QuickBooks?",
+            "Yes. Go to File > Import and choose QuickBooks.",
+            r#"{"question":"Can I import data from QuickBooks?","answer":"Yes. Go to File > Import and choose QuickBooks."}"#,
+            -6.0,
+        )];
+        let q = "Can I import from Excel?";
+        let ranked = rank(q, pairs.clone(), 5);
+        let c = compose(q, &ranked, false);
+        assert!(!c.answered && c.text().starts_with(UNSURE), "{}", c.text());
+        let q = "can i import my data from quickbooks";
+        let ranked = rank(q, pairs, 5);
+        assert_eq!(
+            compose(q, &ranked, false).text(),
+            "Yes. Go to File > Import and choose QuickBooks."
+        );
+    }
+
+    #[test]
+    fn quote_markers_go_and_cjk_sentences_end_at_their_full_stops() {
+        assert_eq!(
+            sentences("> Note: A factory reset erases your settings.\n>\n> Back them up first."),
+            [
+                "Note: A factory reset erases your settings.",
+                "Back them up first."
+            ]
+        );
+        assert_eq!(
+            sentences("夕食は18時からです。朝食は7時から9時までです。"),
+            ["夕食は18時からです。", "朝食は7時から9時までです。"]
+        );
     }
 
     #[test]

@@ -69,9 +69,10 @@ const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::Portuguese,
         &[
-            "a", "ao", "as", "com", "como", "da", "das", "do", "dos", "em", "isso", "meu", "minha",
-            "na", "no", "não", "o", "onde", "os", "para", "pela", "pelo", "posso", "qual",
-            "quando", "que", "seu", "sua", "um", "uma", "você", "é",
+            "a", "ao", "as", "com", "como", "custa", "da", "das", "do", "dos", "em", "eu", "fazem",
+            "há", "isso", "meu", "minha", "na", "no", "não", "o", "onde", "os", "para", "pela",
+            "pelo", "pode", "posso", "qual", "quando", "que", "seu", "sua", "são", "tem", "têm",
+            "um", "uma", "você", "vocês", "à", "às", "é",
         ],
     ),
 ];
@@ -157,12 +158,16 @@ impl Language {
         });
         // Short questions may hold no function word but the language's own marks: Spanish
         // opens a question with "¿" (outweighing a stray "a" read as English) and writes "ñ";
-        // "ß" is German's, "ã" and "õ" Portuguese's. A loanword ("jalapeño") in an English
+        // "ß" and umlauts are German's ("Öffnungszeiten?"), "ã" and "õ" Portuguese's. A loanword ("jalapeño") in an English
         // question still loses to its function words.
         for (language, marks, weight) in [
             (Language::Spanish, &['¿', '¡'][..], 2),
             (Language::Spanish, &['ñ'][..], 1),
-            (Language::German, &['ß'][..], 1),
+            (
+                Language::German,
+                &['ß', 'ä', 'ö', 'ü', 'Ä', 'Ö', 'Ü'][..],
+                1,
+            ),
             (Language::Portuguese, &['ã', 'õ'][..], 1),
         ] {
             if text.contains(marks) {
@@ -249,7 +254,7 @@ fn is_prefix_term(term: &str) -> bool {
 }
 
 /// `word` without the accents of Latin letters, as the index reads it (`remove_diacritics`).
-fn fold(word: &str) -> String {
+pub(crate) fn fold(word: &str) -> String {
     word.chars()
         .map(|c| match c {
             'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
@@ -312,6 +317,15 @@ mod tests {
             ("¿Hacéis envíos a Japón?", Language::Spanish),
             ("Größe M?", Language::German),
             ("Do you sell jalapeño sauce?", Language::English),
+            ("Quanto custa uma limpeza?", Language::Portuguese),
+            (
+                "Quanto custa se eu faltar à consulta?",
+                Language::Portuguese,
+            ),
+            ("Vocês têm estacionamento?", Language::Portuguese),
+            ("Öffnungszeiten", Language::German),
+            ("Parkplätze?", Language::German),
+            ("Is the café in München open?", Language::English),
             ("", Language::English),
         ] {
             assert_eq!(Language::of(q), language, "{q}");

@@ -2,7 +2,7 @@
 //! candidates; this pass blends in how much of the question each chunk covers, lets a Q&A
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
-use super::language::Language;
+use super::language::{fold, Language};
 use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
 use super::thesaurus;
 use crate::chat::followup::Context;
@@ -48,7 +48,11 @@ pub const CANDIDATES: usize = 40;
 /// A crude English stemmer: enough to match "configuring" with "configured" when comparing
 /// terms here. The index itself stems with Porter.
 pub fn stem(word: &str) -> String {
-    let w = word.to_lowercase();
+    let mut w = word.to_lowercase();
+    // "café" and "crème" are "cafe" and "creme" to English readers, and to the index.
+    if !w.is_ascii() {
+        w = fold(&w);
+    }
     if w.chars().count() <= 3 || !w.is_ascii() {
         return w;
     }
@@ -88,11 +92,14 @@ pub fn stem(word: &str) -> String {
             stemmed = format!("{base}{replacement}");
             let bytes = stemmed.as_bytes();
             let n = bytes.len();
-            // "running" -> "runn" -> "run"
-            if ["ing", "ed", "er", "ers", "ings"].contains(suffix)
-                && n >= 2
-                && bytes[n - 1] == bytes[n - 2]
-                && !b"lsz".contains(&bytes[n - 1])
+            // "running" -> "runn" -> "run". A doubled "l" after "e" is British spelling's
+            // ("cancelled", "travelling", "cancellation" -> "cancel", "travel"), unless the
+            // word is that short ("spelling" stays "spell").
+            let doubled = n >= 2 && bytes[n - 1] == bytes[n - 2];
+            let british_l = doubled && n >= 6 && bytes[n - 1] == b'l' && bytes[n - 3] == b'e';
+            if ["ing", "ed", "er", "ers", "ings", "ation", "ations"].contains(suffix)
+                && doubled
+                && (!b"lsz".contains(&bytes[n - 1]) || british_l)
             {
                 stemmed.pop();
             }
@@ -135,7 +142,8 @@ pub fn held_stems(text: &str, terms: &HashSet<String>, language: Language) -> Ha
             return;
         }
         if english {
-            if !starts.contains(first_chars(word, 2)) {
+            // A word with accents is compared folded ("école" is "ecole"): no cheap look first.
+            if word.is_ascii() && !starts.contains(first_chars(word, 2)) {
                 return;
             }
             let stemmed = stem(word);
@@ -330,7 +338,7 @@ fn holds_pair(text: &str, first: impl Fn(&str) -> bool, second: impl Fn(&str) ->
 /// in English only words starting like the term are stemmed.
 fn word_holds(language: Language, word: &str, term: &str) -> bool {
     if language == Language::English {
-        word.starts_with(first_chars(term, 2)) && stem(word) == term
+        (!word.is_ascii() || word.starts_with(first_chars(term, 2))) && stem(word) == term
     } else {
         language.form_holds(&language.passage_form(word), term)
     }
@@ -663,8 +671,20 @@ mod tests {
             ("policies", "policy"),
             ("refunds", "refund"),
             ("shipping", "ship"),
+            ("cancellation", "cancel"),
+            ("cancelled", "cancel"),
+            ("café", "cafe"),
+            ("Crème", "creme"),
         ] {
             assert_eq!(stem(a), stem(b), "{a} {b}");
+        }
+        assert_ne!(stem("station"), stem("stat"));
+        for (word, kept) in [
+            ("spelling", "spell"),
+            ("installation", "install"),
+            ("falling", "fall"),
+        ] {
+            assert_eq!(stem(word), kept);
         }
         assert_ne!(stem("process"), stem("pro"));
         assert_eq!(stem("class"), "class");
