@@ -322,6 +322,19 @@ fn names_unknown(query: &str, question: &QuestionTerms, ranked: &[Ranked]) -> bo
     named.iter().any(|t| !held.contains(t))
 }
 
+/// Whether a stored pair `r` is about another named thing than the question: the question
+/// names something the pair does not mention, and the pair's question names something the
+/// question does not ("Excel" and "QuickBooks").
+fn names_another(query: &str, question: &QuestionTerms, r: &Ranked) -> bool {
+    if !names_unknown(query, question, std::slice::from_ref(r)) {
+        return false;
+    }
+    let asked: HashSet<String> = words(query).into_iter().collect();
+    names(&r.hit.heading, question.language)
+        .iter()
+        .any(|name| !asked.contains(name))
+}
+
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let question = QuestionTerms::of(query);
@@ -332,8 +345,8 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     };
 
     // A stored question that matches is the operator's own answer: it answers alone, unless
-    // the question names something the pair does not ("Can I import from Excel?" against
-    // the pair on importing from QuickBooks).
+    // the two name different things ("Can I import from Excel?" against the pair on importing
+    // from QuickBooks; "Do you deliver to Canada?" still takes "Do you ship abroad?").
     let qa = ranked
         .iter()
         .enumerate()
@@ -341,7 +354,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
             r.hit.source_type == SourceType::Qa
                 && r.question_match >= QA_MATCH
                 && r.score >= best.score * QA_RELATIVE_FLOOR
-                && !names_unknown(query, &question, std::slice::from_ref(*r))
+                && !names_another(query, &question, r)
         })
         .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
     if let Some((index, r)) = qa {
@@ -1000,6 +1013,22 @@ mod tests {
         assert_eq!(
             compose(q, &ranked, false).text(),
             "Yes. Go to File > Import and choose QuickBooks."
+        );
+        // A pair naming nothing answers for what the question names.
+        let abroad = vec![hit(
+            1,
+            "abroad",
+            "qa",
+            "Do you ship abroad?",
+            "Yes, we ship to 40 countries.",
+            r#"{"question":"Do you ship abroad?","answer":"Yes, we ship to 40 countries."}"#,
+            -6.0,
+        )];
+        let q = "Do you ship to Canada?";
+        let ranked = rank(q, abroad, 5);
+        assert_eq!(
+            compose(q, &ranked, false).text(),
+            "Yes, we ship to 40 countries."
         );
     }
 
