@@ -22,6 +22,8 @@ mod tags;
 mod tokenizer;
 mod tree;
 
+pub(super) use entities::parse_entity;
+
 use super::clean::{collapse_ws, word_count};
 use super::document::Document;
 use super::render::render;

@@ -1,37 +1,47 @@
-//! Markdown (CommonMark with GitHub's tables and strikethrough), parsed by `pulldown-cmark`.
+//! Markdown: CommonMark with GitHub's tables, strikethrough and footnotes.
+//!
+//! The reader is our own. `pulldown-cmark`, which read Markdown here before, cost 72 KB of
+//! the compressed Worker (its parser, its table of 2,125 character references and
+//! `unicase`), and only plain text is wanted from it: character references are decoded by
+//! the HTML reader's table, which knows the common ones.
 //!
 //! Headings, lists, quotes, tables and code map onto the document one to one. Emphasis and
 //! link syntax go and keep their text; images carry no text worth indexing and go whole.
 //! Raw HTML blocks (READMEs often centre a heading or logo this way) are read by the HTML
-//! reader; inline tags disappear. A table's first line names its columns. The title is the
-//! first level-one heading, else the front matter's `title:`.
+//! reader; inline tags disappear. A table's first line names its columns. Footnote
+//! references stay as written (`[^1]`); a definition's blocks join the text where it
+//! stands, its first paragraph prefixed `[^1]: `. The title is the first level-one heading,
+//! else the front matter's `title:`.
 //!
 //! Code blocks are indexed bare, without fences: that is how Markdown sources have always
 //! read here.
+//!
+//! Reading is in two passes. `blocks` finds the block structure line by line and the
+//! labels of reference definitions; the inline text of each paragraph, heading and cell is
+//! then read by `inlines`, which needs those labels (a `[text]` is a link only if its
+//! label is defined, wherever the definition stands). Both are linear in the input and
+//! neither recurses: containers nest at most [`MAX_NESTING`](super::document::MAX_NESTING)
+//! deep.
 
+mod blocks;
+mod inlines;
+mod links;
+mod scan;
 mod source;
 
 use super::clean::{collapse_ws, normalise};
-use super::document::{Block, Cell, Code, Document, List, Row, Table, MAX_NESTING};
+use super::document::{Block, Cell, Code, Document, List, Row, Table};
 use super::html;
-use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use blocks::{Container, Event};
+use links::Labels;
 
 /// Reads a Markdown document.
 pub fn read(text: &str) -> Document {
     let norm = normalise(text);
     let (body, front_title) = source::front_matter(&norm);
-    let body = source::protect_code_pipes(body);
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
-    // `[text][label]` whose label is defined nowhere (a README cut short, a copied
-    // paragraph) still reads as its text rather than as bracket syntax; a bare `[text]`
-    // without a definition is ordinary text, brackets and all.
-    let mut broken_link = |link: BrokenLink<'_>| match link.link_type {
-        LinkType::Reference | LinkType::Collapsed => Some((CowStr::from(""), CowStr::from(""))),
-        _ => None,
-    };
-    let mut b = Builder::new();
-    for event in Parser::new_with_broken_link_callback(&body, options, Some(&mut broken_link)) {
+    let (events, labels) = blocks::read(body);
+    let mut b = Builder::new(&labels);
+    for event in events {
         b.event(event);
     }
     let (title, blocks) = b.finish();
@@ -48,51 +58,30 @@ enum Frame {
     Item(Vec<Block>),
     /// A footnote's definition: its blocks join the text where it stands.
     Footnote(Vec<Block>),
-    /// A quote or list past the nesting bound: its content joins the container around it.
-    Flat,
 }
 
-#[derive(Default)]
-struct TableState {
-    rows: Vec<Row>,
-    row: Row,
-}
-
-/// Turns the parser's events into blocks. The parser nests events as deep as the input
-/// does; the frames here stop at [`MAX_NESTING`] and live on the heap, so no input makes
-/// this recurse.
-struct Builder {
+/// Turns the block reader's events into blocks, reading inline text on the way. The block
+/// reader keeps containers within [`MAX_NESTING`](super::document::MAX_NESTING), so the
+/// frames here are as few.
+struct Builder<'a> {
     frames: Vec<Frame>,
-    /// Inline text of the paragraph, heading or cell being read.
-    inline: String,
+    labels: &'a Labels,
     /// Text put before the next paragraph (a footnote's label).
     pending_prefix: Option<String>,
-    /// How many images the reader is inside; their alt text is not read.
-    in_image: usize,
-    heading: Option<u8>,
-    code: Option<String>,
-    html: Option<String>,
-    table: Option<TableState>,
     title: Option<String>,
 }
 
-impl Builder {
-    fn new() -> Builder {
+impl<'a> Builder<'a> {
+    fn new(labels: &'a Labels) -> Builder<'a> {
         Builder {
             frames: vec![Frame::Root(Vec::new())],
-            inline: String::new(),
+            labels,
             pending_prefix: None,
-            in_image: 0,
-            heading: None,
-            code: None,
-            html: None,
-            table: None,
             title: None,
         }
     }
 
     fn finish(mut self) -> (Option<String>, Vec<Block>) {
-        self.flush_inline();
         while self.frames.len() > 1 {
             self.close_frame();
         }
@@ -107,7 +96,7 @@ impl Builder {
     fn container(&mut self) -> Option<&mut Vec<Block>> {
         self.frames.iter_mut().rev().find_map(|f| match f {
             Frame::Root(b) | Frame::Quote(b) | Frame::Item(b) | Frame::Footnote(b) => Some(b),
-            Frame::List(..) | Frame::Flat => None,
+            Frame::List(..) => None,
         })
     }
 
@@ -117,20 +106,7 @@ impl Builder {
         }
     }
 
-    fn open(&mut self, frame: Frame) {
-        self.flush_inline();
-        // An item always opens inside its list; quotes and lists past the bound do not.
-        let nested =
-            matches!(frame, Frame::Item(_)) && matches!(self.frames.last(), Some(Frame::List(..)));
-        if self.frames.len() > MAX_NESTING && !nested {
-            self.frames.push(Frame::Flat);
-        } else {
-            self.frames.push(frame);
-        }
-    }
-
     fn close_frame(&mut self) {
-        self.flush_inline();
         if self.frames.len() <= 1 {
             return;
         }
@@ -138,7 +114,7 @@ impl Builder {
             return;
         };
         match frame {
-            Frame::Root(_) | Frame::Flat => {}
+            Frame::Root(_) => {}
             Frame::Quote(blocks) => {
                 if !blocks.is_empty() {
                     self.push_block(Block::Quote(blocks));
@@ -162,109 +138,39 @@ impl Builder {
         }
     }
 
-    /// Ends the text being gathered as a paragraph of its container.
-    fn flush_inline(&mut self) {
-        if self.heading.is_some() || self.table.is_some() {
-            return;
-        }
-        let text = collapse_ws(&self.inline);
-        self.inline.clear();
-        if text.is_empty() {
-            return;
-        }
-        let text = match self.pending_prefix.take() {
-            Some(prefix) => format!("{prefix}{text}"),
-            None => text,
-        };
-        self.push_block(Block::Paragraph(text));
+    /// The text of inline Markdown, on one line.
+    fn inline(&self, raw: &str) -> String {
+        collapse_ws(&inlines::text(raw, self.labels))
     }
 
-    fn event(&mut self, event: Event<'_>) {
-        if let Some(code) = &mut self.code {
-            match event {
-                Event::Text(t) => code.push_str(&t),
-                Event::End(TagEnd::CodeBlock) => self.end_code(),
-                _ => {}
-            }
-            return;
-        }
-        if let Some(html) = &mut self.html {
-            match event {
-                Event::Html(t) | Event::Text(t) => html.push_str(&t),
-                Event::End(TagEnd::HtmlBlock) => self.end_html(),
-                _ => {}
-            }
-            return;
-        }
+    fn event(&mut self, event: Event) {
         match event {
-            Event::Start(tag) => self.start(tag),
-            Event::End(tag) => self.end(tag),
-            Event::Text(t) | Event::Code(t) if self.in_image == 0 => self.inline.push_str(&t),
-            Event::SoftBreak | Event::HardBreak => self.inline.push(' '),
-            // Inline tags disappear, except that a line break still separates words.
-            Event::InlineHtml(h) | Event::Html(h) if is_br(&h) => self.inline.push(' '),
-            Event::FootnoteReference(label) => {
-                self.inline.push_str("[^");
-                self.inline.push_str(&label);
-                self.inline.push(']');
+            Event::Open(container) => {
+                let frame = match container {
+                    Container::Quote => Frame::Quote(Vec::new()),
+                    Container::List(start) => Frame::List(start, Vec::new()),
+                    Container::Item => Frame::Item(Vec::new()),
+                    Container::Footnote(label) => {
+                        self.pending_prefix = Some(format!("[^{label}]: "));
+                        Frame::Footnote(Vec::new())
+                    }
+                };
+                self.frames.push(frame);
             }
-            Event::Rule => self.flush_inline(),
-            _ => {}
-        }
-    }
-
-    fn start(&mut self, tag: Tag<'_>) {
-        match tag {
-            Tag::Paragraph => self.flush_inline(),
-            Tag::Heading { level, .. } => {
-                self.flush_inline();
-                self.heading = Some(level as u8);
-            }
-            Tag::BlockQuote(_) => self.open(Frame::Quote(Vec::new())),
-            Tag::List(start) => self.open(Frame::List(start, Vec::new())),
-            Tag::Item => self.open(Frame::Item(Vec::new())),
-            Tag::FootnoteDefinition(label) => {
-                self.open(Frame::Footnote(Vec::new()));
-                self.pending_prefix = Some(format!("[^{label}]: "));
-            }
-            Tag::CodeBlock(_) => {
-                self.flush_inline();
-                self.code = Some(String::new());
-            }
-            Tag::HtmlBlock => {
-                self.flush_inline();
-                self.html = Some(String::new());
-            }
-            Tag::Table(_) => {
-                self.flush_inline();
-                self.table = Some(TableState::default());
-            }
-            Tag::TableHead => {
-                if let Some(t) = &mut self.table {
-                    t.row = Row {
-                        header: true,
-                        cells: Vec::new(),
-                    };
+            Event::Close => self.close_frame(),
+            Event::Paragraph(raw) => {
+                let text = self.inline(&raw);
+                if text.is_empty() {
+                    return;
                 }
+                let text = match self.pending_prefix.take() {
+                    Some(prefix) => format!("{prefix}{text}"),
+                    None => text,
+                };
+                self.push_block(Block::Paragraph(text));
             }
-            Tag::TableRow => {
-                if let Some(t) = &mut self.table {
-                    t.row = Row::default();
-                }
-            }
-            Tag::TableCell => self.inline.clear(),
-            Tag::Image { .. } => self.in_image += 1,
-            _ => {}
-        }
-    }
-
-    fn end(&mut self, tag: TagEnd) {
-        match tag {
-            TagEnd::Paragraph => self.flush_inline(),
-            TagEnd::Heading(_) => {
-                let level = self.heading.take().unwrap_or(1);
-                let text = collapse_ws(&self.inline);
-                self.inline.clear();
+            Event::Heading(level, raw) => {
+                let text = self.inline(&raw);
                 if !text.is_empty() {
                     if level == 1 && self.title.is_none() {
                         self.title = Some(text.clone());
@@ -272,48 +178,28 @@ impl Builder {
                     self.push_block(Block::Heading { level, text });
                 }
             }
-            TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition => {
-                self.close_frame()
+            Event::Code(text) => self.push_block(Block::Code(Code {
+                text: text.trim_end_matches('\n').to_string(),
+                fenced: false,
+            })),
+            Event::Html(chunk) => self.html(&chunk),
+            Event::Table(rows) => {
+                let rows = rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, cells)| Row {
+                        header: i == 0,
+                        cells: cells.iter().map(|c| Cell::new(self.inline(c))).collect(),
+                    })
+                    .collect();
+                self.push_block(Block::Table(Table { rows }));
             }
-            TagEnd::TableCell => {
-                let text = collapse_ws(&self.inline);
-                self.inline.clear();
-                if let Some(t) = &mut self.table {
-                    t.row.cells.push(Cell::new(text));
-                }
-            }
-            TagEnd::TableHead | TagEnd::TableRow => {
-                if let Some(t) = &mut self.table {
-                    let row = std::mem::take(&mut t.row);
-                    t.rows.push(row);
-                }
-            }
-            TagEnd::Table => {
-                if let Some(t) = self.table.take() {
-                    self.push_block(Block::Table(Table { rows: t.rows }));
-                }
-            }
-            TagEnd::Image => self.in_image = self.in_image.saturating_sub(1),
-            _ => {}
         }
     }
 
-    fn end_code(&mut self) {
-        let Some(code) = self.code.take() else {
-            return;
-        };
-        self.push_block(Block::Code(Code {
-            text: code.trim_end_matches('\n').to_string(),
-            fenced: false,
-        }));
-    }
-
     /// An HTML block is read as HTML; its blocks join the Markdown's where it stands.
-    fn end_html(&mut self) {
-        let Some(chunk) = self.html.take() else {
-            return;
-        };
-        let doc = html::read(&chunk);
+    fn html(&mut self, chunk: &str) {
+        let doc = html::read(chunk);
         if self.title.is_none() && chunk.to_ascii_lowercase().contains("<h1") {
             self.title = doc.title;
         }
@@ -323,26 +209,5 @@ impl Builder {
     }
 }
 
-/// `<br>`, `<br/>` or `</br>` in any case.
-fn is_br(tag: &str) -> bool {
-    let inner = tag.trim_start_matches('<').trim_start_matches('/');
-    let name: String = inner
-        .chars()
-        .take_while(char::is_ascii_alphanumeric)
-        .collect();
-    name.eq_ignore_ascii_case("br")
-}
-
 #[cfg(test)]
-mod tests {
-    use crate::knowledge::extract::markdown_to_text;
-
-    #[test]
-    fn code_spans_match_runs_of_equal_length() {
-        assert_eq!(
-            markdown_to_text("``a`b`` and `c`` d`").text,
-            "a`b and c`` d"
-        );
-        assert_eq!(markdown_to_text("`unclosed *em*").text, "`unclosed em");
-    }
-}
+mod tests;
