@@ -199,6 +199,12 @@ test("a Chinese source is found by a Chinese question", async () => {
   const r = await ask(session, "加急配送要几天？");
   assert.equal(r.citations["1"].file_name, "配送.md", r.response);
   assert.match(r.response, /加急配送需要三个工作日/);
+  assert.equal(r.meta.answered, true);
+  // A question as people type it: its grammar ("多久", "能") is no word the passage lacks.
+  const refund = await ask(session, "退款多久能到账？");
+  assert.equal(refund.citations["1"].file_name, "退货.md", refund.response);
+  assert.match(refund.response, /退款会在五个工作日内退回/);
+  assert.equal(refund.meta.answered, true, refund.response);
 });
 
 test("a Q&A pair answers a paraphrase of its question alone", async () => {

@@ -1033,6 +1033,39 @@ mod tests {
     }
 
     #[test]
+    fn a_natural_chinese_question_is_answered_from_the_passage_that_holds_it() {
+        let shop = vec![
+            hit(
+                1,
+                "ship",
+                "file",
+                "配送",
+                "我们通常在24小时内发货。标准配送需要三到五个工作日。",
+                "{}",
+                -6.0,
+            ),
+            hit(
+                2,
+                "points",
+                "file",
+                "会员积分",
+                "每消费一元积一分。积分可以在结账时抵扣现金。",
+                "{}",
+                -5.0,
+            ),
+        ];
+        for (q, expected) in [
+            ("多久发货", "24小时内发货"),
+            ("积分怎么用", "积分可以在结账时抵扣现金"),
+        ] {
+            let ranked = rank(q, shop.clone(), 5);
+            let c = compose(q, &ranked, false);
+            assert!(c.answered, "{q}: {}", c.text());
+            assert!(c.text().contains(expected), "{q}: {}", c.text());
+        }
+    }
+
+    #[test]
     fn quote_markers_go_and_cjk_sentences_end_at_their_full_stops() {
         assert_eq!(
             sentences("> Note: A factory reset erases your settings.\n>\n> Back them up first."),

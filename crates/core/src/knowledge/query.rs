@@ -635,7 +635,26 @@ const STOP_WORDS: &[&str] = &[
 pub const MAX_QUERY_TERMS: usize = 16;
 
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    STOP_WORDS.binary_search(&word).is_ok() || is_cjk_function_pair(word)
+}
+
+/// Chinese characters that mostly do a sentence's grammar (particles, pronouns, question
+/// words, "can", "not"), in simplified and traditional forms.
+const CJK_FUNCTION_CHARS: &str =
+    "的了吗嗎呢吧么麼啊呀是在我你他她它们們怎什哪谁誰能可以还還多少久几幾很都也就和与與把被给給让讓从從这這那个個有没沒不要该該";
+
+/// Whether `word`, a pair of CJK characters as `for_each_word` cuts them, holds a character
+/// that does grammar rather than meaning: a Chinese one (`CJK_FUNCTION_CHARS`) or Japanese
+/// hiragana (particles and endings: "は", "です"). Such pairs are mostly made across two words
+/// ("多久发货" is 多久, 久发, 发货) and would count as words of the question no passage holds.
+fn is_cjk_function_pair(word: &str) -> bool {
+    let mut chars = word.chars();
+    let (Some(a), Some(b), None) = (chars.next(), chars.next(), chars.next()) else {
+        return false;
+    };
+    let grammar =
+        |c: char| CJK_FUNCTION_CHARS.contains(c) || ('\u{3041}'..='\u{309f}').contains(&c);
+    is_cjk(a) && is_cjk(b) && (grammar(a) || grammar(b))
 }
 
 /// Chinese, Japanese and Korean characters: scripts written without spaces between words.
@@ -986,6 +1005,15 @@ mod tests {
             vec!["heure", "ouverture", "à", "anno", "its"]
         );
         assert_eq!(content_terms("naïve NAÏVE naïve"), vec!["naïve"]);
+    }
+
+    #[test]
+    fn cjk_pairs_doing_grammar_are_stop_words() {
+        assert_eq!(content_terms("多久发货"), ["发货"]);
+        assert_eq!(content_terms("拆封了还能退货吗"), ["拆封", "退货"]);
+        assert_eq!(content_terms("朝食は何時からですか"), ["朝食", "何時"]);
+        // Nothing but grammar: its pairs are searched rather than nothing.
+        assert_eq!(content_terms("可以吗"), ["可以", "以吗"]);
     }
 
     #[test]
