@@ -21,7 +21,7 @@ use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::session::Message;
 use edgechat_core::knowledge::compounds::{self, Cut};
 use edgechat_core::knowledge::language::Language;
-use edgechat_core::knowledge::query::{content_terms, phrases};
+use edgechat_core::knowledge::query::question_phrases;
 use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
 use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
@@ -227,9 +227,10 @@ impl QuestionSearch {
         } else {
             Vec::new()
         };
+        let (phrases, own_phrases) = question_phrases(query);
         QuestionSearch {
-            phrases: phrases(query),
-            own_phrases: content_terms(query).len(),
+            phrases,
+            own_phrases,
             // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
             context_phrases: context.terms.iter().map(|t| language.phrase(t)).collect(),
             index,

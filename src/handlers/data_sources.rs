@@ -173,13 +173,14 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         .await
         .map_err(|_| ApiError::invalid_request("The multipart body could not be read."))?;
     let meta = upload_meta(form.get_field("meta_json").as_deref())?;
-    if form.get_all("file").is_some_and(|parts| parts.len() > 1) {
+    let mut parts = form.get_all("file").unwrap_or_default();
+    if parts.len() > 1 {
         return Err(ApiError::invalid(
             "file",
             "Send one `file` per upload; each file is a source of its own.",
         ));
     }
-    let file = match form.get("file") {
+    let file = match parts.pop() {
         Some(FormEntry::File(file)) => file,
         Some(FormEntry::Field(_)) => {
             return Err(ApiError::invalid(
@@ -295,10 +296,6 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
             .retitle_source(&source.uuid, &title, &now)
             .await?;
         source.title = title;
-        source.meta.insert(
-            edgechat_core::domain::data_source::TITLE_SET_KEY.into(),
-            Value::Bool(true),
-        );
     }
     source.modified_at = now;
     source_json(&call, &source).await

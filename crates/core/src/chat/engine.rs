@@ -78,6 +78,11 @@ impl Composed {
     }
 }
 
+/// Whether `c` ends a sentence, in the scripts the engine reads.
+fn ends_sentence(c: char) -> bool {
+    matches!(c, '.' | '!' | '?' | '。' | '！' | '？')
+}
+
 /// A line that stands alone whatever comes around it: a list item or a table row.
 fn is_item(line: &str) -> bool {
     line.starts_with("- ") || line.contains(" | ") || line.contains(": ") && line.contains("; ")
@@ -92,7 +97,7 @@ fn is_label(unit: &str) -> bool {
     let words = unit.split_whitespace().count();
     (1..=LABEL_WORDS).contains(&words)
         && unit.starts_with(char::is_uppercase)
-        && !unit.contains([',', '.', '!', '?', ':', ';', '。', '！', '？'])
+        && !unit.contains(|c| ends_sentence(c) || matches!(c, ',' | ':' | ';'))
         && !is_item(unit)
 }
 
@@ -128,7 +133,7 @@ fn paragraph_lines(text: &str) -> Vec<String> {
             }
             _ => out.push(line.to_string()),
         }
-        unfinished = prose && !line.ends_with(['.', '!', '?', ':', ';', '。', '！', '？']);
+        unfinished = prose && !line.ends_with(|c| ends_sentence(c) || matches!(c, ':' | ';'));
         runs_on = unfinished && line.chars().count() >= WRAPPED_LINE_CHARS;
     }
     out
@@ -140,8 +145,27 @@ const MAX_LEAD_IN_LINES: usize = 12;
 /// A line a lead-in may gather: short, and no sentence (it does not end as one).
 fn is_list_line(line: &str) -> bool {
     (1..=2 * LABEL_WORDS).contains(&line.split_whitespace().count())
-        && !line.ends_with(['.', '!', '?', ':', '。', '！', '？'])
+        && !line.ends_with(|c| ends_sentence(c) || c == ':')
         && !line.starts_with('#')
+}
+
+/// How many of the lines `after` a lead-in it introduces: the short lines that follow it
+/// (`is_list_line`), at most `MAX_LEAD_IN_LINES`.
+fn introduced_lines(after: &[String]) -> usize {
+    let mut count = 0;
+    while let Some(next) = after.get(count).filter(|l| is_list_line(l) && !is_item(l)) {
+        // A label in capitals right over prose titles that prose ("PARKING", then "Our
+        // garage …"); in lower case it is more likely the list's last line ("Sunday closed").
+        let over_prose = after
+            .get(count + 1)
+            .is_some_and(|l| !l.is_empty() && !is_list_line(l) && !is_item(l));
+        let capitals = !next.chars().any(char::is_lowercase);
+        if count == MAX_LEAD_IN_LINES || (is_label(next) && capitals && over_prose) {
+            break;
+        }
+        count += 1;
+    }
+    count
 }
 
 /// Splits chunk text into units a reader can take alone: table rows and list items by line,
@@ -172,32 +196,16 @@ pub fn sentences(text: &str) -> Vec<String> {
         // A lead-in ("Opening hours:", or a label over more short lines: "Contact", then
         // "Phone …", "Email …") is read with the lines it introduces: quoted alone it says
         // nothing, and each of its lines alone loses what it is about ("Sunday closed").
-        let mut gathered = 0;
-        while gathered < MAX_LEAD_IN_LINES {
-            let Some(next) = lines
-                .get(at + gathered)
-                .filter(|l| is_list_line(l) && !is_item(l))
-            else {
-                break;
-            };
-            // A label in capitals right over prose titles that prose ("PARKING", then "Our
-            // garage …"); in lower case it is more likely the list's last line ("Sunday
-            // closed").
-            let over_prose = lines
-                .get(at + gathered + 1)
-                .is_some_and(|after| !after.is_empty() && !is_list_line(after) && !is_item(after));
-            let capitals = !next.chars().any(char::is_lowercase);
-            if is_label(next) && capitals && over_prose {
-                break;
-            }
-            gathered += 1;
-        }
-        let lead_in = if line.ends_with(':') {
-            gathered > 0
+        let gathered = if line.ends_with(':') {
+            introduced_lines(&lines[at..])
+        } else if is_label(line) {
+            Some(introduced_lines(&lines[at..]))
+                .filter(|&n| n > 1)
+                .unwrap_or(0)
         } else {
-            is_label(line) && gathered > 1
+            0
         };
-        if lead_in {
+        if gathered > 0 {
             out.extend(label.take());
             let mut unit = line.to_string();
             for next in &lines[at..at + gathered] {
@@ -223,7 +231,7 @@ pub fn sentences(text: &str) -> Vec<String> {
         let chars: Vec<char> = line.chars().collect();
         for (i, &ch) in chars.iter().enumerate() {
             current.push(ch);
-            let at_end = matches!(ch, '.' | '!' | '?' | '。' | '！' | '？');
+            let at_end = ends_sentence(ch);
             // Chinese and Japanese put no space after a full stop.
             let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace())
                 || matches!(ch, '。' | '！' | '？');
@@ -325,11 +333,15 @@ fn names_unknown(query: &str, question: &QuestionTerms, ranked: &[Ranked]) -> bo
 /// Whether a stored pair `r` is about another named thing than the question: the question
 /// names something the pair does not mention, and the pair's question names something the
 /// question does not ("Excel" and "QuickBooks").
-fn names_another(query: &str, question: &QuestionTerms, r: &Ranked) -> bool {
+fn names_another(
+    query: &str,
+    (question, asked): (&QuestionTerms, &HashSet<String>),
+    r: &Ranked,
+) -> bool {
     if !names_unknown(query, question, std::slice::from_ref(r)) {
         return false;
     }
-    let asked: HashSet<String> = words(query).into_iter().collect();
+    // A name is never one of `asked`'s glue words.
     names(&r.hit.heading, question.language)
         .iter()
         .any(|name| !asked.contains(name))
@@ -354,7 +366,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
             r.hit.source_type == SourceType::Qa
                 && r.question_match >= QA_MATCH
                 && r.score >= best.score * QA_RELATIVE_FLOOR
-                && !names_another(query, &question, r)
+                && !names_another(query, (&question, &asked), r)
         })
         .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
     if let Some((index, r)) = qa {
@@ -512,11 +524,10 @@ fn scored_sentences(
         if hits == 0.0 {
             continue;
         }
-        let shared = words(&sentence)
+        let said: HashSet<String> = words(&sentence).into_iter().collect();
+        let shared = asked
             .iter()
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .filter(|w| asked.contains(*w))
+            .filter(|w| said.contains(*w))
             .count()
             .min(MAX_SHARED_WORDS);
         let score = (hits + 0.5 * heading_hits) / terms.len() as f64 + 0.25 * r.score

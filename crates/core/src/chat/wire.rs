@@ -140,8 +140,8 @@ fn quality(value: &str) -> u16 {
 }
 
 /// The quality `accept` gives `media` (`type/subtype`) through its most specific range that
-/// names it: the type itself, else `type/*`, else `*/*`; `None` when no range names it, or
-/// when only a wildcard does, which says nothing about a preference for it.
+/// names it: the type itself, else `type/*`. `None` when neither does: `*/*` says nothing
+/// about a preference for one format over the other.
 fn accept_quality(accept: &str, media: &str) -> Option<u16> {
     let kind = media.split('/').next().unwrap_or(media);
     let mut best: Option<(u8, u16)> = None;

@@ -326,17 +326,14 @@ pub fn apply_update(body: &Map<String, Value>, current: AgentConfig) -> ApiResul
     }
     if let Some(items) = b.opt_array("tags", MAX_TAGS)? {
         let tags: Vec<Tag> = items.iter().map(parse_tag).collect::<ApiResult<_>>()?;
-        // A session keeps each tag name once, so a second tag of one name could never show.
-        for (i, tag) in tags.iter().enumerate() {
-            if tags[..i]
-                .iter()
-                .any(|t| t.name.to_lowercase() == tag.name.to_lowercase())
-            {
-                return Err(ApiError::invalid(
-                    "tags",
-                    format!("The tag `{}` is defined twice.", tag.name),
-                ));
-            }
+        // Two tags of one name (compared without case, as source tags are) would read as one
+        // in a session's tags and in the reports on them.
+        let mut names = std::collections::HashSet::new();
+        if let Some(twice) = tags.iter().find(|t| !names.insert(t.name.to_lowercase())) {
+            return Err(ApiError::invalid(
+                "tags",
+                format!("The tag `{}` is defined twice.", twice.name),
+            ));
         }
         c.meta.tags = Some(tags);
     }

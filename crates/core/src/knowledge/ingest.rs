@@ -232,12 +232,8 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
 /// memory is reused when they are UTF-8 already: at the largest upload a second copy is a
 /// good part of a Worker's memory.
 fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
-    if let Some(big_endian) = utf16_order(&bytes) {
-        let body = match bytes.get(..2) {
-            Some([0xFF, 0xFE] | [0xFE, 0xFF]) => &bytes[2..],
-            _ => &bytes[..],
-        };
-        let units = body.chunks_exact(2).map(|pair| {
+    if let Some((big_endian, mark)) = utf16_order(&bytes) {
+        let units = bytes[mark..].chunks_exact(2).map(|pair| {
             let pair = [pair[0], pair[1]];
             if big_endian {
                 u16::from_be_bytes(pair)
@@ -280,12 +276,13 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
 /// How much of a text file is looked at to tell its encoding.
 const SNIFF_BYTES: usize = 8 * 1024;
 
-/// `Some(big_endian)` when the bytes are UTF-16: a byte order mark, or text with no BOM in
-/// which one byte of most pairs is zero (Latin-script text, as such files mostly are).
-fn utf16_order(bytes: &[u8]) -> Option<bool> {
+/// `Some((big_endian, mark))` when the bytes are UTF-16, `mark` being the length of its byte
+/// order mark: a byte order mark, or text with no BOM in which one byte of most pairs is zero
+/// (Latin-script text, as such files mostly are).
+fn utf16_order(bytes: &[u8]) -> Option<(bool, usize)> {
     match bytes.get(..2) {
-        Some([0xFF, 0xFE]) => return Some(false),
-        Some([0xFE, 0xFF]) => return Some(true),
+        Some([0xFF, 0xFE]) => return Some((false, 2)),
+        Some([0xFE, 0xFF]) => return Some((true, 2)),
         _ => {}
     }
     let head = &bytes[..bytes.len().min(SNIFF_BYTES) & !1];
@@ -303,9 +300,9 @@ fn utf16_order(bytes: &[u8]) -> Option<bool> {
     let (even, odd) = (zeros_at(0), zeros_at(1));
     // Mostly zero on one side, almost never on the other.
     if odd * 10 >= pairs * 7 && even * 20 <= pairs {
-        Some(false)
+        Some((false, 0))
     } else if even * 10 >= pairs * 7 && odd * 20 <= pairs {
-        Some(true)
+        Some((true, 0))
     } else {
         None
     }

@@ -158,8 +158,8 @@ impl Language {
         });
         // Short questions may hold no function word but the language's own marks: Spanish
         // opens a question with "¿" (outweighing a stray "a" read as English) and writes "ñ";
-        // "ß" and umlauts are German's ("Öffnungszeiten?"), "ã" and "õ" Portuguese's. A loanword ("jalapeño") in an English
-        // question still loses to its function words.
+        // "ß" and umlauts are German's ("Öffnungszeiten?"), "ã" and "õ" Portuguese's. A
+        // loanword ("jalapeño") in an English question still loses to its function words.
         for (language, marks, weight) in [
             (Language::Spanish, &['¿', '¡'][..], 2),
             (Language::Spanish, &['ñ'][..], 1),

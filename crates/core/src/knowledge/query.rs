@@ -912,11 +912,18 @@ pub fn spelling_variants(query: &str, language: Language) -> Vec<Variant> {
 /// them (`thesaurus::alternatives`). Tokens are alphanumeric only, so quoting
 /// cannot be broken out of.
 pub fn phrases(query: &str) -> Vec<String> {
+    question_phrases(query).0
+}
+
+/// `phrases`, and how many of them, from the first, are the question's own words (the rest
+/// are other spellings and words for them).
+pub fn question_phrases(query: &str) -> (Vec<String>, usize) {
     let language = Language::of(query);
     let mut phrases: Vec<String> = content_terms(query)
         .iter()
         .map(|t| language.phrase(t))
         .collect();
+    let own = phrases.len();
     for variant in spelling_variants(query, language) {
         let phrase = match variant {
             Variant::Joined { word, .. } => language.phrase(&word),
@@ -936,7 +943,7 @@ pub fn phrases(query: &str) -> Vec<String> {
             phrases.push(phrase);
         }
     }
-    phrases
+    (phrases, own)
 }
 
 /// An FTS5 MATCH expression for `query`, or `None` when it holds no searchable word.

@@ -3,6 +3,7 @@
 //! and a destination's parentheses nest at most 32 deep, so none reads far past its own
 //! text.
 
+use crate::knowledge::extract::clean::collapse_ws;
 use std::collections::HashSet;
 
 /// The labels of the document's reference definitions, normalised.
@@ -10,14 +11,7 @@ pub(super) type Labels = HashSet<String>;
 
 /// A label as CommonMark matches it: case aside, and runs of whitespace as one space.
 pub(super) fn normalise_label(label: &str) -> String {
-    let mut out = String::with_capacity(label.len());
-    for word in label.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.extend(word.chars().flat_map(char::to_lowercase));
-    }
-    out
+    collapse_ws(label).to_lowercase()
 }
 
 /// The end (just past `]`) of a link label starting at `at` with `[`: at most 999

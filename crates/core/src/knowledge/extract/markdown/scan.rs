@@ -3,6 +3,7 @@
 //! Every function here looks at one line and returns in time linear in its length; offsets
 //! only ever stop on ASCII bytes, so slicing at them cannot split a character.
 
+use super::links::skip_space;
 use std::borrow::Cow;
 
 /// A line read from left to right. Indentation counts columns with tab stops of four, as
@@ -438,13 +439,6 @@ pub(super) fn html_tag(bytes: &[u8], at: usize) -> Option<usize> {
             _ => return None,
         }
     }
-}
-
-fn skip_space(bytes: &[u8], mut i: usize) -> usize {
-    while bytes.get(i).is_some_and(|b| b" \t\n".contains(b)) {
-        i += 1;
-    }
-    i
 }
 
 /// The end of an attribute value starting at `i`.
