@@ -280,21 +280,17 @@ pub async fn retitle(mut call: Call) -> ApiResult<Response> {
         source
             .meta
             .insert("refresh".into(), json!(refresh.as_str()));
-        let next_check = refresh.next_after(&now);
-        call.store
-            .set_refresh(
-                &source.uuid,
-                refresh,
-                next_check.as_deref(),
-                &source.meta,
-                &now,
-            )
-            .await?;
     }
+    let next_check = update.refresh.and_then(|r| r.next_after(&now));
+    call.store
+        .set_source_settings(
+            &source.uuid,
+            update.title.as_deref(),
+            update.refresh.map(|r| (r, next_check.as_deref())),
+            &now,
+        )
+        .await?;
     if let Some(title) = update.title {
-        call.store
-            .retitle_source(&source.uuid, &title, &now)
-            .await?;
         source.title = title;
     }
     source.modified_at = now;

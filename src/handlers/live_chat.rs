@@ -74,14 +74,18 @@ async fn escalation_settings(
         .unwrap_or_default())
 }
 
+fn already(on: bool) -> ApiError {
+    ApiError::Conflict(if on {
+        "Live chat is already on in this session.".into()
+    } else {
+        "Live chat is not on in this session.".into()
+    })
+}
+
 async fn switch(call: Call, on: bool) -> ApiResult<Response> {
     let mut session = owned_session(&call).await?;
     if is_active(&session) == on {
-        return Err(ApiError::Conflict(if on {
-            "Live chat is already on in this session.".into()
-        } else {
-            "Live chat is not on in this session.".into()
-        }));
+        return Err(already(on));
     }
     let settings = escalation_settings(&call.store, &session.chatbot_uuid).await?;
     let text = if on {
@@ -92,9 +96,6 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
     let announcement = live_message(&session, MessageKind::Announcement, "", &text);
     // A blank announcement is the owner's way of saying none: nothing is stored or shown.
     let announced = !text.trim().is_empty();
-    if announced {
-        call.store.insert_message(&announcement).await?;
-    }
     let mut state = session
         .meta
         .get("live_chat")
@@ -111,14 +112,21 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
             json!(announcement.created_at),
         );
     }
-    call.store
-        .set_session_meta(
+    let switched = call
+        .store
+        .switch_live_chat(
             &session.uuid,
-            "live_chat",
+            !on,
             &state,
+            announced.then_some(&announcement),
             &announcement.modified_at,
         )
         .await?;
+    if !switched {
+        // Switched by another call since it was read (a 404 if the session is gone).
+        owned_session(&call).await?;
+        return Err(already(on));
+    }
     session.meta.insert("live_chat".into(), state);
     session.modified_at = announcement.modified_at.clone();
     let message = announced.then(|| announcement.to_json());

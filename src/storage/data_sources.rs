@@ -5,7 +5,7 @@ use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
 use edgechat_core::knowledge::query::is_cjk;
 use edgechat_core::knowledge::retrieve::ChunkHit;
-use edgechat_core::knowledge::steps::{split_by_size, StagedChunk, DRAFT_STATEMENT_BYTES};
+use edgechat_core::knowledge::steps::{split_by_size, Refresh, StagedChunk, DRAFT_STATEMENT_BYTES};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -655,14 +655,39 @@ impl Store {
         .map(|_| ())
     }
 
-    pub async fn retitle_source(&self, uuid: &str, title: &str, now: &str) -> ApiResult<()> {
-        self.execute(
-            "UPDATE data_sources SET title = ?2, modified_at = ?3, \
-             meta_json = json_set(meta_json, '$.title_set', json('true')) WHERE uuid = ?1",
-            &[Arg::Text(uuid), Arg::Text(title), Arg::Text(now)],
-        )
-        .await
-        .map(|_| ())
+    /// Sets a source's title (as the owner's own, no longer the document's), how often it is
+    /// read again (with when next), or both, in one write.
+    pub async fn set_source_settings(
+        &self,
+        uuid: &str,
+        title: Option<&str>,
+        refresh: Option<(Refresh, Option<&str>)>,
+        now: &str,
+    ) -> ApiResult<()> {
+        let mut sql = Sql::new("UPDATE data_sources SET ");
+        let modified = sql.bind(Arg::Text(now));
+        let mut sets = vec![format!("modified_at = {modified}")];
+        let mut meta = Vec::new();
+        if let Some(title) = title {
+            let title = sql.bind(Arg::Text(title));
+            sets.push(format!("title = {title}"));
+            meta.push("'$.title_set', json('true')".to_string());
+        }
+        if let Some((refresh, next_check_at)) = refresh {
+            let refresh = sql.bind(Arg::Text(refresh.as_str()));
+            let next = sql.bind(next_check_at.map_or(Arg::Null, Arg::Text));
+            sets.push(format!("refresh = {refresh}, next_check_at = {next}"));
+            meta.push(format!("'$.refresh', {refresh}"));
+        }
+        if !meta.is_empty() {
+            sets.push(format!(
+                "meta_json = json_set(meta_json, {})",
+                meta.join(", ")
+            ));
+        }
+        let uuid = sql.bind(Arg::Text(uuid));
+        sql.push(&format!("{} WHERE uuid = {uuid}", sets.join(", ")));
+        self.execute(sql.text(), sql.args()).await.map(|_| ())
     }
 
     /// Deletes sources (their chunks, index rows and tag links cascade) and drops them from

@@ -9,7 +9,6 @@ use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
 use edgechat_core::knowledge::steps::{Refresh, SliceStep, SLICE_POSITION_BITS};
 use serde::Deserialize;
-use serde_json::{Map, Value};
 
 /// A source's page marks and, when it is a crawl's page, where it stands in the crawl.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -307,30 +306,6 @@ impl Store {
                 Arg::Text(Status::Error.as_str()),
                 Arg::Text(Status::Await.as_str()),
                 Arg::Text(Status::Running.as_str()),
-            ],
-        )
-        .await
-        .map(|_| ())
-    }
-
-    /// Sets how often a web page is read again, and when next.
-    pub async fn set_refresh(
-        &self,
-        uuid: &str,
-        refresh: Refresh,
-        next_check_at: Option<&str>,
-        meta: &Map<String, Value>,
-        now: &str,
-    ) -> ApiResult<()> {
-        let meta = object_text(meta);
-        self.execute(
-            "UPDATE data_sources SET refresh = ?2, next_check_at = ?3, meta_json = ?4, modified_at = ?5 WHERE uuid = ?1",
-            &[
-                Arg::Text(uuid),
-                Arg::Text(refresh.as_str()),
-                next_check_at.map_or(Arg::Null, Arg::Text),
-                Arg::Text(&meta),
-                Arg::Text(now),
             ],
         )
         .await

@@ -1,5 +1,5 @@
 use super::table::{table, Sql};
-use super::{json_object as object, object_text, Arg, Store};
+use super::{changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
 use serde_json::Value;
@@ -318,6 +318,50 @@ impl Store {
         )
         .await
         .map(|_| ())
+    }
+
+    /// Turns live chat on or off (`state` is the session's new `meta.live_chat`) and stores the
+    /// announcement saying so, together, only if live chat is still as it was read (`was_on`):
+    /// two operators switching at once store one announcement, not two. False when it was not.
+    pub async fn switch_live_chat(
+        &self,
+        session_uuid: &str,
+        was_on: bool,
+        state: &Value,
+        announcement: Option<&Message>,
+        now: &str,
+    ) -> ApiResult<bool> {
+        const STILL_AS_READ: &str = "coalesce(json_extract(meta_json, '$.live_chat.active'), 0) =";
+        let mut statements = Vec::new();
+        let row = announcement.map(MessageRow::from);
+        if let Some(row) = &row {
+            let mut insert = Sql::insert_select(row, &[]);
+            let session = insert.param("session_uuid");
+            let was = insert.bind(Arg::Int(i64::from(was_on)));
+            insert.push(&format!(
+                " WHERE EXISTS (SELECT 1 FROM sessions WHERE uuid = {session} AND {STILL_AS_READ} {was})"
+            ));
+            statements.push(self.prepare(&insert)?);
+        }
+        let state = state.to_string();
+        statements.push(self.statement(
+            &format!(
+                "UPDATE sessions SET meta_json = json_set(meta_json, '$.live_chat', json(?2)), \
+                 modified_at = ?3 WHERE uuid = ?1 AND {STILL_AS_READ} ?4"
+            ),
+            &[
+                Arg::Text(session_uuid),
+                Arg::Text(&state),
+                Arg::Text(now),
+                Arg::Int(i64::from(was_on)),
+            ],
+        )?);
+        let results = self
+            .batch(statements, || {
+                ApiError::Conflict("That message was already stored.".into())
+            })
+            .await?;
+        Ok(results.last().map(changes) == Some(1))
     }
 
     /// Appends a tag to a session's `meta.tags` unless one of that name is there already;

@@ -116,6 +116,22 @@ test("a full live chat: start, operator writes, the user writes while live, end,
   assert.equal((await api.get(`/session/${session.uuid}/messages`)).json.length, messages.length);
 });
 
+test("two operators starting live chat at once: one is let in, the other told it is on, one announcement", async () => {
+  const { bot: b, session } = await bot();
+  await api.post(`/chatbot/${b.uuid}/agent/create`, {
+    body: { name: "Humans", type: "human-escalation", enabled: true, human_escalation_settings: { live_chat_start_announcement: "Sam joined the chat.", live_chat_end_announcement: "Sam left the chat." } },
+  });
+  for (const step of ["start", "end"]) {
+    const answers = await Promise.all([1, 2, 3].map(() => api.post(`/session/${session.uuid}/live-chat/${step}`)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409], answers.map((a) => a.text).join("\n"));
+    for (const refused of answers.filter((a) => a.status === 409)) expectError(assert, refused, 409, "conflict");
+  }
+  const messages = (await api.get(`/session/${session.uuid}/messages`)).json;
+  assert.deepEqual(messages.map((m) => m.response), ["Sam joined the chat.", "Sam left the chat."]);
+  const after = (await api.get(`/session/${session.uuid}`)).json;
+  assert.equal(after.meta.live_chat.active, false);
+});
+
 test("background agents tag the session after an answer; a tag whose criteria do not match stays off", async () => {
   const { bot: b, session } = await bot();
   await api.post(`/chatbot/${b.uuid}/data-source/qa`, { body: { question: "How much is express delivery?", answer: "Express delivery costs 9.95." } });

@@ -373,6 +373,19 @@ test("retitle, get, list, delete and bulk delete; deletes take chunks, index row
   assert.ok(re.json.modified_at >= a.modified_at);
   expectError(assert, await api.post(`/data-source/${a.uuid}/update`, { body: { title: "" } }), 400, "invalid_request", "title");
   expectError(assert, await api.post(`/data-source/${a.uuid}/update`, { body: {} }), 400, "invalid_request", "title");
+  // Title and refresh in one update; a refresh a file cannot have changes nothing of it.
+  const both = await api.post(`/data-source/${a.uuid}/update`, { body: { title: "Refunds", refresh: "weekly" } });
+  assert.equal(both.status, 200, both.text);
+  const stored = (await api.get(`/data-source/${a.uuid}`)).json;
+  assert.equal(stored.title, "Refunds");
+  assert.equal(JSON.parse(stored.meta_json).refresh, "weekly");
+  const [row] = await worker.sql(`SELECT refresh, next_check_at FROM data_sources WHERE uuid = '${a.uuid}'`);
+  assert.equal(row.refresh, "weekly");
+  assert.ok(row.next_check_at > stored.modified_at, "the next reading is scheduled");
+  expectError(assert, await api.post(`/data-source/${b.uuid}/update`, { body: { title: "Fruit", refresh: "daily" } }), 400, "invalid_request", "refresh");
+  assert.equal((await api.get(`/data-source/${b.uuid}`)).json.title, b.title);
+  assert.equal((await api.post(`/data-source/${a.uuid}/update`, { body: { title: "Refund policy", refresh: "never" } })).status, 200);
+  assert.equal((await worker.sql(`SELECT next_check_at FROM data_sources WHERE uuid = '${a.uuid}'`))[0].next_check_at, null);
   // A re-scrape keeps a title a person chose.
   await api.post("/data-sources/url/re-scrape", { body: { uuids: [a.uuid] } });
   assert.equal((await settled(api, a.uuid)).title, "Refund policy");
