@@ -21,6 +21,7 @@ use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::models::ModelInfo;
+use edgechat_core::chat::openai_compat::Sampling;
 use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
 use edgechat_core::chat::routing::{
     agent_model, answering_agents, escalation_for, parse_route, profile, route_messages,
@@ -63,6 +64,9 @@ pub struct Exchange {
     pub escalation_reply: Option<String>,
     /// The agent's enabled tool functions, offered to a model provider.
     pub tools: Vec<ToolFunction>,
+    /// What the caller set of how the model answers (the OpenAI-compatible endpoint's
+    /// `temperature` and `max_tokens`); none by default.
+    pub sampling: Sampling,
 }
 
 pub struct Request {
@@ -238,6 +242,7 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
         prompt,
         escalation_reply,
         tools,
+        sampling: Sampling::default(),
     }
 }
 
@@ -254,12 +259,17 @@ impl Exchange {
                 messages,
                 tools,
                 temperature: self
-                    .agent
-                    .config
-                    .meta
+                    .sampling
                     .temperature
+                    .or(self.agent.config.meta.temperature)
                     .unwrap_or(DEFAULT_TEMPERATURE),
-                max_tokens: self.prompt.answer_tokens,
+                // A caller may ask for less than the answer's budget, never more.
+                max_tokens: self
+                    .sampling
+                    .max_tokens
+                    .map_or(self.prompt.answer_tokens, |m| {
+                        m.min(self.prompt.answer_tokens)
+                    }),
             },
             grounding: Grounding {
                 query: &self.grounding_query,

@@ -231,6 +231,14 @@ async fn relay(
     }
 }
 
+/// The event an answer whose model failed midway sends before its `end`.
+pub fn failed_midway() -> AnswerEvent {
+    AnswerEvent::Error {
+        code: "upstream_error".into(),
+        message: "The model stopped answering midway.".into(),
+    }
+}
+
 /// Streams the answer to `out`, then stores the message. Returns the stored message.
 pub async fn deliver(
     store: &Store,
@@ -267,11 +275,7 @@ pub async fn deliver(
     if outcome.finish != FinishReason::Aborted {
         if let Some(error) = &outcome.error {
             log::upstream_failure("streaming a model's answer", &ex.message_uuid, error);
-            out.emit(AnswerEvent::Error {
-                code: "upstream_error".into(),
-                message: "The model stopped answering midway.".into(),
-            })
-            .await;
+            out.emit(failed_midway()).await;
         }
         if citations_on && outcome.finish != FinishReason::Error {
             out.emit(AnswerEvent::Citations(message.cite_data.clone()))

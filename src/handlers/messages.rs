@@ -734,7 +734,10 @@ fn stored_answer_events(call: &Call, message: &Message) -> Vec<AnswerEvent> {
     if !message.response.is_empty() {
         events.push(AnswerEvent::Delta(message.response.clone()));
     }
-    if show_citations && message.cite_data.as_object().is_some_and(|c| !c.is_empty()) {
+    // As the answer went live: a failure midway says so, and shows no sources.
+    if message.finish_reason == FinishReason::Error {
+        events.push(relay::failed_midway());
+    } else if show_citations && message.cite_data.as_object().is_some_and(|c| !c.is_empty()) {
         events.push(AnswerEvent::Citations(message.cite_data.clone()));
     }
     events.push(AnswerEvent::End {

@@ -159,7 +159,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         (history, None),
     )
     .await;
-    let (exchange, agents) = match plan {
+    let (mut exchange, agents) = match plan {
         Ok(Plan::Answer(ex, agents)) => (*ex, agents),
         // A person answers in live chat: the question is stored, and no answer follows here.
         Ok(Plan::LiveChat(message)) => {
@@ -172,8 +172,12 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
             return Err(forget_new_session(&call, &req, &session_uuid, refusal).await);
         }
     };
+    exchange.sampling = req.sampling;
     if req.stream {
-        let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
+        let mut encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
+        if req.include_usage {
+            encoder = encoder.with_usage_chunk();
+        }
         let answered = stream_answer(&call, exchange, agents, encoder, claim);
         return match answered.await {
             Ok(response) => Ok(response),

@@ -31,6 +31,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS answers (message_uuid TEXT PRIM
 /// oldest waiting is this old (checked as each event comes), and when the answer ends.
 const FLUSH_EVENTS: usize = 32;
 const FLUSH_MS: i64 = 250;
+/// How far past its last stored event an interrupted answer's `end` is numbered: readers may
+/// have been sent up to a batch not yet written, and a batch being written, when the runtime
+/// went away, so a reader coming back with its last id still gets the `end`.
+const UNSTORED_EVENTS: usize = 2 * FLUSH_EVENTS;
 /// Answers whose events are kept for readers coming back; an older one is replayed from its
 /// stored message.
 const KEPT_ANSWERS: i64 = 16;
@@ -347,25 +351,31 @@ impl Room {
                 let events = self.stored_events(&uuid)?.unwrap_or_default();
                 let text: String = events
                     .iter()
-                    .filter_map(|e| match e {
+                    .filter_map(|(_, e)| match e {
                         AnswerEvent::Delta(t) => Some(t.as_str()),
                         _ => None,
                     })
                     .collect();
-                if !events.iter().any(|e| matches!(e, AnswerEvent::End { .. })) {
-                    let end = AnswerEvent::End {
-                        message_uuid: uuid.clone(),
-                        finish_reason: "interrupted".into(),
-                        usage: Value::Null,
-                        answered: None,
-                    };
-                    write_batch(&self.sql, &uuid, events.len(), std::slice::from_ref(&end))?;
+                let ended = events
+                    .iter()
+                    .any(|(_, e)| matches!(e, AnswerEvent::End { .. }));
+                // Written at once, so a reader coming back meanwhile hears the end; its usage
+                // follows from the stored message below.
+                let end_seq =
+                    (!ended).then(|| events.last().map_or(0, |(seq, _)| seq + 1) + UNSTORED_EVENTS);
+                if let Some(seq) = end_seq {
+                    write_batch(
+                        &self.sql,
+                        &uuid,
+                        seq,
+                        &[interrupted_end(&uuid, Value::Null, None)],
+                    )?;
                 }
                 self.sql.exec(
                     "UPDATE answers SET running = 0 WHERE message_uuid = ?",
                     vec![uuid.as_str().into()],
                 )?;
-                closed.push((uuid, text));
+                closed.push((uuid, text, end_seq));
             }
             Ok(closed)
         });
@@ -376,15 +386,26 @@ impl Room {
                 return log::background_failure("closing an interrupted answer", "", &err);
             }
         };
-        for (uuid, text) in closed {
+        for (uuid, text, end_seq) in closed {
             let result = async {
                 Store::new(&self.env)?
                     .interrupt_message(&uuid, &text, &time::now())
                     .await
             }
             .await;
-            if let Err(err) = result {
-                log::background_failure("closing an interrupted answer", &uuid, &err);
+            match (result, end_seq) {
+                // The `end` says what the stored message holds.
+                (Ok(Some((usage, answered))), Some(seq)) => {
+                    let end = interrupted_end(&uuid, usage, answered);
+                    if let Err(err) = write_batch(&self.sql, &uuid, seq, &[end]) {
+                        let err = ApiError::internal(err.to_string());
+                        log::background_failure("closing an interrupted answer", &uuid, &err);
+                    }
+                }
+                (Ok(_), _) => {}
+                (Err(err), _) => {
+                    log::background_failure("closing an interrupted answer", &uuid, &err)
+                }
             }
         }
     }
@@ -398,8 +419,13 @@ impl Room {
         Ok(self.ready.get())
     }
 
-    /// Every kept event of `message_uuid`, in order; `None` when the object keeps none.
-    fn stored_events(&self, message_uuid: &str) -> worker::Result<Option<Vec<AnswerEvent>>> {
+    /// Every kept event of `message_uuid` with its number, in order; `None` when the object
+    /// keeps none. Numbers run on within a batch and may jump between batches (an
+    /// interrupted answer's `end`).
+    fn stored_events(
+        &self,
+        message_uuid: &str,
+    ) -> worker::Result<Option<Vec<(usize, AnswerEvent)>>> {
         if !self.has_answers()? {
             return Ok(None);
         }
@@ -408,17 +434,24 @@ impl Room {
         for row in self
             .sql
             .exec(
-                "SELECT batch FROM events WHERE message_uuid = ? ORDER BY first",
+                "SELECT first, batch FROM events WHERE message_uuid = ? ORDER BY first",
                 vec![message_uuid.into()],
             )?
             .raw()
         {
             any = true;
-            if let Some(SqlStorageValue::String(batch)) = row?.into_iter().next() {
+            let mut columns = row?.into_iter();
+            let first = match columns.next() {
+                Some(SqlStorageValue::Integer(n)) => n as usize,
+                Some(SqlStorageValue::Float(n)) => n as usize,
+                _ => events.len(),
+            };
+            if let Some(SqlStorageValue::String(batch)) = columns.next() {
                 let parsed: Vec<Value> = serde_json::from_str(&batch).unwrap_or_default();
-                events.extend(parsed.iter().filter_map(|pair| {
+                let batch = parsed.iter().filter_map(|pair| {
                     AnswerEvent::from_parts(pair.get(0)?.as_str()?, pair.get(1)?)
-                }));
+                });
+                events.extend(batch.enumerate().map(|(i, e)| (first + i, e)));
             }
         }
         Ok(any.then_some(events))
@@ -451,7 +484,7 @@ impl Room {
         let Some(events) = self.stored_events(message_uuid)? else {
             return Ok(None);
         };
-        reader.replay(&events);
+        reader.replay(events.iter().map(|(seq, e)| (*seq, e)));
         reader.close();
         Ok(Some(readable))
     }
@@ -583,7 +616,7 @@ impl LiveAnswer {
     }
 
     fn attach(&self, reader: Reader) {
-        reader.replay(&self.events.borrow());
+        reader.replay(self.events.borrow().iter().enumerate());
         if self.ended.get() {
             reader.close();
         } else {
@@ -655,6 +688,15 @@ impl Future for StopSignal {
             *self.0.stop_waker.borrow_mut() = Some(cx.waker().clone());
             Poll::Pending
         }
+    }
+}
+
+fn interrupted_end(message_uuid: &str, usage: Value, answered: Option<bool>) -> AnswerEvent {
+    AnswerEvent::End {
+        message_uuid: message_uuid.to_string(),
+        finish_reason: "interrupted".into(),
+        usage,
+        answered,
     }
 }
 
@@ -740,12 +782,10 @@ impl Reader {
     }
 
     /// The events after the reader's `after` (all without it), in one write.
-    fn replay(&self, events: &[AnswerEvent]) {
+    fn replay<'a>(&self, events: impl Iterator<Item = (usize, &'a AnswerEvent)>) {
         let first = self.after.map_or(0, |a| a + 1);
         let text: String = events
-            .iter()
-            .enumerate()
-            .skip(first)
+            .filter(|(seq, _)| *seq >= first)
             .map(|(seq, e)| self.render(seq, e))
             .collect();
         self.write(text);

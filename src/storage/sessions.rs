@@ -2,6 +2,7 @@ use super::table::{table, Sql};
 use super::{changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
+use edgechat_core::knowledge::tokens::estimate_tokens;
 use serde_json::Value;
 
 table! {
@@ -183,15 +184,42 @@ impl Store {
     }
 
     /// Closes an answer left `streaming` by a runtime that went away: what was said is kept,
-    /// with `finish_reason: interrupted`. Nothing happens to an answer that ended meanwhile.
-    pub async fn interrupt_message(&self, uuid: &str, response: &str, now: &str) -> ApiResult<()> {
-        self.execute(
-            "UPDATE messages SET response = ?2, finish_reason = 'interrupted', modified_at = ?3 \
-             WHERE uuid = ?1 AND finish_reason = 'streaming'",
-            &[Arg::Text(uuid), Arg::Text(response), Arg::Text(now)],
-        )
-        .await
-        .map(|_| ())
+    /// with `finish_reason: interrupted` and its completion tokens counted. Returns the stored
+    /// usage and `answered`, or `None` when the answer had ended meanwhile (nothing changes).
+    pub async fn interrupt_message(
+        &self,
+        uuid: &str,
+        response: &str,
+        now: &str,
+    ) -> ApiResult<Option<(Value, Option<bool>)>> {
+        #[derive(serde::Deserialize)]
+        struct Closed {
+            usage: Option<String>,
+            answered: Option<i64>,
+        }
+        let completion_tokens = estimate_tokens(response) as i64;
+        let closed: Option<Closed> = self
+            .row(
+                "UPDATE messages SET response = ?2, finish_reason = 'interrupted', modified_at = ?3, \
+                 meta_json = json_set(meta_json, '$.usage.completion_tokens', ?4, \
+                   '$.usage.total_tokens', coalesce(json_extract(meta_json, '$.usage.prompt_tokens'), 0) + ?4) \
+                 WHERE uuid = ?1 AND finish_reason = 'streaming' \
+                 RETURNING json_extract(meta_json, '$.usage') AS usage, answered",
+                &[
+                    Arg::Text(uuid),
+                    Arg::Text(response),
+                    Arg::Text(now),
+                    Arg::Int(completion_tokens),
+                ],
+            )
+            .await?;
+        Ok(closed.map(|c| {
+            let usage = c
+                .usage
+                .and_then(|u| serde_json::from_str(&u).ok())
+                .unwrap_or(Value::Null);
+            (usage, c.answered.map(|a| a != 0))
+        }))
     }
 
     /// Closes every answer still `streaming` that started before `before_ms`: its runtime

@@ -263,6 +263,44 @@ test("openai client: a model failing midway is an error, not a finished answer; 
   assert.equal(await sessions(), had, "a call that stored no answer leaves no session");
 });
 
+test("openai client: temperature and max_tokens reach the model, usage comes as OpenAI sends it, wrong values are 400", async () => {
+  const bot = await llmBot();
+  const client = openai(key);
+  const before = completionRequests().length;
+  await client.chat.completions.create({ model: bot.uuid, temperature: 0.9, max_tokens: 7, messages: [{ role: "user", content: "hello" }] });
+  const sent = completionRequests().slice(before).at(-1);
+  assert.equal(sent.temperature, 0.9);
+  assert.equal(sent.max_tokens, 7, "a ceiling below the agent's budget");
+  await client.chat.completions.create({ model: bot.uuid, max_completion_tokens: 1_000_000, messages: [{ role: "user", content: "hello" }] });
+  assert.ok(completionRequests().at(-1).max_tokens < 1_000_000, "never above the budget");
+  assert.equal(completionRequests().at(-1).temperature, 0.2, "the agent's own without one");
+
+  const stream = await client.chat.completions.create({ model: bot.uuid, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hello" }] });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const last = chunks.at(-1);
+  assert.deepEqual(last.choices, [], "usage in a last chunk of its own");
+  assert.ok(last.usage.total_tokens > 0);
+  assert.equal(chunks.at(-2).choices[0].finish_reason, "stop");
+  assert.equal(chunks.filter((c) => c.usage).length, 1);
+
+  for (const [bad, param] of [[{ temperature: 5 }, "temperature"], [{ max_tokens: -5 }, "max_tokens"], [{ top_p: 3 }, "top_p"]]) {
+    await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "x" }], ...bad }),
+      (err) => err instanceof OpenAI.BadRequestError && err.error?.param === param, param);
+  }
+
+  // A failure midway is OpenAI's server error type in the stream as in a 502 body.
+  const res = await fetch(`${worker.base}/api/v1/openai/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model: bot.uuid, stream: true, messages: [{ role: "user", content: "go [cut]" }] }),
+  });
+  const failure = (await res.text()).split("\n\n").map((b) => b.replace(/^data: /, "")).filter((d) => d.includes('"error"')).map((d) => JSON.parse(d));
+  assert.equal(failure.length, 1);
+  assert.equal(failure[0].error.type, "server_error");
+  assert.equal(failure[0].error.code, "upstream_error");
+});
+
 /** Reads a UI message stream the way the AI SDK's `useChat` does; returns the last message state. */
 async function readUi(res) {
   const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(new TransformStream({

@@ -288,6 +288,18 @@ test("a restart of the Worker mid-answer leaves a stored message that says it wa
     until: (t) => textOf(frames(t)).length > 120,
   });
   const uuid = first.headers.get("x-message-uuid");
+  // A reader following live up to the restart: it may hold events not yet in storage.
+  const follower = (async () => {
+    let text = "";
+    try {
+      const res = await fetch(`${worker.base}/api/v1/message/${uuid}/stream`, { headers: { Authorization: `Bearer ${key}`, Accept: "text/event-stream" } });
+      const decoder = new TextDecoder();
+      for await (const piece of res.body) text += decoder.decode(piece, { stream: true });
+    } catch {
+      // The runtime went away under it.
+    }
+    return text;
+  })();
   // Long enough for the object to have written a batch of events.
   await sleep(600);
   await worker.restart();
@@ -301,6 +313,21 @@ test("a restart of the Worker mid-answer leaves a stored message that says it wa
   assert.ok(stored.response.length >= 120, `kept ${stored.response.length} characters`);
   assert.ok(!stored.response.includes("word199"));
   assert.equal(textOf(events), stored.response);
+  // The end says what the stored message holds, tokens of what was said counted.
+  const usage = JSON.parse(stored.meta_json).usage;
+  assert.ok(usage.completion_tokens > 0, JSON.stringify(usage));
+  const end = frames((await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } })).text).at(-1);
+  assert.deepEqual(end.data.usage, usage);
+  assert.equal(end.data.answered, stored.answered);
+  // The follower comes back with the last id it got, however far past storage that was, and
+  // hears the end, numbered after it.
+  const followed = frames(await follower);
+  const lastId = followed.at(-1).id;
+  const rest = frames((await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(lastId) } })).text);
+  assert.ok(rest.length >= 1, "the end comes");
+  assert.ok(rest.every((f) => f.id > lastId), `ids after ${lastId}: ${rest.map((f) => f.id)}`);
+  assert.equal(rest.at(-1).event, "end");
+  assert.equal(rest.at(-1).data.finish_reason, "interrupted");
   // The session goes on.
   const next = await ask(session, "still there?");
   assert.equal(next.text, "You asked: still there?.");
@@ -354,4 +381,18 @@ test("an ended answer's events are kept ANSWER_REPLAY_SECONDS, then it is replay
   }, 90_000);
   assert.equal(textOf(stored), textOf(live));
   assert.equal(stored.at(-1).data.finish_reason, "stop");
+});
+
+test("an answer that failed midway, replayed from its stored message, still says it failed", async () => {
+  const session = await newSession();
+  const live = frames((await ask(session, "break off [cut]", { headers: { Accept: "text/event-stream" } })).text);
+  assert.deepEqual(live.slice(-2).map((f) => f.event), ["error", "end"]);
+  const uuid = live[0].data.message_uuid;
+  // Sixteen answers later the object no longer keeps its events.
+  for (let i = 0; i < 16; i++) assert.equal((await ask(session, `next ${i}`)).status, 200);
+  const replayed = frames((await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } })).text);
+  assert.deepEqual(replayed.map((f) => f.event), ["start", "delta", "error", "end"]);
+  assert.equal(textOf(replayed), textOf(live));
+  assert.deepEqual(replayed.at(-2).data, live.at(-2).data);
+  assert.equal(replayed.at(-1).data.finish_reason, "error");
 });

@@ -229,14 +229,7 @@ impl ApiError {
     /// The same error readable as OpenAI's shape too, for the OpenAI-compatible endpoints:
     /// their clients read `error.message`, `error.type` and `error.param` beside our fields.
     pub fn openai_body(&self) -> Value {
-        let kind = match self {
-            ApiError::Unauthorized(_) => "authentication_error",
-            ApiError::Forbidden(_) => "permission_error",
-            ApiError::NotFound(_) => "not_found_error",
-            ApiError::RateLimited { .. } => "rate_limit_error",
-            ApiError::Upstream(_) | ApiError::Internal(_) => "server_error",
-            _ => "invalid_request_error",
-        };
+        let kind = openai_error_type(self.code());
         let mut body = self.body();
         if let Some(error) = body["error"].as_object_mut() {
             error.insert("type".into(), json!(kind));
@@ -252,6 +245,18 @@ impl ApiError {
             ApiError::Upstream(cause) => Some(format!("upstream error: {cause}")),
             _ => None,
         }
+    }
+}
+
+/// OpenAI's `error.type` for one of our error codes (the same in a body and mid-stream).
+pub fn openai_error_type(code: &str) -> &'static str {
+    match code {
+        "unauthorized" => "authentication_error",
+        "forbidden" => "permission_error",
+        "not_found" => "not_found_error",
+        "rate_limited" => "rate_limit_error",
+        "upstream_error" | "internal" => "server_error",
+        _ => "invalid_request_error",
     }
 }
 

@@ -3,7 +3,7 @@
 //! streamed form is `wire::WireFormat::OpenAiChunks`.
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::validate::{canonical_uuid, check_len, Body};
+use crate::api::validate::{as_whole_number, canonical_uuid, check_len, Body};
 use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{Message, MAX_QUERY_CHARS};
 use crate::time;
@@ -26,6 +26,59 @@ pub struct CompletionCall {
     pub stream: bool,
     /// `metadata.session_uuid`: continue this session instead of starting one.
     pub session_uuid: Option<String>,
+    /// `temperature` and `max_completion_tokens` (or `max_tokens`), for a model provider.
+    pub sampling: Sampling,
+    /// `stream_options.include_usage`: usage in a last chunk of its own.
+    pub include_usage: bool,
+}
+
+/// What a caller may set of how the model answers: its temperature, and a ceiling on the
+/// answer's tokens below the agent's own budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<usize>,
+}
+
+/// OpenAI's range for `temperature`.
+const TEMPERATURE_RANGE: (f64, f64) = (0.0, 2.0);
+
+/// `max_completion_tokens`, or the older `max_tokens`: a whole number of at least 1.
+fn max_tokens(body: &Map<String, Value>) -> ApiResult<Option<usize>> {
+    for field in ["max_completion_tokens", "max_tokens"] {
+        match body.get(field) {
+            None | Some(Value::Null) => continue,
+            Some(value) => {
+                return match as_whole_number(value) {
+                    Some(n) if n >= 1 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+                    _ => Err(ApiError::invalid(
+                        field,
+                        format!("`{field}` must be a whole number of at least 1."),
+                    )),
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The sampling settings a call sends. Those the chatbot's agents do not take from a caller
+/// (`top_p`, the penalties) are still checked, so a wrong value is an error rather than
+/// silence.
+fn sampling(b: &Body) -> ApiResult<Sampling> {
+    // `null` is OpenAI's "not set".
+    let number = |field: &str, (min, max): (f64, f64)| match b.raw(field) {
+        Some(Value::Null) => Ok(None),
+        _ => b.opt_f64(field, min, max),
+    };
+    let temperature = number("temperature", TEMPERATURE_RANGE)?;
+    number("top_p", (0.0, 1.0))?;
+    number("presence_penalty", (-2.0, 2.0))?;
+    number("frequency_penalty", (-2.0, 2.0))?;
+    Ok(Sampling {
+        temperature,
+        max_tokens: max_tokens(b.0)?,
+    })
 }
 
 /// A message's text: a string, or the `text` parts of an array of content parts.
@@ -56,6 +109,19 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
         ))
     })?;
     let stream = b.opt_bool("stream")?.unwrap_or(false);
+    let sampling = sampling(&b)?;
+    let include_usage = match b.opt_object("stream_options")? {
+        Some(options) => Body(options)
+            .opt_bool("include_usage")
+            .map_err(|_| {
+                ApiError::invalid(
+                    "stream_options.include_usage",
+                    "`stream_options.include_usage` must be true or false.",
+                )
+            })?
+            .unwrap_or(false),
+        None => false,
+    };
     // One answer per turn: silently giving one of several choices would mislead.
     match body.get("n") {
         None | Some(Value::Null) => {}
@@ -154,6 +220,8 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
         history,
         stream,
         session_uuid,
+        sampling,
+        include_usage,
     })
 }
 
@@ -280,5 +348,63 @@ mod tests {
         .is_ok());
         let missing = call(json!({"messages": [{"role": "user", "content": "x"}]}));
         assert_eq!(missing.unwrap_err().field(), Some("model"));
+    }
+
+    #[test]
+    fn sampling_settings_are_taken_when_valid_and_refused_by_name_when_not() {
+        let with = |extra: Value| {
+            let mut body = json!({"model": BOT, "messages": [{"role": "user", "content": "x"}]});
+            for (k, v) in extra.as_object().expect("object") {
+                body[k] = v.clone();
+            }
+            call(body)
+        };
+        let c = with(json!({"temperature": 0.7, "max_tokens": 50, "top_p": 1,
+            "stream_options": {"include_usage": true}, "tools": [], "response_format": {"type": "text"}}))
+        .expect("valid");
+        assert_eq!(
+            c.sampling,
+            Sampling {
+                temperature: Some(0.7),
+                max_tokens: Some(50)
+            }
+        );
+        assert!(c.include_usage);
+        // The newer name wins; `null` is not set.
+        let c = with(json!({"max_completion_tokens": 20, "max_tokens": 50, "temperature": null}))
+            .expect("valid");
+        assert_eq!(
+            c.sampling,
+            Sampling {
+                temperature: None,
+                max_tokens: Some(20)
+            }
+        );
+        assert_eq!(
+            with(json!({})).expect("valid").sampling,
+            Sampling::default()
+        );
+        for (extra, field) in [
+            (json!({"temperature": 5}), "temperature"),
+            (json!({"temperature": -1}), "temperature"),
+            (json!({"temperature": "hot"}), "temperature"),
+            (json!({"max_tokens": -5}), "max_tokens"),
+            (json!({"max_tokens": 0}), "max_tokens"),
+            (json!({"max_tokens": 1.5}), "max_tokens"),
+            (
+                json!({"max_completion_tokens": "2"}),
+                "max_completion_tokens",
+            ),
+            (json!({"top_p": 2}), "top_p"),
+            (json!({"presence_penalty": 3}), "presence_penalty"),
+            (
+                json!({"stream_options": {"include_usage": "yes"}}),
+                "stream_options.include_usage",
+            ),
+            (json!({"stream_options": 1}), "stream_options"),
+        ] {
+            let err = with(extra.clone()).expect_err("refused");
+            assert_eq!((err.status(), err.field()), (400, Some(field)), "{extra}");
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! - `OpenAiChunks`: `chat.completion.chunk` events and `data: [DONE]`, for the
 //!   OpenAI-compatible endpoint.
 
-use crate::api::error::{ApiError, ApiResult};
+use crate::api::error::{openai_error_type, ApiError, ApiResult};
 use crate::api::validate::check_len;
 use crate::domain::session::MAX_QUERY_CHARS;
 use crate::knowledge::retrieve::Ranked;
@@ -204,7 +204,12 @@ pub fn ui_chat_query(body: &Map<String, Value>) -> Option<ApiResult<String>> {
     if body.contains_key("query") {
         return None;
     }
-    let last = body.get("messages")?.as_array()?.last()?;
+    let Some(last) = body.get("messages")?.as_array()?.last() else {
+        return Some(Err(ApiError::invalid(
+            "messages",
+            "`messages` must hold at least the user's message.",
+        )));
+    };
     let text = last["parts"]
         .as_array()
         .map(|parts| {
@@ -234,6 +239,9 @@ pub struct Encoder {
     created: i64,
     id: String,
     text_open: bool,
+    /// OpenAI chunks: usage goes in a last chunk of its own (`stream_options.include_usage`)
+    /// rather than on the finish chunk.
+    usage_chunk: bool,
 }
 
 impl Encoder {
@@ -245,7 +253,14 @@ impl Encoder {
             created,
             id: String::new(),
             text_open: false,
+            usage_chunk: false,
         }
+    }
+
+    /// OpenAI chunks as with `stream_options: {"include_usage": true}`.
+    pub fn with_usage_chunk(mut self) -> Self {
+        self.usage_chunk = true;
+        self
     }
 
     pub fn format(&self) -> WireFormat {
@@ -365,7 +380,7 @@ impl Encoder {
                 data(chunk)
             }
             AnswerEvent::Error { code, message } => data(json!({
-                "error": {"message": message, "type": code, "code": code, "param": null}
+                "error": {"message": message, "type": openai_error_type(code), "code": code, "param": null}
             })),
             // A failed answer ends with its error, as OpenAI's stream does: a finish chunk
             // after it would tell a client the cut answer was whole.
@@ -382,12 +397,19 @@ impl Encoder {
                 usage,
                 ..
             } => {
-                let mut chunk = self.chunk(
+                let mut finish = self.chunk(
                     json!({}),
                     Some(super::openai_compat::finish_reason(finish_reason)),
                 );
-                chunk["usage"] = usage.clone();
-                data(chunk) + "data: [DONE]\n\n"
+                if !self.usage_chunk {
+                    finish["usage"] = usage.clone();
+                    return data(finish) + "data: [DONE]\n\n";
+                }
+                // As OpenAI sends it: the usage in a last chunk of its own, with no choices.
+                let mut usage_chunk = self.chunk(json!({}), None);
+                usage_chunk["choices"] = json!([]);
+                usage_chunk["usage"] = usage.clone();
+                data(finish) + &data(usage_chunk) + "data: [DONE]\n\n"
             }
         }
     }
@@ -593,6 +615,13 @@ mod tests {
         assert_eq!(ui_chat_query(body), Some(Ok("Do you ship?".to_string())));
         let ours = json!({"query": "hi", "messages": []});
         assert_eq!(ui_chat_query(ours.as_object().expect("object")), None);
+        let empty = json!({"id": "c", "messages": []});
+        assert_eq!(
+            ui_chat_query(empty.as_object().expect("object"))
+                .and_then(|r| r.err())
+                .and_then(|e| e.field().map(str::to_string)),
+            Some("messages".to_string())
+        );
         let assistant =
             json!({"messages": [{"role": "assistant", "parts": [{"type": "text", "text": "x"}]}]});
         assert_eq!(
@@ -713,6 +742,33 @@ mod tests {
     }
 
     #[test]
+    fn openai_usage_rides_the_finish_chunk_or_a_last_chunk_of_its_own_when_asked() {
+        let end = AnswerEvent::End {
+            message_uuid: "m1".into(),
+            finish_reason: "stop".into(),
+            usage: json!({"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}),
+            answered: Some(true),
+        };
+        let plain = Encoder::new(WireFormat::OpenAiChunks, "bot", 7).encode(&end);
+        let lines = data_lines(&plain);
+        assert_eq!(lines.len(), 2, "{plain}");
+        let finish: Value = serde_json::from_str(&lines[0]).expect("json");
+        assert_eq!(finish["usage"]["total_tokens"], 5);
+        let asked = Encoder::new(WireFormat::OpenAiChunks, "bot", 7)
+            .with_usage_chunk()
+            .encode(&end);
+        let lines = data_lines(&asked);
+        assert_eq!(lines.len(), 3, "{asked}");
+        let finish: Value = serde_json::from_str(&lines[0]).expect("json");
+        let usage: Value = serde_json::from_str(&lines[1]).expect("json");
+        assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+        assert!(finish.get("usage").is_none());
+        assert_eq!(usage["choices"], json!([]));
+        assert_eq!(usage["usage"]["total_tokens"], 5);
+        assert_eq!(lines[2], "[DONE]");
+    }
+
+    #[test]
     fn a_failed_openai_stream_ends_with_its_error_and_no_finish() {
         let mut encoder = Encoder::new(WireFormat::OpenAiChunks, "bot", 7);
         let failed = [
@@ -731,7 +787,12 @@ mod tests {
         let body: String = failed.iter().map(|e| encoder.encode(e)).collect();
         let lines = data_lines(&body);
         assert_eq!(lines.len(), 2, "{body}");
-        assert!(lines[1].contains("\"upstream_error\""));
+        let error: Value = serde_json::from_str(&lines[1]).expect("json");
+        assert_eq!(error["error"]["code"], "upstream_error");
+        assert_eq!(
+            error["error"]["type"], "server_error",
+            "OpenAI's type, as in a 502 body"
+        );
         assert!(!body.contains("finish_reason\":\"stop") && !body.contains("[DONE]"));
         let interrupted = encoder.encode(&AnswerEvent::End {
             message_uuid: "m1".into(),
