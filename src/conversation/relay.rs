@@ -239,6 +239,47 @@ pub fn failed_midway() -> AnswerEvent {
     }
 }
 
+/// Opens an answer the session's object keeps (`live`). Its `streaming` record is written
+/// beside the model call, so while the model has not said a word yet the answer is already
+/// listed, and can be followed and stopped (stopped then, it ends before its first word).
+/// When the model cannot be reached, the call fails and nothing of it stays: the record goes
+/// again and anyone already following hears the stream end.
+pub async fn open_kept(
+    store: &Store,
+    env: &Env,
+    config: &Config,
+    ex: &Exchange,
+    live: &Rc<LiveAnswer>,
+) -> ApiResult<AnswerStream> {
+    let started = record::started(ex);
+    let opening = async {
+        match select(Box::pin(open(env, config, ex)), live.stopped()).await {
+            Either::Left((opened, _)) => opened,
+            Either::Right(_) => Ok(AnswerStream::complete([])),
+        }
+    };
+    let (written, opened) = futures::join!(store.insert_message(&started), opening);
+    if let Err(err) = &written {
+        log::background_failure("storing a started answer", &ex.message_uuid, err);
+    }
+    if opened.is_err() {
+        live.abandon();
+        if written.is_ok() {
+            if let Err(err) = store
+                .delete_messages(std::slice::from_ref(&ex.message_uuid))
+                .await
+            {
+                log::background_failure(
+                    "removing a failed answer's record",
+                    &ex.message_uuid,
+                    &err,
+                );
+            }
+        }
+    }
+    opened
+}
+
 /// Streams the answer to `out`, then stores the message. Returns the stored message.
 pub async fn deliver(
     store: &Store,
@@ -255,22 +296,9 @@ pub async fn deliver(
         agent_uuid: Some(ex.agent.uuid.clone()),
     })
     .await;
+    // A kept answer was stored as it started (`open_kept`): its end replaces that record.
     let kept = out.live().is_some();
-    let outcome = if kept {
-        // A kept answer is stored as it starts (`streaming`), so a reader can find it and a
-        // restart leaves a record of it; the write runs beside the first tokens.
-        let started = record::started(&ex);
-        let (written, outcome) = futures::join!(
-            store.insert_message(&started),
-            relay(env, config, &ex, answer, &out)
-        );
-        if let Err(err) = written {
-            log::background_failure("storing a started answer", &ex.message_uuid, &err);
-        }
-        outcome
-    } else {
-        relay(env, config, &ex, answer, &out).await
-    };
+    let outcome = relay(env, config, &ex, answer, &out).await;
     let message = record::message(&ex, &outcome);
     if outcome.finish != FinishReason::Aborted {
         if let Some(error) = &outcome.error {

@@ -463,7 +463,15 @@ pub(crate) async fn stream_answer(
     claim: Option<Claim>,
 ) -> ApiResult<Response> {
     call.log.record(&exchange.message_uuid);
-    let answer = relay::open(&call.env, &call.config, &exchange).await?;
+    let store = Store::new(&call.env)?;
+    let live = claim
+        .as_ref()
+        .map(|claim| claim.start(&exchange.message_uuid))
+        .transpose()?;
+    let answer = match &live {
+        Some(live) => relay::open_kept(&store, &call.env, &call.config, &exchange, live).await?,
+        None => relay::open(&call.env, &call.config, &exchange).await?,
+    };
     let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
     let headers = stream_headers(encoder.format())?;
     // Sent as-is: the platform's automatic compression buffers a streamed body, which would
@@ -471,12 +479,10 @@ pub(crate) async fn stream_answer(
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
     headers.set("X-Message-Uuid", &exchange.message_uuid)?;
-    let store = Store::new(&call.env)?;
     let env = call.env.clone();
     let config = call.config.clone();
-    let output = match &claim {
-        Some(claim) => {
-            let live = claim.start(&exchange.message_uuid)?;
+    let output = match live {
+        Some(live) => {
             live.read(sink, encoder);
             Output::Live(live)
         }
@@ -518,10 +524,17 @@ pub(crate) async fn collect_answer(
     claim: Option<Claim>,
 ) -> ApiResult<Message> {
     call.log.record(&exchange.message_uuid);
-    let answer = relay::open(&call.env, &call.config, &exchange).await?;
-    let output = match &claim {
-        Some(claim) => Output::Live(claim.start(&exchange.message_uuid)?),
-        None => Output::Collect,
+    let (answer, output) = match &claim {
+        Some(claim) => {
+            let live = claim.start(&exchange.message_uuid)?;
+            let answer =
+                relay::open_kept(&call.store, &call.env, &call.config, &exchange, &live).await?;
+            (answer, Output::Live(live))
+        }
+        None => (
+            relay::open(&call.env, &call.config, &exchange).await?,
+            Output::Collect,
+        ),
     };
     let live = output.kept();
     let delivered = relay::deliver(

@@ -633,6 +633,16 @@ impl LiveAnswer {
         }
     }
 
+    /// The answer will not be: its model could not be reached before it said anything.
+    /// Readers already following it see their stream end; nothing was kept of it.
+    pub fn abandon(&self) {
+        self.ended.set(true);
+        self.settled.set(true);
+        for reader in self.readers.borrow_mut().drain(..) {
+            reader.close();
+        }
+    }
+
     /// The caller's own reader, from the first event.
     pub fn read(&self, sink: StreamSink, encoder: Encoder) {
         self.attach(Reader::new(sink, encoder, 0));

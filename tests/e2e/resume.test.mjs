@@ -396,3 +396,26 @@ test("an answer that failed midway, replayed from its stored message, still says
   assert.deepEqual(replayed.at(-2).data, live.at(-2).data);
   assert.equal(replayed.at(-1).data.finish_reason, "error");
 });
+
+test("an answer whose model has not answered yet is listed, refuses a second message by name, and can be stopped", async () => {
+  const session = await newSession();
+  const reading = ask(session, "take your time [late]", { headers: { Accept: "text/event-stream" } });
+  const waiting = await eventually(async () => {
+    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+    return m?.finish_reason === "streaming" && m;
+  });
+  assert.equal(waiting.response, "");
+  const second = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hello?" } });
+  expectError(assert, second, 409, "conflict");
+  assert.ok(second.json.error.message.includes(waiting.uuid), second.json.error.message);
+  const stopped = await api.post(`/message/${waiting.uuid}/stop`);
+  assert.equal(stopped.status, 200, stopped.text);
+  assert.equal(stopped.json.finish_reason, "stopped");
+  assert.equal(stopped.json.response, "");
+  const answered = await reading;
+  assert.equal(answered.status, 200);
+  assert.deepEqual(frames(answered.text).map((f) => [f.event, f.data.finish_reason]), [["start", undefined], ["end", "stopped"]]);
+  // A model that fails before answering still leaves nothing behind.
+  expectError(assert, await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "fail late [late] [500]" } }), 502, "upstream_error");
+  assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json.map((m) => m.uuid), [waiting.uuid]);
+});
