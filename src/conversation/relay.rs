@@ -18,7 +18,7 @@ use futures::future::{select, Either};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
-use worker::Env;
+use worker::{Delay, Env};
 
 /// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
 pub const MAX_TOOL_ROUNDS: usize = 3;
@@ -239,11 +239,16 @@ pub fn failed_midway() -> AnswerEvent {
     }
 }
 
-/// Opens an answer the session's object keeps (`live`). Its `streaming` record is written
-/// beside the model call, so while the model has not said a word yet the answer is already
-/// listed, and can be followed and stopped (stopped then, it ends before its first word).
-/// When the model cannot be reached, the call fails and nothing of it stays: the record goes
-/// again and anyone already following hears the stream end.
+/// How long a model may take to answer before its answer's `streaming` record is written
+/// while it waits. One that answers sooner has the record written beside its first words,
+/// off the way to the first byte.
+const SLOW_MODEL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Opens an answer the session's object keeps (`live`). A stop before the model answers ends
+/// it before its first word. When the model takes its time (a reasoning model), the answer's
+/// `streaming` record is written while it waits, so the answer is already listed, and can be
+/// followed and stopped; if the model then cannot be reached, the call fails and nothing of
+/// it stays: the record goes again and anyone already following hears the stream end.
 pub async fn open_kept(
     store: &Store,
     env: &Env,
@@ -251,24 +256,31 @@ pub async fn open_kept(
     ex: &Exchange,
     live: &Rc<LiveAnswer>,
 ) -> ApiResult<AnswerStream> {
-    let started = record::started(ex);
-    let opening = async {
+    let mut opening = Box::pin(async {
         match select(Box::pin(open(env, config, ex)), live.stopped()).await {
             Either::Left((opened, _)) => opened,
             Either::Right(_) => Ok(AnswerStream::complete([])),
         }
+    });
+    let opened = match select(opening.as_mut(), Box::pin(Delay::from(SLOW_MODEL))).await {
+        Either::Left((opened, _)) => opened,
+        Either::Right(_) => {
+            let started = record::started(ex);
+            let (written, opened) = futures::join!(store.insert_message(&started), opening);
+            match written {
+                Ok(()) => live.mark_listed(),
+                Err(err) => {
+                    log::background_failure("storing a started answer", &ex.message_uuid, &err)
+                }
+            }
+            opened
+        }
     };
-    let (written, opened) = futures::join!(store.insert_message(&started), opening);
-    if let Err(err) = &written {
-        log::background_failure("storing a started answer", &ex.message_uuid, err);
-    }
     if opened.is_err() {
         live.abandon();
-        if written.is_ok() {
-            if let Err(err) = store
-                .delete_messages(std::slice::from_ref(&ex.message_uuid))
-                .await
-            {
+        if live.listed() {
+            let uuids = std::slice::from_ref(&ex.message_uuid);
+            if let Err(err) = store.delete_messages(uuids).await {
                 log::background_failure(
                     "removing a failed answer's record",
                     &ex.message_uuid,
@@ -296,9 +308,24 @@ pub async fn deliver(
         agent_uuid: Some(ex.agent.uuid.clone()),
     })
     .await;
-    // A kept answer was stored as it started (`open_kept`): its end replaces that record.
     let kept = out.live().is_some();
-    let outcome = relay(env, config, &ex, answer, &out).await;
+    let outcome = match out.live() {
+        // A kept answer is stored as it starts (`streaming`), so a reader can find it and a
+        // restart leaves a record of it: beside its first words, unless `open_kept` already
+        // wrote it while a slow model was waited for.
+        Some(live) if !live.listed() => {
+            let started = record::started(&ex);
+            let (written, outcome) = futures::join!(
+                store.insert_message(&started),
+                relay(env, config, &ex, answer, &out)
+            );
+            if let Err(err) = written {
+                log::background_failure("storing a started answer", &ex.message_uuid, &err);
+            }
+            outcome
+        }
+        _ => relay(env, config, &ex, answer, &out).await,
+    };
     let message = record::message(&ex, &outcome);
     if outcome.finish != FinishReason::Aborted {
         if let Some(error) = &outcome.error {

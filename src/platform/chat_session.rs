@@ -242,6 +242,7 @@ impl Room {
             stop_waker: RefCell::new(None),
             ended: Cell::new(false),
             settled: Cell::new(false),
+            listed: Cell::new(false),
         });
         *self.live.borrow_mut() = Some(Rc::clone(&live));
         self.announce("answer", &json!({ "message_uuid": message_uuid }));
@@ -530,6 +531,8 @@ pub struct LiveAnswer {
     ended: Cell<bool>,
     /// The message is stored: the answer is over.
     settled: Cell<bool>,
+    /// Its `streaming` message record is written (in D1).
+    listed: Cell<bool>,
 }
 
 impl LiveAnswer {
@@ -631,6 +634,15 @@ impl LiveAnswer {
         for reader in self.readers.borrow_mut().drain(..) {
             reader.close();
         }
+    }
+
+    pub fn mark_listed(&self) {
+        self.listed.set(true);
+    }
+
+    /// Whether its `streaming` message record is written.
+    pub fn listed(&self) -> bool {
+        self.listed.get()
     }
 
     /// The answer will not be: its model could not be reached before it said anything.
