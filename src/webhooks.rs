@@ -198,7 +198,7 @@ async fn attempt(
         .enabled
         .then(|| u32::try_from(attempts).ok())
         .flatten()
-        .and_then(|n| retry_delay_secs(n, config.webhook_retry_unit_secs));
+        .and_then(|n| retry_delay_secs(n, &config.webhook_retry_delays));
     let Some(delay) = delay else {
         delivery.record_attempt(DeliveryStatus::Failed, code, error, None, &now);
         return store.update_delivery(&delivery).await;

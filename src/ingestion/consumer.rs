@@ -212,7 +212,7 @@ pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Resul
                 store
                     .fail_crawl(
                         crawl,
-                        "Reading the site's robots.txt failed again and again.",
+                        "Starting the crawl (reading robots.txt and the start page) failed again and again.",
                         &now,
                     )
                     .await

@@ -6,7 +6,7 @@ use super::read::{Outcome, StepEnv};
 use super::{enqueue, PAGE_LIMITS};
 use crate::handlers::new_uuid;
 use crate::platform::outbound::{self, Outgoing};
-use crate::storage::{Crawl, FoundPage, PageMarks};
+use crate::storage::{Crawl, FoundPage, PageLeft, PageMarks};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::idn;
 use edgechat_core::knowledge::crawl::robots::{self, Robots};
@@ -25,16 +25,19 @@ const MAX_LINKS_PER_PAGE: usize = 500;
 /// A gzipped sitemap may inflate to this much.
 const MAX_SITEMAP_BYTES: usize = 50 * 1024 * 1024;
 
-/// What a GET of a crawl's own resource (robots.txt, a sitemap) came to.
+/// What a GET of a crawl's own resource (robots.txt, a sitemap, the start page read for its
+/// links) came to.
 enum Got {
     Body(Vec<u8>),
     /// Not there, or refused: the crawl goes on without it.
     Missing,
+    /// It redirects where `scope` does not go; why, in a sentence.
+    OutOfScope(String),
     Retry(String),
 }
 
-async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str) -> Got {
-    let fetched = outbound::fetch_classified(
+async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str, scope: outbound::Scope<'_>) -> Got {
+    let fetched = outbound::fetch_scoped(
         Outgoing {
             method: Method::Get,
             url,
@@ -46,10 +49,12 @@ async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str) -> Got {
         },
         &ctx.config.private_access,
         PAGE_LIMITS,
+        scope,
     )
     .await;
     ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
     match fetched {
+        Err(e) if e.out_of_scope => Got::OutOfScope(e.reason),
         Err(e) if e.transient => Got::Retry(e.reason),
         Err(_) => Got::Missing,
         Ok(f) if f.status == 429 || f.status >= 500 => {
@@ -59,6 +64,9 @@ async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str) -> Got {
         Ok(_) => Got::Missing,
     }
 }
+
+/// robots.txt and sitemaps may be served from anywhere they redirect to.
+const ANYWHERE: outbound::Scope<'static> = &|_| Ok(());
 
 fn robots_of(crawl: &Crawl) -> Robots {
     robots_from(&crawl.robots_json)
@@ -161,6 +169,15 @@ async fn add_and_queue(
     enqueue(ctx.env, steps, ctx.sent).await
 }
 
+/// Whether the robots rules a crawled page's crawl last read allow fetching `url`; `None`
+/// for a page of no crawl or an address that does not parse.
+pub fn robots_allow(marks: &PageMarks, url: &str) -> Option<bool> {
+    marks.crawl_uuid.as_ref()?;
+    let url = Url::parse(url).ok()?;
+    let robots = robots_from(marks.crawl_robots.as_deref().unwrap_or_default());
+    Some(robots.allows(&path_and_query(&url)))
+}
+
 /// Where a redirect of a crawled page may lead: where a link may (the crawl's site, through its
 /// filters), and never where its robots rules forbid. `None` for a page of no crawl.
 pub fn redirect_scope(marks: &PageMarks) -> Option<impl Fn(&Url) -> Result<(), String>> {
@@ -174,14 +191,18 @@ pub fn redirect_scope(marks: &PageMarks) -> Option<impl Fn(&Url) -> Result<(), S
     let exclude = list(&marks.crawl_exclude);
     let robots = robots_from(marks.crawl_robots.as_deref().unwrap_or_default());
     Some(move |url: &Url| {
-        within(&site, &include, &exclude, &robots, url).map_err(|outside| match outside {
-            Outside::OffSite => format!("It redirects to {url}, off the crawled site."),
-            Outside::Filtered => {
-                format!("It redirects to {url}, which the crawl's filters leave out.")
-            }
-            Outside::Forbidden => format!("It redirects to {url}, which robots.txt forbids."),
-        })
+        within(&site, &include, &exclude, &robots, url)
+            .map_err(|outside| redirect_refused(outside, url))
     })
+}
+
+/// Why a redirect to `url` is not followed, in a sentence.
+fn redirect_refused(outside: Outside, url: &Url) -> String {
+    match outside {
+        Outside::OffSite => format!("It redirects to {url}, off the crawled site."),
+        Outside::Filtered => format!("It redirects to {url}, which the crawl's filters leave out."),
+        Outside::Forbidden => format!("It redirects to {url}, which robots.txt forbids."),
+    }
 }
 
 /// A crawled page whose redirect leads out of the crawl leaves it; when it is the start page,
@@ -193,7 +214,9 @@ pub async fn redirected_out(
     url: &str,
     reason: &str,
 ) -> ApiResult<()> {
-    ctx.store.remove_crawl_page(crawl_uuid, source_uuid).await?;
+    ctx.store
+        .remove_crawl_page(crawl_uuid, source_uuid, PageLeft::Gone)
+        .await?;
     fail_at_start_page(ctx, crawl_uuid, url, &format!(": {reason}")).await
 }
 
@@ -246,26 +269,52 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         return Ok(Outcome::Done);
     };
     let robots = match site.join("/robots.txt") {
-        Ok(robots_url) => match get(ctx, robots_url.as_str(), "text/plain").await {
+        Ok(robots_url) => match get(ctx, robots_url.as_str(), "text/plain", ANYWHERE).await {
             Got::Body(bytes) => robots::parse(&String::from_utf8_lossy(&bytes), USER_AGENT),
-            Got::Missing => Robots::default(),
+            Got::Missing | Got::OutOfScope(_) => Robots::default(),
             Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
         },
         Err(_) => Robots::default(),
     };
-    // The start page is the way in even when the filters leave it out: its links are
+    // The start page is the way in even when it is not one of the crawl's pages (the filters
+    // leave it out, or the chatbot holds it already as a page of its own): its links are
     // followed, and the page itself is not stored (read before anything is written, so a
-    // retry starts clean).
+    // retry starts clean). Its redirects are held to the site and robots.txt.
     let start_page = normalize(&site);
+    let held_elsewhere = match &start_page {
+        Some(start) if passes_filters(start, &crawl.include, &crawl.exclude) => {
+            ctx.store
+                .holds_page_outside(&crawl.chatbot_uuid, crawl_uuid, &page_identity(start))
+                .await?
+        }
+        _ => false,
+    };
     let mut entrance = Vec::new();
     if let Some(start) = start_page.as_ref().filter(|start| {
-        !passes_filters(start, &crawl.include, &crawl.exclude)
+        (held_elsewhere || !passes_filters(start, &crawl.include, &crawl.exclude))
             && robots.allows(&path_and_query(start))
             && crawl.max_depth >= 1
     }) {
-        match get(ctx, start.as_str(), "text/html,application/xhtml+xml").await {
+        let scope = |url: &Url| {
+            within(&site, &[], &[], &robots, url).map_err(|outside| redirect_refused(outside, url))
+        };
+        match get(
+            ctx,
+            start.as_str(),
+            "text/html,application/xhtml+xml",
+            &scope,
+        )
+        .await
+        {
             Got::Body(bytes) => entrance = page_links(start, &bytes),
             Got::Missing => {}
+            Got::OutOfScope(reason) => {
+                let reason = format!("The start page {}: {reason}", crawl.url);
+                ctx.store
+                    .fail_crawl(crawl_uuid, &reason, &time::now())
+                    .await?;
+                return Ok(Outcome::Done);
+            }
             Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
         }
     }
@@ -337,9 +386,16 @@ pub async fn read_sitemap(
     let Some(crawl) = ctx.store.crawl_for_step(crawl_uuid).await? else {
         return Ok(Outcome::Done);
     };
-    let bytes = match get(ctx, url, "application/xml,text/xml;q=0.9,*/*;q=0.5").await {
+    let bytes = match get(
+        ctx,
+        url,
+        "application/xml,text/xml;q=0.9,*/*;q=0.5",
+        ANYWHERE,
+    )
+    .await
+    {
         Got::Body(bytes) => bytes,
-        Got::Missing => Vec::new(),
+        Got::Missing | Got::OutOfScope(_) => Vec::new(),
         Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
     };
     let parsed = sitemap::gunzip_if_gzipped(&bytes, MAX_SITEMAP_BYTES)

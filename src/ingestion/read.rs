@@ -6,7 +6,7 @@ use super::{crawl, enqueue, Subrequests, PAGE_LIMITS};
 use crate::handlers::new_uuid;
 use crate::platform::files;
 use crate::platform::outbound::{self, Outgoing};
-use crate::storage::{NewMarks, PageMarks, Store};
+use crate::storage::{NewMarks, PageLeft, PageMarks, Store};
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::config::Config;
 use edgechat_core::domain::api_key::sha256_hex;
@@ -77,6 +77,17 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         return Ok(Outcome::Done);
     }
     let url = source.url().unwrap_or_default().to_string();
+    // A crawled page is read only while the site's robots.txt, as last read, allows it: one
+    // forbidden since leaves the crawl, counted as robots.txt's.
+    if let (Some(crawl_uuid), Some(false)) = (
+        marks.crawl_uuid.as_deref(),
+        crawl::robots_allow(&marks, &url),
+    ) {
+        ctx.store
+            .remove_crawl_page(crawl_uuid, &source.uuid, PageLeft::Forbidden)
+            .await?;
+        return Ok(Outcome::Done);
+    }
     let mut headers = vec![
         (
             "Accept".to_string(),
@@ -127,7 +138,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         404 | 410 if marks.crawl_uuid.is_some() => {
             let crawl_uuid = marks.crawl_uuid.as_deref().unwrap_or_default();
             ctx.store
-                .remove_crawl_page(crawl_uuid, &source.uuid)
+                .remove_crawl_page(crawl_uuid, &source.uuid, PageLeft::Gone)
                 .await?;
             crawl::start_page_gone(ctx, crawl_uuid, &url, page.status).await?;
             return Ok(Outcome::Done);
@@ -160,7 +171,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
                 .await?;
             if !moved {
                 ctx.store
-                    .remove_crawl_page(crawl_uuid, &source.uuid)
+                    .remove_crawl_page(crawl_uuid, &source.uuid, PageLeft::Gone)
                     .await?;
                 return Ok(Outcome::Done);
             }

@@ -164,6 +164,15 @@ pub struct FoundPage {
     pub identity: String,
 }
 
+/// Why a page left its crawl.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PageLeft {
+    /// It answers 404 or 410, or redirects out of the crawl, or to a page held already.
+    Gone,
+    /// robots.txt forbids it now: counted in `skipped_by_robots`.
+    Forbidden,
+}
+
 impl Store {
     pub async fn insert_crawl(&self, crawl: &Crawl) -> ApiResult<()> {
         let row = CrawlRow::from(crawl);
@@ -433,13 +442,22 @@ impl Store {
             .collect())
     }
 
-    /// A page that now answers 404 or 410 leaves its crawl: its source goes (agents stop
-    /// naming it) and the URL is remembered as gone, so links to it do not bring it back.
-    pub async fn remove_crawl_page(&self, crawl_uuid: &str, source_uuid: &str) -> ApiResult<()> {
+    /// A page that leaves its crawl: its source goes (agents stop naming it) and the URL is
+    /// remembered as `left` it, so links to it do not bring it back.
+    pub async fn remove_crawl_page(
+        &self,
+        crawl_uuid: &str,
+        source_uuid: &str,
+        left: PageLeft,
+    ) -> ApiResult<()> {
+        let state = match left {
+            PageLeft::Gone => "gone",
+            PageLeft::Forbidden => "robots",
+        };
         let statements = vec![
             self.statement(
-                "UPDATE crawl_pages SET state = 'gone', data_source_uuid = NULL WHERE crawl_uuid = ?1 AND data_source_uuid = ?2",
-                &[Arg::Text(crawl_uuid), Arg::Text(source_uuid)],
+                "UPDATE crawl_pages SET state = ?3, data_source_uuid = NULL WHERE crawl_uuid = ?1 AND data_source_uuid = ?2",
+                &[Arg::Text(crawl_uuid), Arg::Text(source_uuid), Arg::Text(state)],
             )?,
             self.statement(
                 "UPDATE agents SET data_source_uuids_json = \
@@ -456,17 +474,50 @@ impl Store {
         .map(|_| ())
     }
 
-    /// A crawl's `refresh` and its next sync, as `crawl` holds them.
-    pub async fn set_crawl_refresh(&self, crawl: &Crawl) -> ApiResult<()> {
-        self.execute(
-            "UPDATE crawls SET refresh = ?2, next_sync_at = ?3, modified_at = ?4 WHERE uuid = ?1",
+    /// Whether the chatbot holds the page of `identity` (`page_identity`) other than as a page
+    /// of crawl `crawl_uuid`: as a page added alone, or by another crawl.
+    pub async fn holds_page_outside(
+        &self,
+        chatbot_uuid: &str,
+        crawl_uuid: &str,
+        identity: &str,
+    ) -> ApiResult<bool> {
+        self.exists(
+            "SELECT 1 FROM data_sources WHERE chatbot_uuid = ?1 AND content_hash = ?2 \
+             AND (crawl_uuid IS NULL OR crawl_uuid != ?3)",
             &[
-                Arg::Text(&crawl.uuid),
-                Arg::Text(crawl.refresh.as_str()),
-                crawl.next_sync_at.as_deref().map_or(Arg::Null, Arg::Text),
-                Arg::Text(&crawl.modified_at),
+                Arg::Text(chatbot_uuid),
+                Arg::Text(identity),
+                Arg::Text(crawl_uuid),
             ],
         )
+        .await
+    }
+
+    /// A crawl's `refresh` and its next sync, as `crawl` holds them; its pages say the same.
+    pub async fn set_crawl_refresh(&self, crawl: &Crawl) -> ApiResult<()> {
+        let refresh = crawl.refresh.as_str();
+        let statements = vec![
+            self.statement(
+                "UPDATE crawls SET refresh = ?2, next_sync_at = ?3, modified_at = ?4 WHERE uuid = ?1",
+                &[
+                    Arg::Text(&crawl.uuid),
+                    Arg::Text(refresh),
+                    crawl.next_sync_at.as_deref().map_or(Arg::Null, Arg::Text),
+                    Arg::Text(&crawl.modified_at),
+                ],
+            )?,
+            self.statement(
+                "UPDATE data_sources SET refresh = ?2, \
+                 meta_json = CASE WHEN json_type(meta_json, '$.refresh') IS NULL THEN meta_json \
+                   ELSE json_set(meta_json, '$.refresh', ?2) END \
+                 WHERE crawl_uuid = ?1",
+                &[Arg::Text(&crawl.uuid), Arg::Text(refresh)],
+            )?,
+        ];
+        self.batch(statements, || {
+            ApiError::internal("unexpected conflict setting a crawl's refresh")
+        })
         .await
         .map(|_| ())
     }

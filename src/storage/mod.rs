@@ -22,7 +22,7 @@ mod widget;
 mod schema_tests;
 
 pub use api_keys::KeyOwner;
-pub use crawls::{Crawl, FoundPage, Progress};
+pub use crawls::{Crawl, FoundPage, PageLeft, Progress};
 pub use data_sources::{ChunkSearch, SearchFound, SearchIn, SearchIndex};
 pub use insights::{EARLIEST, LATEST};
 pub use readings::{NewMarks, PageMarks};

@@ -20,12 +20,14 @@ async function eventually(check, timeoutMs) {
   }
 }
 
-let site, worker, api;
+let site, worker, api, elsewhere;
 /** Page bodies by path; a test changes them. */
 const pages = new Map();
 let sitemapDocs = [];
 const served = []; // [path, status]
 let delayMs = 0;
+/** Further `Disallow` lines robots.txt says (a test adds some). */
+const moreDisallowed = [];
 
 function page(title, body, links = []) {
   return `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p>` +
@@ -67,7 +69,11 @@ before(async () => {
       res.end(body);
     };
     if (delayMs) await sleep(delayMs);
-    if (p === "/robots.txt") return send(200, "text/plain", `User-agent: *\nDisallow: /private/\nDisallow: /gate/forbidden\n\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
+    if (p === "/robots.txt") {
+      const more = moreDisallowed.map((d) => `Disallow: ${d}\n`).join("");
+      return send(200, "text/plain", `User-agent: *\nDisallow: /private/\nDisallow: /gate/forbidden\n${more}\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
+    }
+    if (p === "/offsite") return send(301, "text/plain", "", { Location: `${elsewhere.base}/elsewhere` });
     if (p === "/sitemap_index.xml") {
       return send(200, "application/xml", `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
         `<sitemap><loc>${site.base}/sitemap-docs.xml</loc></sitemap><sitemap><loc>${site.base}/sitemap-blog.xml.gz</loc></sitemap></sitemapindex>`);
@@ -90,9 +96,11 @@ before(async () => {
     return send(200, "text/html; charset=utf-8", body, { ETag: etag });
   });
   buildSite(site.base);
+  // Another site, on another port: the Worker may call it, but no crawl of `site` should.
+  elsewhere = await startServer(async (req, res) => res.end("elsewhere"));
   const host = new URL(site.base).host;
   ({ worker, api } = await startAccount({
-    vars: { ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_HOSTS: host },
+    vars: { ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_HOSTS: `${host},${new URL(elsewhere.base).host}` },
     testScheduled: true,
   }));
 });
@@ -262,6 +270,7 @@ test("crawl input is checked; delete removes the crawl and its pages", async () 
   expectError(assert, await api.post(`/crawl/${r.json.uuid}/update`, { body: {} }), 400, "invalid_request", "refresh");
   expectError(assert, await api.post(`/crawl/${r.json.uuid}/update`, { body: { refresh: "daily", include: ["/docs"] } }), 400, "invalid_request", "include");
   const [page] = await pagesOf(bot, r.json.uuid);
+  assert.ok((await pagesOf(bot, r.json.uuid)).every((p) => JSON.parse(p.meta_json).refresh === "weekly"), "its pages say what the crawl says");
   const onPage = expectError(assert, await api.post(`/data-source/${page.uuid}/update`, { body: { refresh: "daily" } }), 400, "invalid_request", "refresh");
   assert.ok(onPage.message.includes(`/crawl/${r.json.uuid}/update`), onPage.message);
   const d = await api.del(`/crawl/${r.json.uuid}/delete`);
@@ -328,4 +337,50 @@ test("every crawl and page step stayed within 50 D1 calls plus subrequests", () 
     assert.ok(s.d1_calls + s.subrequests <= 50, JSON.stringify(s));
     assert.equal(s.within_budget, true, JSON.stringify(s));
   }
+});
+
+test("a re-sync honours robots.txt as it reads now: pages forbidden since leave the crawl unread", async () => {
+  const bot = await newChatbot(api, { name: "Robots later" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/hidden/a`, max_depth: 2, include: ["/hidden/*"] } });
+  assert.equal(r.status, 200, r.text);
+  const first = await finished(r.json.uuid);
+  assert.deepEqual((await pagesOf(bot, r.json.uuid)).map(pathOf).sort(), ["/hidden/a", "/hidden/b", "/hidden/c"]);
+  moreDisallowed.push("/hidden/c");
+  try {
+    const since = served.length;
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    const again = await eventually(async () => {
+      const c = await finished(r.json.uuid);
+      assert.deepEqual((await pagesOf(bot, r.json.uuid)).map(pathOf).sort(), ["/hidden/a", "/hidden/b"]);
+      return c;
+    }, 60_000);
+    assert.equal(again.pages.skipped_by_robots, first.pages.skipped_by_robots + 1);
+    assert.ok(!served.slice(since).some(([p]) => p === "/hidden/c"), "never fetched once forbidden");
+    const found = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "three links deep last level" } })).json.results;
+    assert.ok(!found.some((x) => /Three links deep/.test(x.text)), "its text is gone from search");
+  } finally {
+    moreDisallowed.length = 0;
+  }
+});
+
+test("a crawl from a page the chatbot holds already follows that page's links", async () => {
+  const bot = await newChatbot(api, { name: "Held start" });
+  const single = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/hidden/a` } });
+  assert.equal(single.status, 200, single.text);
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/hidden/a`, max_depth: 1, include: ["/hidden/*"] } });
+  const crawl = await finished(r.json.uuid);
+  assert.equal(crawl.error, null);
+  assert.deepEqual((await pagesOf(bot, r.json.uuid)).map(pathOf), ["/hidden/b"], "the start page is not stored twice; its link is");
+});
+
+test("a start page the filters leave out that redirects off the site is not followed, and the crawl says why", async () => {
+  const bot = await newChatbot(api, { name: "Offsite start" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/offsite`, max_depth: 1, include: ["/zzz"] } });
+  const crawl = await eventually(async () => {
+    const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+    assert.equal(c.status, "error", JSON.stringify(c));
+    return c;
+  }, 60_000);
+  assert.ok(crawl.error.includes(`redirects to ${elsewhere.base}/elsewhere, off the crawled site`), crawl.error);
+  assert.equal(elsewhere.requests.length, 0, "the other site was never called");
 });

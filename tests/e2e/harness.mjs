@@ -379,7 +379,7 @@ export async function startServer(handler) {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = Buffer.concat(chunks).toString("utf8");
-    requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+    requests.push({ method: req.method, url: req.url, headers: req.headers, body, at: Date.now() });
     try {
       await handler(req, res, body);
     } catch (err) {

@@ -28,6 +28,10 @@ before(async () => {
     }
     // The first call hangs past the Worker's time limit; later ones answer.
     if (req.url === "/hang" && n === 1) return;
+    if (req.url === "/down") {
+      res.writeHead(503);
+      return res.end("down");
+    }
     if (req.url === "/missing") {
       res.writeHead(404);
       return res.end();
@@ -172,6 +176,30 @@ test("a receiver answering 500 twice then 200 gets the event once, with the same
   assert.ok(attempts.every((a) => a.body === attempts[0].body), "every attempt sends the same body");
   // Exactly once with a 2xx: nothing arrives after it.
   assert.equal(counts.get("/flaky"), 3);
+});
+
+test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many seconds apart, then failed", async () => {
+  const own = await startWorker({
+    vars: { ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_HOSTS: `127.0.0.1:${new URL(receiver.base).port}`, WEBHOOK_RETRY_DELAYS: "0,2", WEBHOOK_TIMEOUT_SECONDS: "2" },
+  });
+  try {
+    const ownApi = client(own, (await own.newAccount("schedule")).key);
+    const bot = await newChatbot(ownApi, { name: "Hooks down" });
+    const w = (await ownApi.post(`/chatbot/${bot.uuid}/webhook/create`, { body: { url: `${receiver.base}/down`, events: ["message.created"] } })).json;
+    const session = await newSession(ownApi, bot);
+    await ownApi.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Hello?" } });
+    const [delivery] = await eventually(async () => {
+      const list = (await ownApi.get(`/webhook/${w.uuid}/deliveries`)).json;
+      return list[0]?.status === "failed" ? list : null;
+    }, 30_000);
+    assert.equal(delivery.attempts, 3);
+    assert.equal(delivery.response_code, 503);
+    const attempts = receiver.requests.filter((r) => r.url === "/down");
+    assert.equal(attempts.length, 3);
+    assert.ok(attempts[2].at - attempts[1].at >= 1900, `the second retry waited ${attempts[2].at - attempts[1].at} ms`);
+  } finally {
+    await own.dispose();
+  }
 });
 
 test("a receiver that hangs is given up on after the time limit and tried again", async () => {

@@ -92,6 +92,8 @@ pub mod names {
     /// The unit of the webhook retry schedule (`domain::webhook::RETRY_DELAYS`): a minute
     /// unless set; tests shorten it.
     pub const WEBHOOK_RETRY_UNIT_SECONDS: &str = "WEBHOOK_RETRY_UNIT_SECONDS";
+    /// The webhook retry schedule itself: comma-separated seconds between attempts.
+    pub const WEBHOOK_RETRY_DELAYS: &str = "WEBHOOK_RETRY_DELAYS";
     /// About how many chunks one search may score (`knowledge::query::CANDIDATE_BUDGET`).
     pub const SEARCH_CANDIDATE_BUDGET: &str = "SEARCH_CANDIDATE_BUDGET";
 }
@@ -109,6 +111,25 @@ pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
 /// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
 /// message may be delayed.
 pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
+/// Most retries `WEBHOOK_RETRY_DELAYS` may list, and the longest wait between two (a day).
+pub const MAX_WEBHOOK_RETRIES: usize = 20;
+pub const MAX_WEBHOOK_RETRY_DELAY_SECS: u32 = 86_400;
+
+/// `WEBHOOK_RETRY_DELAYS`: "2,4,8,16,32".
+fn parse_retry_delays(value: &str) -> Option<Vec<u32>> {
+    let delays: Vec<u32> = value
+        .split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&s| s <= MAX_WEBHOOK_RETRY_DELAY_SECS)
+        })
+        .collect::<Option<_>>()?;
+    (1..=MAX_WEBHOOK_RETRIES)
+        .contains(&delays.len())
+        .then_some(delays)
+}
 /// The largest candidate budget: past it a search over common words would score most of any
 /// index a Worker can search within its CPU time.
 pub const MAX_CANDIDATE_BUDGET: u64 = 100_000;
@@ -136,6 +157,7 @@ pub const DEFAULT_VISITOR_TOKEN_RATE_LIMIT: Limit = Limit {
 };
 use crate::domain::api_key::{KEY_RATE_LIMIT_COUNT_RANGE, KEY_RATE_LIMIT_WINDOW_RANGE};
 use crate::domain::rate_limit::Limit;
+use crate::domain::webhook::retry_schedule;
 
 /// An OpenAI-compatible Chat Completions endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -214,7 +236,8 @@ pub struct Config {
     /// its stored message, and a deleted session's or chatbot's text is gone from the object).
     pub answer_replay: Duration,
     /// Seconds per unit of the webhook retry schedule.
-    pub webhook_retry_unit_secs: u32,
+    /// Seconds to wait before each retry of a failed webhook delivery.
+    pub webhook_retry_delays: Vec<u32>,
     /// About how many chunks one search may score before its rarer words gate the rest.
     pub search_candidate_budget: u64,
 }
@@ -467,6 +490,22 @@ impl Config {
                 }
             },
         };
+        let webhook_retry_delays = match get(names::WEBHOOK_RETRY_DELAYS) {
+            None => retry_schedule(webhook_retry_unit_secs),
+            Some(v) => match parse_retry_delays(&v) {
+                Some(delays) => delays,
+                None => {
+                    problems.push(Problem {
+                        name: names::WEBHOOK_RETRY_DELAYS,
+                        reason: format!(
+                            "{v:?} is not a comma-separated list of 1 to {MAX_WEBHOOK_RETRIES} whole numbers of seconds, each at most {MAX_WEBHOOK_RETRY_DELAY_SECS}"
+                        ),
+                        fallback: "the default schedule".into(),
+                    });
+                    retry_schedule(webhook_retry_unit_secs)
+                }
+            },
+        };
 
         let config = Config {
             admin_token: get(names::ADMIN_TOKEN),
@@ -485,7 +524,7 @@ impl Config {
             webhook_timeout,
             session_events_lifetime,
             answer_replay,
-            webhook_retry_unit_secs,
+            webhook_retry_delays,
             search_candidate_budget,
         };
         (config, problems)
@@ -537,6 +576,24 @@ mod tests {
     }
 
     #[test]
+    fn webhook_retries_follow_the_schedule_given_or_the_unit() {
+        let (config, problems) = parse(&[("WEBHOOK_RETRY_DELAYS", "2, 4,8,16,32")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config.webhook_retry_delays, vec![2, 4, 8, 16, 32]);
+        let (config, _) = parse(&[("WEBHOOK_RETRY_UNIT_SECONDS", "0")]);
+        assert_eq!(config.webhook_retry_delays, vec![0; 5]);
+        for bad in ["2,,4", "-1", "a", "86401", &vec!["1"; 21].join(",")] {
+            let (config, problems) = parse(&[("WEBHOOK_RETRY_DELAYS", bad)]);
+            assert_eq!(
+                config.webhook_retry_delays,
+                vec![60, 300, 900, 1800, 3600],
+                "{bad}"
+            );
+            assert_eq!(problems.len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
     fn nothing_set_gives_the_documented_defaults() {
         let (config, problems) = parse(&[]);
         assert!(problems.is_empty());
@@ -551,7 +608,7 @@ mod tests {
         assert_eq!(config.webhook_timeout, Duration::from_secs(10));
         assert_eq!(config.session_events_lifetime, Duration::from_secs(300));
         assert_eq!(config.answer_replay, Duration::from_secs(86_400));
-        assert_eq!(config.webhook_retry_unit_secs, 60);
+        assert_eq!(config.webhook_retry_delays, vec![60, 300, 900, 1800, 3600]);
         assert_eq!(config, Config::default());
     }
 

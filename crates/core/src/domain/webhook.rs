@@ -46,17 +46,23 @@ pub const SIGNATURE_HEADER: &str = "X-Edgechat-Signature";
 
 /// Waits before each retry, in units of `WEBHOOK_RETRY_UNIT_SECONDS` (a minute unless set):
 /// a failed first attempt is tried again after 1, 5, 15, 30 and 60 minutes, six attempts over
-/// 111 minutes in all, then the delivery is marked failed.
+/// 111 minutes in all, then the delivery is marked failed. `WEBHOOK_RETRY_DELAYS` replaces the
+/// whole schedule.
 pub const RETRY_DELAYS: &[u32] = &[1, 5, 15, 30, 60];
-pub const MAX_ATTEMPTS: u32 = RETRY_DELAYS.len() as u32 + 1;
 
-/// Seconds to wait after failed attempt number `attempts` (1 for the first), or `None` when
-/// that was the last.
-pub fn retry_delay_secs(attempts: u32, unit_secs: u32) -> Option<u32> {
-    let index = usize::try_from(attempts.checked_sub(1)?).ok()?;
+/// The default schedule in seconds, for a unit of `unit_secs`.
+pub fn retry_schedule(unit_secs: u32) -> Vec<u32> {
     RETRY_DELAYS
-        .get(index)
+        .iter()
         .map(|units| units.saturating_mul(unit_secs))
+        .collect()
+}
+
+/// Seconds to wait after failed attempt number `attempts` (1 for the first) under `delays`,
+/// or `None` when that was the last.
+pub fn retry_delay_secs(attempts: u32, delays: &[u32]) -> Option<u32> {
+    let index = usize::try_from(attempts.checked_sub(1)?).ok()?;
+    delays.get(index).copied()
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -280,15 +286,19 @@ mod tests {
 
     #[test]
     fn retries_grow_over_more_than_an_hour_then_stop() {
-        let delays: Vec<u32> = (1..MAX_ATTEMPTS)
-            .map(|n| retry_delay_secs(n, 60).unwrap())
+        let schedule = retry_schedule(60);
+        let attempts = schedule.len() as u32 + 1;
+        let delays: Vec<u32> = (1..attempts)
+            .map(|n| retry_delay_secs(n, &schedule).unwrap())
             .collect();
-        const { assert!(MAX_ATTEMPTS >= 5) };
+        assert!(attempts >= 5);
         assert!(delays.windows(2).all(|w| w[0] < w[1]), "{delays:?}");
         assert!(delays.iter().sum::<u32>() >= 3600);
-        assert_eq!(retry_delay_secs(MAX_ATTEMPTS, 60), None);
-        assert_eq!(retry_delay_secs(0, 60), None);
-        assert_eq!(retry_delay_secs(1, 0), Some(0));
+        assert_eq!(retry_delay_secs(attempts, &schedule), None);
+        assert_eq!(retry_delay_secs(0, &schedule), None);
+        assert_eq!(retry_delay_secs(1, &retry_schedule(0)), Some(0));
+        assert_eq!(retry_delay_secs(2, &[2, 4, 8]), Some(4));
+        assert_eq!(retry_delay_secs(4, &[2, 4, 8]), None);
     }
 
     #[test]
