@@ -57,10 +57,18 @@ pub(crate) fn time_range_params(call: &Call) -> ApiResult<(Option<String>, Optio
             ApiError::invalid(name, format!("`{name}` {reason}"))
         })
     };
-    Ok((
-        read("start_timestamp", time::parse)?,
-        read("end_timestamp", time::parse_end)?,
-    ))
+    let start = read("start_timestamp", time::parse)?;
+    let end = read("end_timestamp", time::parse_end)?;
+    // Both are in one normal form, which sorts as time does.
+    if let (Some(start), Some(end)) = (&start, &end) {
+        if start > end {
+            return Err(ApiError::invalid(
+                "end_timestamp",
+                "`end_timestamp` is before `start_timestamp`.",
+            ));
+        }
+    }
+    Ok((start, end))
 }
 
 /// `?start_timestamp=&end_timestamp=`: sessions created in that range, both ends inclusive.

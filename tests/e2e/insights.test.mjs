@@ -222,4 +222,13 @@ test("a session reads as a plain-text transcript; exports hold every message as 
   const none = await api.get(`/chatbot/${bot.uuid}/export?format=jsonl&start_timestamp=2999-01-01T00:00:00Z`);
   assert.equal(none.text, "");
   expectError(assert, await api.get(`/chatbot/${bot.uuid}/export?format=xml`), 400, "invalid_request", "format");
+  for (const path of ["export?format=csv&", "analytics?", "unanswered?", "feedback?", "sessions?"]) {
+    expectError(assert, await api.get(`/chatbot/${bot.uuid}/${path}start_timestamp=2026-02-01&end_timestamp=2026-01-31`), 400, "invalid_request", "end_timestamp");
+  }
+  // A question a spreadsheet would run as a formula stays text in the CSV; JSONL keeps it as asked.
+  const formula = '=HYPERLINK("http://evil.example","click")';
+  await worker.sql(`INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, created_at, modified_at, kind)
+    VALUES ('f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', '${second.uuid}', '${bot.uuid}', 999999, '${formula.replaceAll("'", "''")}', 'no', 'stop', '${new Date().toISOString().slice(0, 19)}Z', '${new Date().toISOString().slice(0, 19)}Z', 'answer')`);
+  assert.ok((await api.get(`/chatbot/${bot.uuid}/export?format=csv`)).text.includes(`"'${formula.replaceAll('"', '""')}"`));
+  assert.ok((await api.get(`/chatbot/${bot.uuid}/export?format=jsonl`)).text.includes(JSON.stringify(formula)));
 });

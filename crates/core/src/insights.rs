@@ -152,12 +152,18 @@ pub const CSV_COLUMNS: &[&str] = &[
     "comment",
 ];
 
-/// One CSV field, quoted when it must be (RFC 4180).
+/// One CSV field, quoted when it must be (RFC 4180). A field a spreadsheet would run as a
+/// formula (a visitor's "=HYPERLINK(...)") is kept as text by a leading `'`.
 fn csv_field(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    };
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        text.to_string()
+        text
     }
 }
 
@@ -256,6 +262,10 @@ mod tests {
         assert_eq!(
             csv_line(&["a", "b,c", "say \"hi\"", "x\ny"]),
             "a,\"b,c\",\"say \"\"hi\"\"\",\"x\ny\"\r\n"
+        );
+        assert_eq!(
+            csv_line(&["=HYPERLINK(\"http://x\",\"y\")", "+1", "@sum", "-2", "a=b"]),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+1,'@sum,'-2,a=b\r\n"
         );
     }
 }
