@@ -307,7 +307,7 @@ impl Store {
     }
 
     /// Sitemaps a crawl should read, each once per sync: those not yet known (or read in an
-    /// earlier sync) are marked pending and returned.
+    /// earlier sync) are marked pending and returned; none for a crawl deleted meanwhile.
     pub async fn claim_sitemaps(
         &self,
         crawl_uuid: &str,
@@ -324,7 +324,8 @@ impl Store {
         let rows: Vec<Claimed> = self
             .rows(
                 "INSERT INTO crawl_pages (crawl_uuid, url, depth, state) \
-                 SELECT ?1, j.value, 0, 'sitemap' FROM json_each(?2) j WHERE 1 \
+                 SELECT ?1, j.value, 0, 'sitemap' FROM json_each(?2) j \
+                 WHERE EXISTS (SELECT 1 FROM crawls WHERE uuid = ?1) \
                  ON CONFLICT (crawl_uuid, url) DO UPDATE SET state = 'sitemap' WHERE state = 'sitemap_read' \
                  RETURNING url",
                 &[Arg::Text(crawl_uuid), Arg::Text(&list)],
@@ -353,7 +354,8 @@ impl Store {
 
     /// Adds pages to a crawl, up to its page limit, and makes each new one a `link` source in
     /// `await`; URLs the crawl already knows are left as they are. `blocked` are URLs robots.txt
-    /// forbids, only counted. The new pages' source uuids, to queue.
+    /// forbids, only counted. The new pages' source uuids, to queue. A crawl deleted while its
+    /// step ran gets none, rather than failing on its foreign key.
     pub async fn add_crawl_pages(
         &self,
         crawl: &Crawl,
@@ -371,7 +373,8 @@ impl Store {
             let blocked = serde_json::to_string(blocked)?;
             statements.push(self.statement(
                 "INSERT OR IGNORE INTO crawl_pages (crawl_uuid, url, depth, state) \
-                 SELECT ?1, j.value, 0, 'robots' FROM json_each(?2) j",
+                 SELECT ?1, j.value, 0, 'robots' FROM json_each(?2) j \
+                 WHERE EXISTS (SELECT 1 FROM crawls WHERE uuid = ?1)",
                 &[Arg::Text(&crawl.uuid), Arg::Text(&blocked)],
             )?);
         }
@@ -380,7 +383,8 @@ impl Store {
             "INSERT OR IGNORE INTO crawl_pages (crawl_uuid, url, depth, state, data_source_uuid) \
              SELECT ?1, json_extract(j.value, '$.url'), json_extract(j.value, '$.depth'), 'page', json_extract(j.value, '$.source') \
              FROM json_each(?2) j \
-             WHERE NOT EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_uuid = ?1 AND p.url = json_extract(j.value, '$.url')) \
+             WHERE EXISTS (SELECT 1 FROM crawls WHERE uuid = ?1) \
+             AND NOT EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_uuid = ?1 AND p.url = json_extract(j.value, '$.url')) \
              AND NOT EXISTS (SELECT 1 FROM data_sources s WHERE s.chatbot_uuid = ?4 AND s.content_hash = json_extract(j.value, '$.identity')) \
              ORDER BY j.key \
              LIMIT max(0, ?3 - (SELECT COUNT(*) FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'page')) \
