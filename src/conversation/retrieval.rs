@@ -22,7 +22,9 @@ use edgechat_core::domain::session::Message;
 use edgechat_core::knowledge::compounds::{self, Cut};
 use edgechat_core::knowledge::language::Language;
 use edgechat_core::knowledge::query::question_phrases;
-use edgechat_core::knowledge::retrieve::{rank_in_context, ChunkHit, Ranked, CANDIDATES};
+use edgechat_core::knowledge::retrieve::{
+    mark_follow_up_misses, rank_in_context, ChunkHit, Ranked, CANDIDATES,
+};
 use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
 };
@@ -154,12 +156,22 @@ async fn search_as(
         ),
         neighbours(searcher, chatbot_uuid, allowed.as_deref(), &meaning),
     );
-    let Some(Lexical { hits, corrected }) = hits? else {
+    let Some(Lexical {
+        hits,
+        corrected,
+        unknown,
+    }) = hits?
+    else {
         return Ok(None);
     };
     let query = corrected.as_deref().unwrap_or(query);
+    let ranked = |hits, limit| {
+        let mut ranked = rank_in_context(query, context, hits, limit);
+        mark_follow_up_misses(query, context, &unknown, &mut ranked);
+        ranked
+    };
     if neighbours.is_empty() {
-        let found = Found::lexical(rank_in_context(query, context, hits, limit));
+        let found = Found::lexical(ranked(hits, limit));
         return Ok(Some((found, corrected.clone())));
     }
     // Neighbours the words did not find are read from D1 (one query); a neighbour whose chunk
@@ -189,7 +201,7 @@ async fn search_as(
         }
     }
     let every = hits.len();
-    let fused = fuse_candidates(rank_in_context(query, context, hits, every), vector);
+    let fused = fuse_candidates(ranked(hits, every), vector);
     let fused = rerank(searcher, query, fused).await;
     Ok(Some((finish(fused, limit), corrected.clone())))
 }
@@ -199,6 +211,9 @@ async fn search_as(
 struct Lexical {
     hits: Vec<ChunkHit>,
     corrected: Option<String>,
+    /// Question words no chunk of the index holds, read neither as a misspelling nor as a
+    /// compound (`mark_follow_up_misses`).
+    unknown: Vec<String>,
 }
 
 /// What a question is searched by in the full-text index: its phrases, the conversation's,
@@ -303,10 +318,19 @@ async fn lexical_hits(
         .into_iter()
         .filter(|cut| corrections.iter().all(|(word, _)| *word != cut.word))
         .collect();
+    let unknown: Vec<String> = found
+        .missing_words
+        .iter()
+        .filter(|w| {
+            corrections.iter().all(|(word, _)| word != *w) && cuts.iter().all(|c| c.word != **w)
+        })
+        .cloned()
+        .collect();
     if corrections.is_empty() && cuts.is_empty() {
         return Ok(Some(Lexical {
             hits: found.hits,
             corrected: None,
+            unknown,
         }));
     }
     let language = terms.language;
@@ -340,7 +364,11 @@ async fn lexical_hits(
             .map(|cut| (cut.word.clone(), format!("{} {}", cut.head, cut.tail))),
     );
     let corrected = spelling::replace_words(query, &replacements);
-    Ok(Some(Lexical { hits, corrected }))
+    Ok(Some(Lexical {
+        hits,
+        corrected,
+        unknown,
+    }))
 }
 
 /// The question's nearest chunks by meaning: one embedding call, one call to the index. Empty

@@ -173,14 +173,15 @@ fn gated_expression_ctes(index: &str) -> String {
 /// chunk of any chatbot holds (as the index stems it), the index's terms that start with its
 /// first three letters and are not much shorter or longer, with the number of chunks holding
 /// each, as one JSON list of `[word, term, chunks]`: what `knowledge::spelling` chooses a
-/// correction from. A word the index holds costs one look-up that stops at its first chunk;
+/// correction from; and those words themselves, as a JSON list. A word the index holds costs one look-up that stops at its first chunk;
 /// an empty list costs nothing. It rides on the search statement because a statement of its
 /// own in the batch took search from 23.5 to 26.2 ms (p50, alternating requests). The CROSS
 /// JOIN keeps the words the outer loop: the other way round, SQLite read the whole vocabulary
 /// on every search (0.5 s at 100,000 chunks).
 const NEAR_TERMS_CTE: &str = ", missing AS MATERIALIZED (SELECT value AS word FROM json_each(?7) \
        WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH '\"' || value || '\"')), \
-     near AS MATERIALIZED (SELECT json_group_array(json_array(missing.word, v.term, v.doc)) AS terms \
+     near AS MATERIALIZED (SELECT json_group_array(json_array(missing.word, v.term, v.doc)) AS terms, \
+         (SELECT json_group_array(word) FROM missing) AS words \
        FROM missing CROSS JOIN chunks_vocab v ON v.term >= substr(missing.word, 1, 3) \
          AND v.term < substr(missing.word, 1, 3) || char(1114111) \
        WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2) ";
@@ -206,6 +207,8 @@ const CUTS_CTE: &str = ", cut_words AS MATERIALIZED (SELECT DISTINCT json_extrac
 pub struct SearchFound {
     pub hits: Vec<ChunkHit>,
     pub near_terms: Vec<(String, String, i64)>,
+    /// The words to check that no chunk of any chatbot holds.
+    pub missing_words: Vec<String>,
     /// Indexes into `ChunkSearch::cuts`.
     pub cuts_found: Vec<usize>,
 }
@@ -216,6 +219,7 @@ pub struct SearchFound {
 #[derive(Deserialize)]
 struct SearchRow {
     near_terms: String,
+    missing_words: String,
     cuts_found: String,
     id: Option<i64>,
     data_source_uuid: Option<String>,
@@ -255,17 +259,19 @@ impl SearchFound {
     }
 
     fn from_rows(rows: Vec<SearchRow>) -> ApiResult<SearchFound> {
-        let (near_terms, cuts_found) = match rows.first() {
+        let (near_terms, missing_words, cuts_found) = match rows.first() {
             Some(row) => (
                 serde_json::from_str(&row.near_terms)?,
+                serde_json::from_str(&row.missing_words)?,
                 serde_json::from_str(&row.cuts_found)?,
             ),
-            None => (Vec::new(), Vec::new()),
+            None => (Vec::new(), Vec::new(), Vec::new()),
         };
         let hits = rows.into_iter().filter_map(SearchRow::hit).collect();
         Ok(SearchFound {
             hits,
             near_terms,
+            missing_words,
             cuts_found,
         })
     }
@@ -347,7 +353,8 @@ impl Store {
              AND (?6 IS NULL OR k.data_source_uuid IN (SELECT value FROM json_each(?6))) \
              ORDER BY rank LIMIT ?3) best JOIN chunks c ON c.id = best.id \
              JOIN data_sources s ON s.uuid = c.data_source_uuid) \
-             SELECT found.*, near.terms AS near_terms, cut.found AS cuts_found \
+             SELECT found.*, near.terms AS near_terms, near.words AS missing_words, \
+             cut.found AS cuts_found \
              FROM near CROSS JOIN cut LEFT JOIN found ON 1 \
              ORDER BY found.rank",
             bm25 = search.index.bm25(),

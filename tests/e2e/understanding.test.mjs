@@ -48,6 +48,11 @@ test("a follow-up is searched with what the conversation is about", async () => 
   // Alone, the same words are about delivery times.
   const alone = await ask(await newSession(api, bot), "And how many working days does that take?");
   assert.notEqual(alone.citations["1"]?.title, "Returns and refunds | Northwind Outfitters", alone.response);
+
+  // A follow-up about something no source mentions is not answered with the last topic.
+  const elsewhere = await ask(session, "What about snorkelwax?");
+  assert.equal(elsewhere.meta.answered, false, elsewhere.response);
+  assert.equal(elsewhere.finish_reason, "stop");
 });
 
 test("a question about something else leaves a specialised agent for the general one; a follow-up stays", async () => {

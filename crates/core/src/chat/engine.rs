@@ -303,6 +303,7 @@ fn qa_answer(r: &Ranked) -> String {
 pub fn answerable(best: &Ranked, term_count: usize) -> bool {
     let needed = if term_count <= 1 { 1.0 } else { MIN_COVERAGE };
     term_count > 0
+        && !best.misses_follow_up
         && (best.coverage >= needed
             || (best.known_share >= MIN_KNOWN_SHARE
                 && best.weighted_coverage >= MIN_WEIGHTED_COVERAGE))

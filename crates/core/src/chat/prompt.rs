@@ -223,6 +223,7 @@ mod tests {
             weighted_coverage: 1.0,
             known_share: 1.0,
             question_match: 0.0,
+            misses_follow_up: false,
         }
     }
 

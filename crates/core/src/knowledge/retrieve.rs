@@ -40,6 +40,9 @@ pub struct Ranked {
     pub known_share: f64,
     /// 0..1 for Q&A chunks: how closely the stored question matches the query.
     pub question_match: f64,
+    /// Set by `mark_follow_up_misses`: the chunk answers the conversation's previous question,
+    /// not the follow-up, which asks about something the index does not hold.
+    pub misses_follow_up: bool,
 }
 
 /// How many candidates to ask the index for before re-ranking.
@@ -344,6 +347,33 @@ fn word_holds(language: Language, word: &str, term: &str) -> bool {
     }
 }
 
+/// Marks the chunks that miss a follow-up. A follow-up one of whose own words no chunk of
+/// the index holds at all (`unknown`: "what about snorkelwax?" after a question on warranties)
+/// asks about something the sources may not have; a chunk that holds none of its own words
+/// then answers the previous question, which the conversation's words found, not this one.
+pub fn mark_follow_up_misses(
+    query: &str,
+    context: &Context,
+    unknown: &[String],
+    ranked: &mut [Ranked],
+) {
+    if context.terms.is_empty() || unknown.is_empty() {
+        return;
+    }
+    let question = QuestionTerms::of(query);
+    let language = question.language;
+    if !unknown
+        .iter()
+        .any(|w| question.terms.contains(&language.term(w)))
+    {
+        return;
+    }
+    for r in ranked {
+        r.misses_follow_up =
+            question.held_in(&r.hit.heading).is_empty() && question.held_in(&r.hit.text).is_empty();
+    }
+}
+
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
 /// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
@@ -441,6 +471,7 @@ pub fn rank_in_context(
                 weighted_coverage,
                 known_share,
                 question_match,
+                misses_follow_up: false,
             }
         })
         .collect();
@@ -639,6 +670,61 @@ mod tests {
         );
         assert_eq!(ranked[0].hit.data_source_uuid, "qa-abroad");
         assert!(ranked[0].question_match >= crate::chat::engine::QA_MATCH);
+    }
+
+    #[test]
+    fn a_follow_up_about_what_no_source_holds_is_not_answered_by_the_previous_topic() {
+        let hits = || {
+            vec![
+                file_hit(
+                    1,
+                    "warranty",
+                    "The quuxometer warranty lasts two years from purchase.",
+                    -5.0,
+                ),
+                file_hit(2, "prices", "Quuxometer pricing starts at 40 euros.", -3.0),
+            ]
+        };
+        let context = Context {
+            terms: vec!["quuxometer".into(), "warranty".into()],
+        };
+        let unknown = vec!["snorkelwax".to_string()];
+        let follow_up = "What about snorkelwax pricing?";
+        let mut ranked = rank_in_context(follow_up, &context, hits(), 5);
+        mark_follow_up_misses(follow_up, &context, &unknown, &mut ranked);
+        let of = |ranked: &[Ranked], source: &str| {
+            ranked
+                .iter()
+                .find(|r| r.hit.data_source_uuid == source)
+                .expect("ranked")
+                .misses_follow_up
+        };
+        assert!(
+            of(&ranked, "warranty"),
+            "holds none of the follow-up's own words"
+        );
+        assert!(!of(&ranked, "prices"), "holds its `pricing`");
+        let follow_up = "What about snorkelwax?";
+        let mut ranked = rank_in_context(follow_up, &context, hits(), 5);
+        mark_follow_up_misses(follow_up, &context, &unknown, &mut ranked);
+        assert!(!crate::chat::engine::answerable(&ranked[0], 3));
+        // Every word of it is in the index: the conversation's topic answers it.
+        let follow_up = "And how long does it last?";
+        let mut ranked = rank_in_context(follow_up, &context, hits(), 5);
+        mark_follow_up_misses(follow_up, &context, &[], &mut ranked);
+        assert!(ranked.iter().all(|r| !r.misses_follow_up));
+        // An unknown word of the previous question, or a question on its own: nothing marked.
+        let mut ranked = rank_in_context("When does it end?", &context, hits(), 5);
+        mark_follow_up_misses("When does it end?", &context, &unknown, &mut ranked);
+        assert!(ranked.iter().all(|r| !r.misses_follow_up));
+        let mut ranked = rank("snorkelwax warranty", hits(), 5);
+        mark_follow_up_misses(
+            "snorkelwax warranty",
+            &Context::default(),
+            &unknown,
+            &mut ranked,
+        );
+        assert!(ranked.iter().all(|r| !r.misses_follow_up));
     }
 
     fn hit(id: i64, source: &str, kind: &str, heading: &str, text: &str, rank: f64) -> ChunkHit {

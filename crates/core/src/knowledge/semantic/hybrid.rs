@@ -51,6 +51,7 @@ fn vector_only(hit: ChunkHit) -> Ranked {
         weighted_coverage: 0.0,
         known_share: 0.0,
         question_match: 0.0,
+        misses_follow_up: false,
     }
 }
 
