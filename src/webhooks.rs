@@ -182,11 +182,12 @@ async fn attempt(
     mut delivery: DeliveryRow,
     webhook: Webhook,
 ) -> ApiResult<()> {
-    let (code, error) = if webhook.enabled {
-        send(config, &webhook, &delivery).await
-    } else {
-        (None, Some("The webhook was disabled.".to_string()))
-    };
+    if !webhook.enabled {
+        // Nothing is sent, so no attempt is counted.
+        delivery.give_up("The webhook was disabled.", &time::now());
+        return store.update_delivery(&delivery).await;
+    }
+    let (code, error) = send(config, &webhook, &delivery).await;
     let attempts = delivery.attempts() + 1;
     let now_ms = time::now_ms();
     let now = time::now();
@@ -194,10 +195,8 @@ async fn attempt(
         delivery.record_attempt(DeliveryStatus::Delivered, code, None, None, &now);
         return store.update_delivery(&delivery).await;
     }
-    let delay = webhook
-        .enabled
-        .then(|| u32::try_from(attempts).ok())
-        .flatten()
+    let delay = u32::try_from(attempts)
+        .ok()
         .and_then(|n| retry_delay_secs(n, &config.webhook_retry_delays));
     let Some(delay) = delay else {
         delivery.record_attempt(DeliveryStatus::Failed, code, error, None, &now);

@@ -125,6 +125,18 @@ impl DeliveryRow {
         self.modified_at = now.to_string();
     }
 
+    /// Ends the delivery as failed without another attempt (its webhook was disabled): what
+    /// the attempts so far got stays, beside why it ended.
+    pub fn give_up(&mut self, reason: &str, now: &str) {
+        self.status = DeliveryStatus::Failed;
+        self.last_error = Some(match &self.last_error {
+            Some(last) => format!("{reason} Last attempt: {last}"),
+            None => reason.to_string(),
+        });
+        self.next_retry_at = None;
+        self.modified_at = now.to_string();
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "uuid": self.uuid,

@@ -28,7 +28,7 @@ before(async () => {
     }
     // The first call hangs past the Worker's time limit; later ones answer.
     if (req.url === "/hang" && n === 1) return;
-    if (req.url === "/down") {
+    if (req.url.startsWith("/down")) {
       res.writeHead(503);
       return res.end("down");
     }
@@ -197,6 +197,21 @@ test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many se
     const attempts = receiver.requests.filter((r) => r.url === "/down");
     assert.equal(attempts.length, 3);
     assert.ok(attempts[2].at - attempts[1].at >= 1900, `the second retry waited ${attempts[2].at - attempts[1].at} ms`);
+
+    // Disabled while it waits for its next attempt: it ends failed, with no attempt counted that was not sent.
+    const bot2 = await newChatbot(ownApi, { name: "Hooks off midway" });
+    const w2 = (await ownApi.post(`/chatbot/${bot2.uuid}/webhook/create`, { body: { url: `${receiver.base}/down-then-off`, events: ["message.created"] } })).json;
+    await ownApi.post(`/session/${(await newSession(ownApi, bot2)).uuid}/message/non-stream`, { body: { query: "Hello again?" } });
+    await eventually(() => receiver.requests.filter((r) => r.url === "/down-then-off").length === 2, 30_000);
+    assert.equal((await ownApi.post(`/webhook/${w2.uuid}/update`, { body: { enabled: false } })).status, 200);
+    const [given] = await eventually(async () => {
+      const list = (await ownApi.get(`/webhook/${w2.uuid}/deliveries`)).json;
+      return list[0]?.status === "failed" ? list : null;
+    }, 30_000);
+    assert.equal(given.attempts, 2);
+    assert.equal(given.response_code, 503, "what the last attempt got stays");
+    assert.match(given.error, /disabled/);
+    assert.equal(receiver.requests.filter((r) => r.url === "/down-then-off").length, 2);
   } finally {
     await own.dispose();
   }
