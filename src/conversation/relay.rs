@@ -264,17 +264,7 @@ pub async fn open_kept(
     });
     let opened = match select(opening.as_mut(), Box::pin(Delay::from(SLOW_MODEL))).await {
         Either::Left((opened, _)) => opened,
-        Either::Right(_) => {
-            let started = record::started(ex);
-            let (written, opened) = futures::join!(store.insert_message(&started), opening);
-            match written {
-                Ok(()) => live.mark_listed(),
-                Err(err) => {
-                    log::background_failure("storing a started answer", &ex.message_uuid, &err)
-                }
-            }
-            opened
-        }
+        Either::Right(_) => futures::join!(list_started(store, ex, live), opening).1,
     };
     if opened.is_err() {
         live.abandon();
@@ -290,6 +280,15 @@ pub async fn open_kept(
         }
     }
     opened
+}
+
+/// Stores a kept answer as it starts (`streaming`), so a reader can find it and a restart
+/// leaves a record of it; a failure is logged, and the answer goes on.
+async fn list_started(store: &Store, ex: &Exchange, live: &LiveAnswer) {
+    match store.insert_message(&record::started(ex)).await {
+        Ok(()) => live.mark_listed(),
+        Err(err) => log::background_failure("storing a started answer", &ex.message_uuid, &err),
+    }
 }
 
 /// Streams the answer to `out`, then stores the message. Returns the stored message.
@@ -310,19 +309,14 @@ pub async fn deliver(
     .await;
     let kept = out.live().is_some();
     let outcome = match out.live() {
-        // A kept answer is stored as it starts (`streaming`), so a reader can find it and a
-        // restart leaves a record of it: beside its first words, unless `open_kept` already
-        // wrote it while a slow model was waited for.
+        // Beside its first words, unless `open_kept` listed it while a slow model was waited
+        // for.
         Some(live) if !live.listed() => {
-            let started = record::started(&ex);
-            let (written, outcome) = futures::join!(
-                store.insert_message(&started),
+            futures::join!(
+                list_started(store, &ex, live),
                 relay(env, config, &ex, answer, &out)
-            );
-            if let Err(err) = written {
-                log::background_failure("storing a started answer", &ex.message_uuid, &err);
-            }
-            outcome
+            )
+            .1
         }
         _ => relay(env, config, &ex, answer, &out).await,
     };

@@ -169,31 +169,44 @@ async fn add_and_queue(
     enqueue(ctx.env, steps, ctx.sent).await
 }
 
-/// Whether the robots rules a crawled page's crawl last read allow fetching `url`; `None`
-/// for a page of no crawl or an address that does not parse.
-pub fn robots_allow(marks: &PageMarks, url: &str) -> Option<bool> {
-    marks.crawl_uuid.as_ref()?;
-    let url = Url::parse(url).ok()?;
-    let robots = robots_from(marks.crawl_robots.as_deref().unwrap_or_default());
-    Some(robots.allows(&path_and_query(&url)))
+/// What a crawled page's step may fetch, read once from its crawl's marks: its crawl's site,
+/// filters and robots rules as last read.
+pub struct PageScope {
+    site: Url,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    robots: Robots,
 }
 
-/// Where a redirect of a crawled page may lead: where a link may (the crawl's site, through its
-/// filters), and never where its robots rules forbid. `None` for a page of no crawl.
-pub fn redirect_scope(marks: &PageMarks) -> Option<impl Fn(&Url) -> Result<(), String>> {
-    let site = Url::parse(marks.crawl_url.as_deref()?).ok()?;
-    let list = |json: &Option<String>| -> Vec<String> {
-        json.as_deref()
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_default()
-    };
-    let include = list(&marks.crawl_include);
-    let exclude = list(&marks.crawl_exclude);
-    let robots = robots_from(marks.crawl_robots.as_deref().unwrap_or_default());
-    Some(move |url: &Url| {
-        within(&site, &include, &exclude, &robots, url)
+impl PageScope {
+    /// `None` for a page of no crawl.
+    pub fn of(marks: &PageMarks) -> Option<Self> {
+        let site = Url::parse(marks.crawl_url.as_deref()?).ok()?;
+        let list = |json: &Option<String>| -> Vec<String> {
+            json.as_deref()
+                .and_then(|j| serde_json::from_str(j).ok())
+                .unwrap_or_default()
+        };
+        Some(PageScope {
+            site,
+            include: list(&marks.crawl_include),
+            exclude: list(&marks.crawl_exclude),
+            robots: robots_from(marks.crawl_robots.as_deref().unwrap_or_default()),
+        })
+    }
+
+    /// Whether the robots rules allow fetching `url` (an address that does not parse is
+    /// left to the fetch to refuse).
+    pub fn robots_allow(&self, url: &str) -> bool {
+        Url::parse(url).map_or(true, |url| self.robots.allows(&path_and_query(&url)))
+    }
+
+    /// Where a redirect of the page may lead: where a link may (the crawl's site, through its
+    /// filters), and never where its robots rules forbid.
+    pub fn redirect(&self, url: &Url) -> Result<(), String> {
+        within(&self.site, &self.include, &self.exclude, &self.robots, url)
             .map_err(|outside| redirect_refused(outside, url))
-    })
+    }
 }
 
 /// Why a redirect to `url` is not followed, in a sentence.

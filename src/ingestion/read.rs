@@ -77,16 +77,16 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         return Ok(Outcome::Done);
     }
     let url = source.url().unwrap_or_default().to_string();
+    let scope = crawl::PageScope::of(&marks);
     // A crawled page is read only while the site's robots.txt, as last read, allows it: one
     // forbidden since leaves the crawl, counted as robots.txt's.
-    if let (Some(crawl_uuid), Some(false)) = (
-        marks.crawl_uuid.as_deref(),
-        crawl::robots_allow(&marks, &url),
-    ) {
-        ctx.store
-            .remove_crawl_page(crawl_uuid, &source.uuid, PageLeft::Forbidden)
-            .await?;
-        return Ok(Outcome::Done);
+    if let (Some(crawl_uuid), Some(scope)) = (marks.crawl_uuid.as_deref(), &scope) {
+        if !scope.robots_allow(&url) {
+            ctx.store
+                .remove_crawl_page(crawl_uuid, &source.uuid, PageLeft::Forbidden)
+                .await?;
+            return Ok(Outcome::Done);
+        }
     }
     let mut headers = vec![
         (
@@ -106,7 +106,6 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
             headers.push(("If-Modified-Since".into(), modified.clone()));
         }
     }
-    let scope = crawl::redirect_scope(&marks);
     let fetched = outbound::fetch_scoped(
         Outgoing {
             method: Method::Get,
@@ -116,10 +115,7 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         },
         &ctx.config.private_access,
         PAGE_LIMITS,
-        match &scope {
-            Some(scope) => scope,
-            None => &|_| Ok(()),
-        },
+        &|next| scope.as_ref().map_or(Ok(()), |scope| scope.redirect(next)),
     )
     .await;
     ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));

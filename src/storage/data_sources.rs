@@ -173,11 +173,12 @@ fn gated_expression_ctes(index: &str) -> String {
 /// chunk of any chatbot holds (as the index stems it), the index's terms that start with its
 /// first three letters and are not much shorter or longer, with the number of chunks holding
 /// each, as one JSON list of `[word, term, chunks]`: what `knowledge::spelling` chooses a
-/// correction from; and those words themselves, as a JSON list. A word the index holds costs one look-up that stops at its first chunk;
-/// an empty list costs nothing. It rides on the search statement because a statement of its
-/// own in the batch took search from 23.5 to 26.2 ms (p50, alternating requests). The CROSS
-/// JOIN keeps the words the outer loop: the other way round, SQLite read the whole vocabulary
-/// on every search (0.5 s at 100,000 chunks).
+/// correction from; and those words themselves, as a JSON list. A word the index holds costs
+/// one look-up that stops at its first chunk; an empty list costs nothing. It rides on the
+/// search statement because a statement of its own in the batch took search from 23.5 to
+/// 26.2 ms (p50, alternating requests). The CROSS JOIN keeps the words the outer loop: the
+/// other way round, SQLite read the whole vocabulary on every search (0.5 s at 100,000
+/// chunks).
 const NEAR_TERMS_CTE: &str = ", missing AS MATERIALIZED (SELECT value AS word FROM json_each(?7) \
        WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH '\"' || value || '\"')), \
      near AS MATERIALIZED (SELECT json_group_array(json_array(missing.word, v.term, v.doc)) AS terms, \

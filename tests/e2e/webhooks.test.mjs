@@ -11,6 +11,14 @@ import {
 let worker, api, key, receiver;
 const counts = new Map();
 
+/** A webhook's deliveries, once the newest is `status`. */
+function deliveriesOnce(client, webhook, status) {
+  return eventually(async () => {
+    const list = (await client.get(`/webhook/${webhook.uuid}/deliveries`)).json;
+    return list[0]?.status === status ? list : null;
+  }, 30_000);
+}
+
 /** What arrived at `path`, parsed. */
 function arrived(path) {
   return receiver.requests
@@ -137,10 +145,7 @@ test("a message is delivered signed; the signature verifies with the secret and 
   assert.ok(verify(w.secret, delivery), "signed with the webhook's secret");
   assert.ok(!verify("whsec_" + "0".repeat(64), delivery), "another secret does not verify");
 
-  const deliveries = await eventually(async () => {
-    const list = (await api.get(`/webhook/${w.uuid}/deliveries`)).json;
-    return list[0]?.status === "delivered" ? list : null;
-  });
+  const deliveries = await deliveriesOnce(api, w, "delivered");
   assert.equal(deliveries.length, 1);
   assert.equal(deliveries[0].uuid, delivery.json.id);
   assert.equal(deliveries[0].event, "message.created");
@@ -164,10 +169,7 @@ test("a receiver answering 500 twice then 200 gets the event once, with the same
   const w = await hook(bot, "/flaky", ["message.created"]);
   const session = await newSession(api, bot);
   await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Are you there?" } });
-  const [delivery] = await eventually(async () => {
-    const list = (await api.get(`/webhook/${w.uuid}/deliveries`)).json;
-    return list[0]?.status === "delivered" ? list : null;
-  }, 30_000);
+  const [delivery] = await deliveriesOnce(api, w, "delivered");
   assert.equal(delivery.attempts, 3);
   assert.equal(delivery.response_code, 200);
   const attempts = arrived("/flaky");
@@ -188,10 +190,7 @@ test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many se
     const w = (await ownApi.post(`/chatbot/${bot.uuid}/webhook/create`, { body: { url: `${receiver.base}/down`, events: ["message.created"] } })).json;
     const session = await newSession(ownApi, bot);
     await ownApi.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Hello?" } });
-    const [delivery] = await eventually(async () => {
-      const list = (await ownApi.get(`/webhook/${w.uuid}/deliveries`)).json;
-      return list[0]?.status === "failed" ? list : null;
-    }, 30_000);
+    const [delivery] = await deliveriesOnce(ownApi, w, "failed");
     assert.equal(delivery.attempts, 3);
     assert.equal(delivery.response_code, 503);
     const attempts = receiver.requests.filter((r) => r.url === "/down");
@@ -204,10 +203,7 @@ test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many se
     await ownApi.post(`/session/${(await newSession(ownApi, bot2)).uuid}/message/non-stream`, { body: { query: "Hello again?" } });
     await eventually(() => receiver.requests.filter((r) => r.url === "/down-then-off").length === 2, 30_000);
     assert.equal((await ownApi.post(`/webhook/${w2.uuid}/update`, { body: { enabled: false } })).status, 200);
-    const [given] = await eventually(async () => {
-      const list = (await ownApi.get(`/webhook/${w2.uuid}/deliveries`)).json;
-      return list[0]?.status === "failed" ? list : null;
-    }, 30_000);
+    const [given] = await deliveriesOnce(ownApi, w2, "failed");
     assert.equal(given.attempts, 2);
     assert.equal(given.response_code, 503, "what the last attempt got stays");
     assert.match(given.error, /disabled/);
@@ -222,10 +218,7 @@ test("a receiver that hangs is given up on after the time limit and tried again"
   const w = await hook(bot, "/hang", ["message.created"]);
   const session = await newSession(api, bot);
   await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Anyone?" } });
-  const [delivery] = await eventually(async () => {
-    const list = (await api.get(`/webhook/${w.uuid}/deliveries`)).json;
-    return list[0]?.status === "delivered" ? list : null;
-  }, 30_000);
+  const [delivery] = await deliveriesOnce(api, w, "delivered");
   assert.equal(delivery.attempts, 2);
   const attempts = arrived("/hang");
   assert.equal(attempts.length, 2);

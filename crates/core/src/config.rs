@@ -235,7 +235,6 @@ pub struct Config {
     /// How long a session's object keeps an ended answer's events (then it is replayed from
     /// its stored message, and a deleted session's or chatbot's text is gone from the object).
     pub answer_replay: Duration,
-    /// Seconds per unit of the webhook retry schedule.
     /// Seconds to wait before each retry of a failed webhook delivery.
     pub webhook_retry_delays: Vec<u32>,
     /// About how many chunks one search may score before its rarer words gate the rest.
