@@ -108,12 +108,12 @@ pub const DEFAULT_ANSWER_REPLAY_SECS: u64 = 24 * 60 * 60;
 /// The longest an operator may keep ended answers' events: 30 days.
 pub const MAX_ANSWER_REPLAY_SECS: u64 = 30 * 24 * 60 * 60;
 pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
-/// The largest retry unit: with it the last wait (60 units) stays within the 12 hours a queue
-/// message may be delayed.
-pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = 720;
-/// Most retries `WEBHOOK_RETRY_DELAYS` may list, and the longest wait between two (a day).
+/// The longest a queue message may be delayed (12 hours): a webhook retry waits in the queue.
+pub const MAX_WEBHOOK_RETRY_DELAY_SECS: u32 = 43_200;
+/// The largest retry unit: with it the last wait (60 units) stays within the queue's delay.
+pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = MAX_WEBHOOK_RETRY_DELAY_SECS / 60;
+/// Most retries `WEBHOOK_RETRY_DELAYS` may list.
 pub const MAX_WEBHOOK_RETRIES: usize = 20;
-pub const MAX_WEBHOOK_RETRY_DELAY_SECS: u32 = 86_400;
 
 /// `WEBHOOK_RETRY_DELAYS`: "2,4,8,16,32".
 fn parse_retry_delays(value: &str) -> Option<Vec<u32>> {
@@ -581,7 +581,7 @@ mod tests {
         assert_eq!(config.webhook_retry_delays, vec![2, 4, 8, 16, 32]);
         let (config, _) = parse(&[("WEBHOOK_RETRY_UNIT_SECONDS", "0")]);
         assert_eq!(config.webhook_retry_delays, vec![0; 5]);
-        for bad in ["2,,4", "-1", "a", "86401", &vec!["1"; 21].join(",")] {
+        for bad in ["2,,4", "-1", "a", "43201", &vec!["1"; 21].join(",")] {
             let (config, problems) = parse(&[("WEBHOOK_RETRY_DELAYS", bad)]);
             assert_eq!(
                 config.webhook_retry_delays,
