@@ -87,6 +87,13 @@ impl Call {
         }
     }
 
+    /// Whether the caller may change the configuration (`Scope::Manage` or more), so sees
+    /// its credentials whole: a read-only key sees them hidden.
+    pub fn may_configure(&self) -> bool {
+        matches!(&self.caller, Caller::Account { scopes, .. }
+            if scopes_grant(scopes, Scope::Manage, "POST"))
+    }
+
     /// Whose records the handler may read: the caller's account.
     pub fn owner(&self) -> ApiResult<Owner<'_>> {
         Ok(Owner::Account(self.account()?))

@@ -4,7 +4,6 @@ use crate::app::http::{json_response, success_response};
 use crate::app::Call;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::agent::{apply_update, config_for_create, Agent, EnabledAs};
-use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
@@ -15,7 +14,7 @@ async fn tool_functions(call: &Call, agent: &Agent) -> ApiResult<Vec<Value>> {
         .list_tool_functions(&agent.uuid)
         .await?
         .iter()
-        .map(ToolFunction::to_json)
+        .map(|f| f.to_json_for(call.may_configure()))
         .collect())
 }
 
@@ -34,7 +33,10 @@ pub async fn list(call: Call) -> ApiResult<Response> {
             let tools = functions.remove(&a.uuid).unwrap_or_default();
             a.to_json(
                 EnabledAs::Integer,
-                tools.iter().map(ToolFunction::to_json).collect(),
+                tools
+                    .iter()
+                    .map(|f| f.to_json_for(call.may_configure()))
+                    .collect(),
             )
         })
         .collect();

@@ -83,11 +83,15 @@ async fn session_for(call: &Call, asker: &Asker, req: &CompletionCall) -> ApiRes
             _ => Err(ApiError::not_found("session")),
         };
     }
-    if asker.visitor_id.is_none() {
-        call.store
-            .get_chatbot(&asker.account_uuid, &req.chatbot_uuid)
-            .await?
-            .ok_or_else(|| model_not_found(&req.chatbot_uuid))?;
+    match &call.caller {
+        // A visitor's new session counts as one opened through `session/create` does.
+        Caller::Visitor(visitor) => super::widget::admit_session(call, visitor).await?,
+        _ => {
+            call.store
+                .get_chatbot(&asker.account_uuid, &req.chatbot_uuid)
+                .await?
+                .ok_or_else(|| model_not_found(&req.chatbot_uuid))?;
+        }
     }
     let now = time::now();
     let session = Session {

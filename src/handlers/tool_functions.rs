@@ -40,7 +40,10 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     let agent = owned_agent(&call).await?;
     let functions = call.store.list_tool_functions(&agent.uuid).await?;
     json_response(&Value::Array(
-        functions.iter().map(ToolFunction::to_json).collect(),
+        functions
+            .iter()
+            .map(|f| f.to_json_for(call.may_configure()))
+            .collect(),
     ))
 }
 

@@ -13,6 +13,7 @@ use crate::platform::rate_limit::{admit_messages, admit_request, names, Decision
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::Body;
+use edgechat_core::domain::api_key::client_network;
 use edgechat_core::domain::chatbot::{Chatbot, ChatbotSettings};
 use edgechat_core::domain::session::{initial_variables, Session};
 use edgechat_core::domain::widget::{
@@ -74,14 +75,17 @@ pub async fn token(mut call: Call) -> ApiResult<Response> {
     })
 }
 
-/// Counts one minted token against the client's address (`CF-Connecting-IP`), so a script
-/// cannot mint itself a fresh visitor (and a fresh visitor window) for every message.
+/// Counts one minted token against the client's network (`CF-Connecting-IP`; an IPv6 address
+/// by its /64, see `client_network`), so a script cannot mint itself a fresh visitor (and a
+/// fresh visitor window) for every message.
 async fn admit_minting(call: &Call) -> ApiResult<()> {
     let address = call.req.headers().get("CF-Connecting-IP")?;
     // Without the header (never on Cloudflare's network) every such caller shares one count.
-    let address = address.as_deref().map(str::trim).unwrap_or("unknown");
+    let client = address
+        .as_deref()
+        .map_or_else(|| "unknown".into(), client_network);
     let limit = call.config.visitor_token_rate_limit;
-    let window = admit_request(&call.env, &names::token_minting(address), limit).await?;
+    let window = admit_request(&call.env, &names::token_minting(&client), limit).await?;
     if window.admitted {
         return Ok(());
     }
@@ -181,13 +185,7 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
     }
     let body = call.json_body().await?;
     let variables = initial_variables(&body)?;
-    let settings = &visitor.chatbot.settings;
-    let logs = visitor_logs(
-        settings,
-        &names::visitor_own_sessions(&uuid, &visitor.visitor_id),
-        &names::visitor_sessions(&uuid),
-    );
-    within_limits(settings, admit_messages(&call.env, &logs).await?)?;
+    admit_session(&call, &visitor).await?;
     let now = time::now();
     let session = Session {
         uuid: new_uuid(),
@@ -202,6 +200,20 @@ pub async fn create_session(mut call: Call) -> ApiResult<Response> {
         .insert_session(&session, Some(&visitor.visitor_id))
         .await?;
     json_response(&session.to_json())
+}
+
+/// Counts a new session of `visitor` against the visitor's window and the chatbot's
+/// `rate_limit`, in logs of their own: a 429 once either is full. Every way a visitor opens a
+/// session asks this (`create_session`, a chat completion naming none).
+pub async fn admit_session(call: &Call, visitor: &Visitor) -> ApiResult<()> {
+    let settings = &visitor.chatbot.settings;
+    let chatbot_uuid = &visitor.chatbot.uuid;
+    let logs = visitor_logs(
+        settings,
+        &names::visitor_own_sessions(chatbot_uuid, &visitor.visitor_id),
+        &names::visitor_sessions(chatbot_uuid),
+    );
+    within_limits(settings, admit_messages(&call.env, &logs).await?)
 }
 
 /// The logs a site visitor's message (or new session) must fit: the visitor's own window

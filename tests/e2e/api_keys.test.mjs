@@ -257,6 +257,37 @@ test("a key bound to addresses answers 403 from anywhere else", async () => {
   expectError(assert, await bound.get("/chatbots"), 403, "forbidden");
   expectError(assert, await bound.post("/chatbot/create", { body: { name: "x" }, ...from("198.51.100.1") }), 403, "forbidden");
   assert.deepEqual((await admin.get("/chatbots")).json, [], "nothing was created from the wrong address");
+  // An IPv4 address written the way an IPv6 socket sees it is that IPv4 address.
+  const mapped = await keyOf(admin, { allowed_ips: ["::ffff:198.51.100.7"] });
+  assert.deepEqual(mapped.allowed_ips, ["198.51.100.7/32"]);
+  const mappedKey = client(worker, mapped.key);
+  assert.equal((await mappedKey.get("/chatbots", from("198.51.100.7"))).status, 200);
+  assert.equal((await mappedKey.get("/chatbots", from("::ffff:198.51.100.7"))).status, 200);
+  expectError(assert, await mappedKey.get("/chatbots", from("198.51.100.8")), 403, "forbidden");
+});
+
+test("a key that only reads sees a tool function's header values and URL password hidden", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const bot = await newChatbot(admin, { name: "Shop" });
+  const agent = (await admin.get(`/chatbot/${bot.uuid}/agents`)).json[0];
+  const made = await admin.post(`/agent/${agent.uuid}/tool-function/create`, {
+    body: { name: "orders", external_url: "https://shop:s3cret@orders.example/api", headers: { Authorization: "Bearer live-token" } },
+  });
+  assert.equal(made.status, 200, made.text);
+  assert.equal(made.json.headers.Authorization, "Bearer live-token", "the one who configures sees what was set");
+  const reader = client(worker, (await keyOf(admin, { scopes: ["read"] })).key);
+  const listed = [
+    (await reader.get(`/agent/${agent.uuid}/tool-functions`)).json[0],
+    (await reader.get(`/chatbot/${bot.uuid}/agents`)).json[0].tool_functions[0],
+  ];
+  for (const f of listed) {
+    assert.deepEqual(f.headers, { Authorization: "[hidden]" });
+    assert.equal(f.external_url, "https://shop:%5Bhidden%5D@orders.example/api");
+    assert.equal(f.name, "orders");
+  }
+  const manager = client(worker, (await keyOf(admin, { scopes: ["manage"] })).key);
+  assert.equal((await manager.get(`/agent/${agent.uuid}/tool-functions`)).json[0].headers.Authorization, "Bearer live-token");
 });
 
 test("a message is refused to a key that is expired, from another address or without the chat scope, and nothing is stored", async () => {

@@ -483,8 +483,13 @@ test("the owner sets each visitor's window, validated like rate_limit", async ()
   const s = await newSession(v, bot);
   assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "one" } })).status, 200);
   assert.equal((await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "two" } })).status, 429);
-  // One new session per window too, in a count of its own.
+  // One new session per window too, in a count of its own, however the session is opened:
+  // a chat completion naming no session opens one.
   expectError(assert, await v.post(`/chatbot/${bot.uuid}/session/create`), 429, "rate_limited");
+  const completion = await v.post("/openai/chat/completions", { body: { model: bot.uuid, messages: [{ role: "user", content: "three" }] } });
+  assert.equal(completion.status, 429, completion.text);
+  assert.equal(completion.json.error.type, "rate_limit_error");
+  assert.deepEqual((await owner.get(`/chatbot/${bot.uuid}/sessions`)).json.map((x) => x.uuid), [s.uuid], "no session was opened");
   for (const bad of [[0, 60], [101, 60], [5, 361], [5], "5", [1.5, 60]]) {
     expectError(assert, await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visitor_rate_limit: bad } }), 400, "invalid_request", "visitor_rate_limit");
   }
@@ -507,6 +512,12 @@ test("minting visitor tokens is limited per client address", async () => {
   assert.equal(r.headers.get("cache-control"), "no-store");
   // Another address is counted on its own.
   assert.equal((await from("198.51.100.9")).status, 200);
+  // An IPv6 client is counted by its /64: a host cannot get a new count per address.
+  for (const ip of ["2001:db8:0:7::1", "2001:db8:0:7::2", "2001:db8:0:7:ffff:1:2:3"]) assert.equal((await from(ip)).status, 200);
+  expectError(assert, await from("2001:db8:0:7::4"), 429, "rate_limited");
+  assert.equal((await from("2001:db8:0:8::1")).status, 200, "the next /64 is another client");
+  // An IPv4 client reaching an IPv6 socket is the same IPv4 client.
+  expectError(assert, await from("::ffff:203.0.113.5"), 429, "rate_limited");
   // A private chatbot still answers 404 before anything is counted.
   const hidden = (await api.post("/chatbot/create", { body: { name: "Private" } })).json;
   expectError(assert, await w.request("POST", `/api/v1/widget/${hidden.uuid}/token`, { headers: { "CF-Connecting-IP": "203.0.113.5" } }), 404, "not_found");

@@ -140,6 +140,17 @@ impl IpNet {
             Some(_) => return None,
             None => max,
         };
+        // Written as an IPv4-mapped IPv6 network (`::ffff:203.0.113.9`), it is the IPv4
+        // network a client's address is compared with (`contains` maps clients the same way);
+        // kept as IPv6 it could never match.
+        if let IpAddr::V6(v6) = addr {
+            if let (Some(v4), true) = (v6.to_ipv4_mapped(), prefix >= 96) {
+                return Some(IpNet {
+                    addr: IpAddr::V4(v4),
+                    prefix: prefix - 96,
+                });
+            }
+        }
         Some(IpNet { addr, prefix })
     }
 
@@ -185,6 +196,25 @@ pub fn ip_allowed(allowed: &[IpNet], client: Option<&str>) -> bool {
     client
         .and_then(|c| c.trim().parse::<IpAddr>().ok())
         .is_some_and(|ip| allowed.iter().any(|net| net.contains(ip)))
+}
+
+/// The network a client address stands for when counting what one client does: an IPv4
+/// address itself, an IPv6 address its /64 (one subscriber's usual allotment, so a host cannot
+/// become a new client by changing its low 64 bits), an IPv4-mapped one its IPv4 address.
+/// Text that is no address is kept as it is, trimmed.
+pub fn client_network(address: &str) -> String {
+    let address = address.trim();
+    match address.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let network = u128::from(v6) >> 64 << 64;
+                format!("{}/64", std::net::Ipv6Addr::from(network))
+            }
+        },
+        Err(_) => address.to_string(),
+    }
 }
 
 pub const MAX_ALLOWED_IPS: usize = 50;
@@ -532,5 +562,39 @@ mod tests {
         let everything = [IpNet::parse("0.0.0.0/0").unwrap()];
         assert!(ip_allowed(&everything, Some("8.8.8.8")));
         assert!(!ip_allowed(&everything, Some("::1")));
+    }
+
+    #[test]
+    fn mapped_networks_are_read_as_ipv4() {
+        let one = IpNet::parse("::ffff:203.0.113.9").unwrap();
+        assert_eq!(one.to_string(), "203.0.113.9/32");
+        assert!(ip_allowed(&[one], Some("203.0.113.9")));
+        assert!(ip_allowed(&[one], Some("::ffff:203.0.113.9")));
+        assert!(!ip_allowed(&[one], Some("203.0.113.10")));
+        let all_v4 = IpNet::parse("::ffff:0:0/96").unwrap();
+        assert_eq!(all_v4.to_string(), "0.0.0.0/0");
+        assert!(ip_allowed(&[all_v4], Some("198.51.100.1")));
+        let wider = IpNet::parse("::/64").unwrap();
+        assert_eq!(
+            wider.to_string(),
+            "::/64",
+            "not a mapped network: kept as IPv6"
+        );
+    }
+
+    #[test]
+    fn clients_are_counted_by_network() {
+        assert_eq!(client_network(" 198.51.100.50 "), "198.51.100.50");
+        assert_eq!(client_network("2001:db8::1"), "2001:db8::/64");
+        assert_eq!(
+            client_network("2001:db8:0:0:ffff:1:2:3"),
+            client_network("2001:db8::2")
+        );
+        assert_ne!(
+            client_network("2001:db8:0:1::1"),
+            client_network("2001:db8::1")
+        );
+        assert_eq!(client_network("::ffff:198.51.100.50"), "198.51.100.50");
+        assert_eq!(client_network("unknown"), "unknown");
     }
 }

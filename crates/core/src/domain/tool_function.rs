@@ -69,6 +69,31 @@ impl ToolFunction {
         })
     }
 
+    /// The record for a key that may read but not change the configuration (`Scope::Read`,
+    /// `Scope::Chat`): header values and a password in the URL are credentials to the tool's
+    /// backend more often than not, so they read as `HIDDEN` (the names stay, to show what is
+    /// sent). A dashboard key that leaks then opens nothing beyond this service.
+    pub fn to_json_hidden(&self) -> Value {
+        let mut record = self.to_json();
+        record["headers"] = self
+            .headers
+            .keys()
+            .map(|name| (name.clone(), Value::from(HIDDEN)))
+            .collect::<Map<String, Value>>()
+            .into();
+        record["external_url"] = hide_password(&self.external_url).into();
+        record
+    }
+
+    /// `to_json` for a caller that may change the configuration, else `to_json_hidden`.
+    pub fn to_json_for(&self, configures: bool) -> Value {
+        if configures {
+            self.to_json()
+        } else {
+            self.to_json_hidden()
+        }
+    }
+
     /// This function as a tool a model may call.
     pub fn tool_spec(&self) -> ToolSpec {
         ToolSpec {
@@ -210,6 +235,20 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
     Ok(json!({"type": ParameterType::Object, "properties": properties, "required": required}))
 }
 
+/// What a hidden credential reads as in `ToolFunction::to_json_hidden`.
+pub const HIDDEN: &str = "[hidden]";
+
+fn hide_password(external_url: &str) -> String {
+    match url::Url::parse(external_url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            // Only fails for URLs that cannot have a password, which this one has.
+            let _ = parsed.set_password(Some(HIDDEN));
+            parsed.to_string()
+        }
+        _ => external_url.to_string(),
+    }
+}
+
 /// Validates a create body (`name` and `external_url` required) or applies an update body over
 /// `current`.
 pub fn apply(
@@ -293,6 +332,38 @@ mod tests {
 
     fn create(v: Value) -> ApiResult<ToolFunction> {
         apply(&obj(v), None, "u".into(), "a".into(), "t".into())
+    }
+
+    #[test]
+    fn hidden_record_keeps_names_not_credentials() {
+        let f = apply(
+            &obj(
+                json!({"name": "f", "external_url": "https://bot:s3cret@x.example/q?a=1",
+                "headers": {"Authorization": "Bearer live", "X-Trace": "1"}}),
+            ),
+            None,
+            "u".into(),
+            "a".into(),
+            "t".into(),
+        )
+        .unwrap();
+        let hidden = f.to_json_hidden();
+        assert_eq!(
+            hidden["headers"],
+            json!({"Authorization": HIDDEN, "X-Trace": HIDDEN})
+        );
+        let url = hidden["external_url"].as_str().unwrap();
+        assert!(
+            !url.contains("s3cret") && url.starts_with("https://bot:"),
+            "{url}"
+        );
+        assert!(url.ends_with("@x.example/q?a=1"), "{url}");
+        assert_eq!(f.to_json()["headers"]["Authorization"], "Bearer live");
+        let plain = ToolFunction {
+            external_url: "https://x.example/".into(),
+            ..f
+        };
+        assert_eq!(plain.to_json_hidden()["external_url"], "https://x.example/");
     }
 
     #[test]
