@@ -152,6 +152,14 @@ pub async fn fetch_scoped(
                         "The server redirected to an invalid URL: {location:?}."
                     ))
                 })?;
+                if hop == limits.max_redirects {
+                    return Err(lasting(match limits.max_redirects {
+                        0 => format!(
+                            "The server answered {status}, a redirect to {next}, which is not followed."
+                        ),
+                        n => format!("Gave up after {n} redirects (the last to {next})."),
+                    }));
+                }
                 url = check_url(next.as_str(), access).map_err(lasting)?;
                 scope(&url).map_err(|reason| FetchError {
                     reason,
@@ -200,10 +208,8 @@ pub async fn fetch_scoped(
                 requests: hop as u32 + 1,
             });
         }
-        Err(lasting(format!(
-            "Gave up after {} redirects.",
-            limits.max_redirects
-        )))
+        // Every hop returns or continues, and the last one never continues.
+        Err(lasting("Gave up following redirects.".to_string()))
     };
     let timer = Delay::from(limits.timeout);
     futures::pin_mut!(work);

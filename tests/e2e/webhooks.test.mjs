@@ -40,6 +40,10 @@ before(async () => {
       res.writeHead(503);
       return res.end("down");
     }
+    if (req.url === "/moved") {
+      res.writeHead(302, { Location: "/signed" });
+      return res.end();
+    }
     if (req.url === "/missing") {
       res.writeHead(404);
       return res.end();
@@ -208,6 +212,14 @@ test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many se
     assert.equal(given.response_code, 503, "what the last attempt got stays");
     assert.match(given.error, /disabled/);
     assert.equal(receiver.requests.filter((r) => r.url === "/down-then-off").length, 2);
+
+    // A receiver that redirects fails the attempt, and the reason says where it pointed.
+    const bot3 = await newChatbot(ownApi, { name: "Hooks moved" });
+    const w3 = (await ownApi.post(`/chatbot/${bot3.uuid}/webhook/create`, { body: { url: `${receiver.base}/moved`, events: ["message.created"] } })).json;
+    await ownApi.post(`/session/${(await newSession(ownApi, bot3)).uuid}/message/non-stream`, { body: { query: "Anyone?" } });
+    const [moved] = await deliveriesOnce(ownApi, w3, "failed");
+    assert.equal(moved.error, `The server answered 302, a redirect to ${receiver.base}/signed, which is not followed.`);
+    assert.equal(receiver.requests.filter((r) => r.url === "/signed" && r.body?.includes(bot3.uuid)).length, 0, "the redirect was not followed");
   } finally {
     await own.dispose();
   }
