@@ -3,7 +3,9 @@ use crate::app::http::{json_response, success_response};
 use crate::app::Call;
 use crate::platform::chat_session;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::session::{initial_variables, Message, Session};
+use edgechat_core::domain::session::{
+    initial_variables, Message, Session, SessionCursor, SessionPage,
+};
 use edgechat_core::time;
 use serde_json::{Map, Value};
 use worker::Response;
@@ -76,13 +78,43 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let (start, end) = time_range_params(&call)?;
-    let sessions = call
+    let url = call.req.url()?;
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let page = SessionPage::from_params(param("limit").as_deref(), param("after").as_deref())?;
+    let mut sessions = call
         .store
-        .list_sessions(&chatbot_uuid, start.as_deref(), end.as_deref())
+        .list_sessions(&chatbot_uuid, (start.as_deref(), end.as_deref()), &page)
         .await?;
-    json_response(&Value::Array(
-        sessions.iter().map(Session::to_json).collect(),
-    ))
+    let more = sessions.len() > page.limit;
+    sessions.truncate(page.limit);
+    let mut response = json_response(&Value::Array(
+        sessions.iter().map(|(s, _)| s.to_json()).collect(),
+    ))?;
+    if let (true, Some((_, last))) = (more, sessions.last()) {
+        let next = next_page(url, last);
+        response
+            .headers_mut()
+            .set("Link", &format!("<{next}>; rel=\"next\""))?;
+    }
+    Ok(response)
+}
+
+/// The list's own URL, its other parameters kept, asking for the page after `cursor`.
+fn next_page(mut url: url::Url, cursor: &SessionCursor) -> url::Url {
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| k != "after")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    url.query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair("after", &cursor.to_param());
+    url
 }
 
 pub async fn delete(call: Call) -> ApiResult<Response> {

@@ -1,7 +1,9 @@
 use super::table::{table, Sql};
 use super::{changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
+use edgechat_core::domain::session::{
+    FinishReason, Message, MessageKind, Session, SessionCursor, SessionPage,
+};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use serde_json::Value;
 
@@ -139,29 +141,51 @@ impl Store {
         row.map(Session::try_from).transpose()
     }
 
-    /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open).
+    /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open),
+    /// by creation time, then as stored: the `page`'s, and one more when there are more. Each
+    /// comes with the cursor of the page after it.
     pub async fn list_sessions(
         &self,
         chatbot_uuid: &str,
-        start: Option<&str>,
-        end: Option<&str>,
-    ) -> ApiResult<Vec<Session>> {
-        let rows: Vec<SessionRow> = self
+        (start, end): (Option<&str>, Option<&str>),
+        page: &SessionPage,
+    ) -> ApiResult<Vec<(Session, SessionCursor)>> {
+        #[derive(serde::Deserialize)]
+        struct Listed {
+            seq: i64,
+            #[serde(flatten)]
+            row: SessionRow,
+        }
+        let after = page.after.as_ref();
+        let rows: Vec<Listed> = self
             .rows(
                 &format!(
-                    "SELECT {} FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                    "SELECT {}, s.rowid AS seq FROM sessions s WHERE s.chatbot_uuid = ?1 \
                      AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
-                     ORDER BY s.created_at, s.rowid",
+                     AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 AND s.rowid > ?5)) \
+                     ORDER BY s.created_at, s.rowid LIMIT ?6",
                     SESSIONS.select("s")
                 ),
                 &[
                     Arg::Text(chatbot_uuid),
                     start.map_or(Arg::Null, Arg::Text),
                     end.map_or(Arg::Null, Arg::Text),
+                    after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
+                    after.map_or(Arg::Null, |a| Arg::Int(a.seq)),
+                    Arg::Int(page.limit as i64 + 1),
                 ],
             )
             .await?;
-        rows.into_iter().map(Session::try_from).collect()
+        rows.into_iter()
+            .map(|listed| {
+                let session = Session::try_from(listed.row)?;
+                let cursor = SessionCursor {
+                    created_at: session.created_at.clone(),
+                    seq: listed.seq,
+                };
+                Ok((session, cursor))
+            })
+            .collect()
     }
 
     /// Deletes a session; its messages cascade.

@@ -45,6 +45,7 @@ test("sessions are created, read, listed by time and deleted with their messages
   const past = (await api.get(`/chatbot/${bot.uuid}/sessions?end_timestamp=2000-01-01`)).json;
   assert.deepEqual(past, []);
   expectError(assert, await api.get(`/chatbot/${bot.uuid}/sessions?start_timestamp=yesterday`), 400, "invalid_request", "start_timestamp");
+  assert.equal((await api.get(`/chatbot/${bot.uuid}/sessions`)).headers.get("link"), null, "one page holds them all");
 
   const r = await streamMessage(worker, key, s1.uuid, "hello");
   assert.equal(r.status, 200);
@@ -233,4 +234,36 @@ test("history stays within a session", async () => {
   assert.equal((await api.get(`/session/${a.uuid}/messages`)).json.length, 2);
   const b = await newSession(api, bot);
   assert.deepEqual((await api.get(`/session/${b.uuid}/messages`)).json, []);
+});
+
+test("a chatbot's sessions come in pages of `limit`, each linking to the next", async () => {
+  const bot = await newChatbot(api, { name: "Pages" });
+  const made = [];
+  for (let i = 0; i < 5; i++) made.push((await newSession(api, bot)).uuid);
+  const first = await api.get(`/chatbot/${bot.uuid}/sessions?limit=2&start_timestamp=2000-01-01`);
+  assert.equal(first.status, 200);
+  const seen = [...first.json.map((s) => s.uuid)];
+  let link = first.headers.get("link");
+  let pages = 1;
+  while (link) {
+    const next = /^<([^>]+)>; rel="next"$/.exec(link);
+    assert.ok(next, link);
+    const url = new URL(next[1]);
+    assert.equal(url.searchParams.get("limit"), "2", "the next page keeps the list's parameters");
+    assert.equal(url.searchParams.get("start_timestamp"), "2000-01-01");
+    const page = await api.get(`${url.pathname.replace(/^\/api\/v1/, "")}${url.search}`);
+    assert.equal(page.status, 200, page.text);
+    assert.ok(page.json.length <= 2);
+    seen.push(...page.json.map((s) => s.uuid));
+    link = page.headers.get("link");
+    pages++;
+  }
+  assert.equal(pages, 3);
+  const all = (await api.get(`/chatbot/${bot.uuid}/sessions`)).json.map((s) => s.uuid);
+  assert.deepEqual(seen, all, "every session once, in the list's order");
+  assert.deepEqual([...seen].sort(), [...made].sort());
+  for (const limit of ["0", "1001", "two"]) {
+    expectError(assert, await api.get(`/chatbot/${bot.uuid}/sessions?limit=${limit}`), 400, "invalid_request", "limit");
+  }
+  expectError(assert, await api.get(`/chatbot/${bot.uuid}/sessions?after=somewhere`), 400, "invalid_request", "after");
 });

@@ -35,6 +35,76 @@ impl Session {
     }
 }
 
+/// The most sessions one page of a chatbot's session list holds (`limit`'s bound and default):
+/// a chatbot with a widget gathers thousands a day, and one answer holding them all would not
+/// fit a Worker's memory.
+pub const MAX_SESSIONS_PAGE: usize = 1_000;
+
+/// A page of a chatbot's sessions, which are listed by creation time, then as stored: at most
+/// `limit`, those after `after` (the last session of the page before).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionPage {
+    pub limit: usize,
+    pub after: Option<SessionCursor>,
+}
+
+/// Where a page of sessions starts: after the session created at `created_at` that was stored
+/// as number `seq` (sessions of one moment are listed in the order they were stored). Written
+/// `created_at,seq` in the `after` parameter, which the next page's link holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionCursor {
+    pub created_at: String,
+    pub seq: i64,
+}
+
+impl SessionCursor {
+    pub fn to_param(&self) -> String {
+        format!("{},{}", self.created_at, self.seq)
+    }
+}
+
+impl SessionPage {
+    /// The page `limit` and `after` ask for (query parameters, absent when `None`).
+    pub fn from_params(limit: Option<&str>, after: Option<&str>) -> ApiResult<SessionPage> {
+        let limit = match limit.map(str::trim).filter(|v| !v.is_empty()) {
+            None => MAX_SESSIONS_PAGE,
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_SESSIONS_PAGE).contains(n))
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "limit",
+                        format!("`limit` must be a whole number from 1 to {MAX_SESSIONS_PAGE}."),
+                    )
+                })?,
+        };
+        let after = match after.map(str::trim).filter(|v| !v.is_empty()) {
+            None => None,
+            Some(v) => Some(parse_cursor(v).ok_or_else(|| {
+                ApiError::invalid(
+                    "after",
+                    "`after` must be the value a session list's `Link: rel=\"next\"` gave.",
+                )
+            })?),
+        };
+        Ok(SessionPage { limit, after })
+    }
+}
+
+fn parse_cursor(text: &str) -> Option<SessionCursor> {
+    let (created_at, seq) = text.rsplit_once(',')?;
+    let timestamp_like = !created_at.is_empty()
+        && created_at.len() <= 40
+        && created_at
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"-:.TZ+".contains(&b));
+    Some(SessionCursor {
+        created_at: timestamp_like.then(|| created_at.to_string())?,
+        seq: seq.parse().ok().filter(|n: &i64| *n > 0)?,
+    })
+}
+
 /// `initial_variables`: a flat object whose values are strings, numbers, booleans or null.
 pub fn initial_variables(body: &Map<String, Value>) -> ApiResult<Option<Map<String, Value>>> {
     const FIELD: &str = "initial_variables";
@@ -190,6 +260,37 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn session_pages_read_limit_and_cursor() {
+        let page = SessionPage::from_params(None, None).unwrap();
+        assert_eq!(page.limit, MAX_SESSIONS_PAGE);
+        assert_eq!(page.after, None);
+        let two = SessionPage::from_params(Some(" 2 "), Some("")).unwrap();
+        assert_eq!((two.limit, two.after), (2, None));
+        for bad in ["0", "1001", "-1", "2.5", "ten"] {
+            let err = SessionPage::from_params(Some(bad), None).unwrap_err();
+            assert_eq!(err.field(), Some("limit"), "{bad}");
+        }
+        let cursor = SessionCursor {
+            created_at: "2026-11-28T01:00:00.123Z".into(),
+            seq: 42,
+        };
+        let read = SessionPage::from_params(None, Some(&cursor.to_param())).unwrap();
+        assert_eq!(read.after, Some(cursor));
+        for bad in [
+            "x",
+            "2026-11-28T01:00:00Z",
+            ",42",
+            "2026-11-28 01:00,42",
+            "2026-11-28T01:00:00Z,nope",
+            "2026-11-28T01:00:00Z,0",
+            "2026-11-28T01:00:00Z,-3",
+        ] {
+            let err = SessionPage::from_params(None, Some(bad)).unwrap_err();
+            assert_eq!(err.field(), Some("after"), "{bad}");
+        }
     }
 
     #[test]
