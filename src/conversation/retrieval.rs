@@ -6,7 +6,7 @@
 //! `knowledge::semantic::hybrid`. Search by meaning only
 //! ever adds: when its calls fail or time out, the words' answer stands alone.
 
-use crate::platform::vector_index;
+use crate::platform::vector_index::{self, Nearby};
 use crate::providers::semantic;
 use crate::providers::ChatProvider;
 use crate::storage::{ChunkSearch, Owner, SearchFound, SearchIn, SearchIndex, Store};
@@ -29,7 +29,7 @@ use edgechat_core::knowledge::semantic::hybrid::{
     apply_rerank, finish, fuse_candidates, Found, RERANK_CANDIDATES,
 };
 use edgechat_core::knowledge::semantic::index::IndexCommand;
-use edgechat_core::knowledge::semantic::vector::{Neighbour, Quantised};
+use edgechat_core::knowledge::semantic::vector::Quantised;
 use edgechat_core::knowledge::spelling;
 use futures::future::{select, Either};
 use std::collections::HashSet;
@@ -179,7 +179,7 @@ async fn search_as(
     let known: HashSet<i64> = hits.iter().map(|h| h.id).collect();
     let missing: Vec<i64> = neighbours
         .iter()
-        .map(|n| n.id)
+        .map(|n| n.neighbour.id)
         .filter(|id| !known.contains(id))
         .collect();
     let mut extra = if missing.is_empty() {
@@ -191,13 +191,21 @@ async fn search_as(
             .await?
     };
     let mut vector: Vec<(ChunkHit, f32)> = Vec::with_capacity(neighbours.len());
-    for n in &neighbours {
-        let hit = hits.iter().find(|h| h.id == n.id).cloned().or_else(|| {
-            let at = extra.iter().position(|h| h.id == n.id)?;
-            Some(extra.swap_remove(at))
-        });
+    for Nearby { neighbour, source } in &neighbours {
+        let hit = hits
+            .iter()
+            .find(|h| h.id == neighbour.id)
+            .cloned()
+            .or_else(|| {
+                let at = extra.iter().position(|h| h.id == neighbour.id)?;
+                Some(extra.swap_remove(at))
+            });
+        // A chunk id is used again once its chunk is deleted: a vector made from another
+        // source than the chunk now holding its id is a deleted chunk's, whose removal the
+        // index has not applied yet, and says nothing about this chunk.
+        let hit = hit.filter(|h| source.as_ref().is_none_or(|s| *s == h.data_source_uuid));
         if let Some(hit) = hit {
-            vector.push((hit, n.similarity));
+            vector.push((hit, neighbour.similarity));
         }
     }
     let every = hits.len();
@@ -378,7 +386,7 @@ async fn neighbours(
     chatbot_uuid: &str,
     allowed: Option<&[String]>,
     query: &str,
-) -> Vec<Neighbour> {
+) -> Vec<Nearby> {
     let semantic_config = &searcher.config.semantic;
     let Some(service) = semantic_config.embeddings.as_ref() else {
         return Vec::new();

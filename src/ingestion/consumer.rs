@@ -33,6 +33,11 @@ async fn run(ctx: &StepEnv<'_>, step: &Step) -> ApiResult<Outcome> {
             // More is waiting than one invocation may do: the next step goes on.
             if report.more_waiting {
                 super::enqueue(ctx.env, vec![Step::SyncVectors], ctx.sent).await?;
+            } else if let Some(ms) = report.retry_in_ms {
+                // Failed embeddings are tried again when due, not only when something else
+                // changes (or the scheduled run comes by).
+                let secs = u32::try_from((ms + 999) / 1000).unwrap_or(u32::MAX);
+                super::enqueue_later(ctx.env, Step::SyncVectors, secs, ctx.sent).await?;
             }
             Ok(Outcome::Done)
         }

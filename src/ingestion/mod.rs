@@ -16,7 +16,7 @@ use crate::platform::outbound::Limits;
 use crate::storage::Store;
 use crate::webhooks;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::config::{bindings, Config};
+use edgechat_core::config::{bindings, Config, MAX_QUEUE_DELAY_SECS};
 use edgechat_core::domain::data_source::{DataSource, Status};
 use edgechat_core::domain::webhook::Event;
 use edgechat_core::knowledge::steps::Step;
@@ -66,6 +66,21 @@ pub async fn enqueue(env: &Env, steps: Vec<Step>, sent: &Subrequests) -> ApiResu
         sent.add(1);
         queue.send_batch(group.to_vec()).await?;
     }
+    Ok(())
+}
+
+/// Queues `step` to run `delay_secs` from now (the queue holds a message at most 12 hours).
+pub async fn enqueue_later(
+    env: &Env,
+    step: Step,
+    delay_secs: u32,
+    sent: &Subrequests,
+) -> ApiResult<()> {
+    sent.add(1);
+    let message = worker::MessageBuilder::new(step)
+        .delay_seconds(delay_secs.min(MAX_QUEUE_DELAY_SECS))
+        .build();
+    env.queue(bindings::INGEST_QUEUE)?.send(message).await?;
     Ok(())
 }
 

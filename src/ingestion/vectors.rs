@@ -41,6 +41,8 @@ pub struct Report {
     pub calls: usize,
     /// The run stopped at its budget with changes still waiting.
     pub more_waiting: bool,
+    /// Embeddings failed: they are due again in this many milliseconds.
+    pub retry_in_ms: Option<i64>,
 }
 
 /// The name an index is built under: provider and model, so a change of either re-embeds.
@@ -145,7 +147,8 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                 let texts: Vec<String> = batch.iter().filter_map(|w| w.embedded_text()).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 report.calls += 1;
-                match semantic::embed(env, service, &refs, config.model_timeout).await {
+                let embedded = semantic::embed(env, service, &refs, config.model_timeout).await;
+                match embedded {
                     Ok(vectors) => {
                         semantic::recovered("embedding chunks");
                         let chunks: Vec<IndexedChunk> = batch
@@ -163,18 +166,31 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                             model: key.into(),
                             chunks,
                         };
-                        // Refused only when the index was reset for another model meanwhile;
-                        // that reset queued these chunks again.
-                        if vector_index::apply(env, chatbot, &command).await.is_ok() {
-                            report.vectors_written += batch.len();
-                        }
                         report.calls += 1;
-                        done.extend(batch.iter().map(|w| w.seq()));
+                        match vector_index::upsert(env, chatbot, &command).await? {
+                            Ok(()) => {
+                                semantic::recovered("indexing embedded chunks");
+                                report.vectors_written += batch.len();
+                                done.extend(batch.iter().map(|w| w.seq()));
+                            }
+                            // The reset for another model queued these chunks again.
+                            Err(refused) if refused.model_changed => {
+                                done.extend(batch.iter().map(|w| w.seq()));
+                            }
+                            // Vectors the index cannot hold (another width than its own, say)
+                            // are a failed embedding: tried again later, not forgotten.
+                            Err(refused) => {
+                                semantic::failed("indexing embedded chunks", &refused.reason);
+                                report.embeddings_failed += batch.len();
+                                failed.extend(batch.iter().copied());
+                                embedder_down = true;
+                            }
+                        }
                     }
                     Err(failure) => {
                         semantic::failed("embedding chunks", &failure);
                         report.embeddings_failed += batch.len();
-                        failed.extend(batch.iter().map(|w| w.seq()));
+                        failed.extend(batch.iter().copied());
                         embedder_down = true;
                     }
                 }
@@ -185,11 +201,21 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
             report.calls += 1;
         }
         if !failed.is_empty() {
+            // Until their new vectors land these chunks are found by their words only: a
+            // vector their id held before (the text before a change, or a deleted chunk's
+            // whose id was used again) would be taken for theirs.
+            for group in failed.chunk_by(|a, b| a.chatbot_uuid() == b.chatbot_uuid()) {
+                let ids = group.iter().map(|w| w.chunk_id()).collect();
+                vector_index::apply(env, group[0].chatbot_uuid(), &IndexCommand::Remove { ids })
+                    .await?;
+                report.calls += 1;
+            }
+            let seqs: Vec<i64> = failed.iter().map(|w| w.seq()).collect();
             let attempts = work.iter().map(|w| w.attempts()).max().unwrap_or(0);
-            store
-                .vector_work_failed(&failed, now_ms + retry_delay_ms(attempts))
-                .await?;
+            let delay_ms = retry_delay_ms(attempts);
+            store.vector_work_failed(&seqs, now_ms + delay_ms).await?;
             report.calls += 1;
+            report.retry_in_ms = Some(delay_ms);
         }
         if embedder_down || done.is_empty() {
             break;

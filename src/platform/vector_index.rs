@@ -5,9 +5,11 @@
 
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::config::bindings;
-use edgechat_core::knowledge::semantic::index::{IndexCommand, IndexState, IndexStats};
+use edgechat_core::knowledge::semantic::index::{
+    IndexCommand, IndexRefusal, IndexState, IndexStats,
+};
 use edgechat_core::knowledge::semantic::vector::{signs_to_bytes, Neighbour, Quantised};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::cell::RefCell;
 use worker::{Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State};
 
@@ -195,8 +197,10 @@ impl VectorKeeper {
             }
             IndexCommand::Upsert { model, chunks } => {
                 if let Err(refusal) = state.check_upsert(&model, &chunks) {
-                    return Ok(Response::from_json(&json!({"error": refusal.to_string()}))?
-                        .with_status(409));
+                    let model_changed = matches!(refusal, IndexRefusal::OtherModel { .. });
+                    let refused =
+                        json!({"error": refusal.to_string(), "model_changed": model_changed});
+                    return Ok(Response::from_json(&refused)?.with_status(409));
                 }
                 for chunk in &chunks {
                     let Some(q) = chunk.vector.quantised() else {
@@ -236,9 +240,13 @@ impl VectorKeeper {
                 let found = state.query(&model, &vector, k, sources.as_deref(), |ids| {
                     self.codes_of(ids)
                 });
-                return Response::from_json(&json!({
-                    "neighbours": found.iter().map(|n| json!({"id": n.id, "similarity": n.similarity})).collect::<Vec<_>>(),
-                }));
+                let neighbours: Vec<Value> = found
+                    .iter()
+                    .map(|n| {
+                        json!({"id": n.id, "similarity": n.similarity, "source": state.source_of(n.id)})
+                    })
+                    .collect();
+                return Response::from_json(&json!({ "neighbours": neighbours }));
             }
             IndexCommand::Stats => {}
         }
@@ -274,12 +282,55 @@ pub async fn apply(env: &Env, chatbot_uuid: &str, command: &IndexCommand) -> Api
     Ok(response.json().await?)
 }
 
+/// Why an index did not take an `Upsert`.
+pub struct UpsertRefused {
+    /// The index was reset for another model meanwhile (and that reset queued every chunk
+    /// again); otherwise the vectors themselves were refused (another width, unreadable).
+    pub model_changed: bool,
+    pub reason: String,
+}
+
+/// Sends an `Upsert`: `Ok(Err(..))` when the index refused the vectors.
+pub async fn upsert(
+    env: &Env,
+    chatbot_uuid: &str,
+    command: &IndexCommand,
+) -> ApiResult<Result<(), UpsertRefused>> {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        error: String,
+        #[serde(default)]
+        model_changed: bool,
+    }
+    let mut response = send(env, chatbot_uuid, command).await?;
+    match response.status_code() {
+        200 => Ok(Ok(())),
+        409 => {
+            let refusal: Refusal = response.json().await?;
+            Ok(Err(UpsertRefused {
+                model_changed: refusal.model_changed,
+                reason: refusal.error,
+            }))
+        }
+        status => Err(ApiError::internal(format!(
+            "the vector index answered {status}: {}",
+            response.text().await.unwrap_or_default()
+        ))),
+    }
+}
+
+/// A chunk near a question's vector, and the source its vector was made from.
+pub struct Nearby {
+    pub neighbour: Neighbour,
+    pub source: Option<String>,
+}
+
 /// The nearest chunks to a question's vector.
 pub async fn nearest(
     env: &Env,
     chatbot_uuid: &str,
     command: &IndexCommand,
-) -> ApiResult<Vec<Neighbour>> {
+) -> ApiResult<Vec<Nearby>> {
     #[derive(serde::Deserialize)]
     struct Answer {
         neighbours: Vec<NeighbourJson>,
@@ -288,6 +339,8 @@ pub async fn nearest(
     struct NeighbourJson {
         id: i64,
         similarity: f32,
+        #[serde(default)]
+        source: Option<String>,
     }
     let mut response = send(env, chatbot_uuid, command).await?;
     if response.status_code() != 200 {
@@ -300,9 +353,12 @@ pub async fn nearest(
     Ok(answer
         .neighbours
         .into_iter()
-        .map(|n| Neighbour {
-            id: n.id,
-            similarity: n.similarity,
+        .map(|n| Nearby {
+            neighbour: Neighbour {
+                id: n.id,
+                similarity: n.similarity,
+            },
+            source: n.source,
         })
         .collect())
 }

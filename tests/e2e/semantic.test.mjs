@@ -31,8 +31,11 @@ function embed(text) {
 }
 
 /**
- * The model server. `state.embeddings` is "ok", "fail" (HTTP 500), "hang" (never answers) or
- * "wrong" (vectors of two widths); `state.overrides` maps a text to the vector answered for it.
+ * The model server. `state.embeddings` is "ok", "fail" (HTTP 500), "hang" (never answers),
+ * "wrong" (vectors of two widths), "passages-fail" (HTTP 500 for stored passages, which hold a
+ * heading and a text on two lines; questions are answered) or "passages-narrow" (passages get
+ * vectors of another width than the index's); `state.overrides` maps a text to the vector
+ * answered for it.
  * Every request body is kept in `state.calls`.
  */
 async function startSemanticServer() {
@@ -48,6 +51,11 @@ async function startSemanticServer() {
     if (url.pathname === "/v1/embeddings") {
       if (state.embeddings === "fail") return json(500, { error: { message: "the model crashed" } });
       if (state.embeddings === "hang") return; // never answers
+      const passages = body.input.some((text) => text.includes("\n"));
+      if (state.embeddings === "passages-fail" && passages) return json(500, { error: { message: "the model crashed" } });
+      if (state.embeddings === "passages-narrow" && passages) {
+        return json(200, { object: "list", model: body.model, data: body.input.map((_, index) => ({ object: "embedding", index, embedding: [1, 0, 0, 1] })) });
+      }
       const data = body.input.map((text, index) => ({
         object: "embedding",
         index,
@@ -238,6 +246,45 @@ test("an embedder that fails, hangs or answers nonsense leaves search to the wor
     await worker.runScheduled();
     assert.equal((await storedVectors(worker)).length, 4);
   }, 30_000);
+});
+
+test("a chunk whose vector failed or was refused is found by its words only, and gets its vector when due", async () => {
+  const server = await startSemanticServer();
+  const worker = await startWorker({ vars: semanticVars(server) });
+  const api = client(worker, (await worker.newAccount()).key);
+  const { bot, sources } = await shop(api);
+  await vectorsSettle(worker, 3);
+  const refundChunk = (await worker.sql(`SELECT id FROM chunks WHERE data_source_uuid = '${sources[2].uuid}'`))[0].id;
+
+  // The refund pair is deleted and a new pair takes its chunk's id while passages cannot be
+  // embedded: the refund vector must not stand for the new pair.
+  server.state.embeddings = "passages-fail";
+  assert.equal((await api.post(`/data-source/${sources[2].uuid}/delete`)).status, 200);
+  const parking = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, {
+    body: { question: "Is there customer parking?", answer: "Free parking behind the building." },
+  })).json;
+  const parkingChunk = (await worker.sql(`SELECT id FROM chunks WHERE data_source_uuid = '${parking.uuid}'`))[0].id;
+  assert.equal(parkingChunk, refundChunk, "the database gave the new chunk the deleted one's id");
+  await until(async () => assert.deepEqual((await storedVectors(worker)).map((v) => v.source).sort(), [sources[0].uuid, sources[1].uuid].sort()));
+  const moneyBack = await search(api, bot, "I want my money reimbursed");
+  assert.ok(moneyBack.every((r) => r.data_source_uuid !== parking.uuid), JSON.stringify(moneyBack));
+  assert.equal((await search(api, bot, "parking"))[0].data_source_uuid, parking.uuid, "found by its words meanwhile");
+
+  // The embedder back, the failed chunk is embedded when its retry is due, with nothing else
+  // changing.
+  server.state.embeddings = "ok";
+  await until(async () => assert.ok((await storedVectors(worker)).some((v) => v.source === parking.uuid)), 30_000);
+
+  // Vectors the index cannot hold (another width) are not forgotten either.
+  server.state.embeddings = "passages-narrow";
+  const warranty = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, {
+    body: { question: "Is there a warranty?", answer: "Two years on every device." },
+  })).json;
+  await until(() => assert.ok(worker.log.includes("indexing embedded chunks")), 20_000);
+  assert.equal((await storedVectors(worker)).length, 3);
+  server.state.embeddings = "ok";
+  await until(async () => assert.ok((await storedVectors(worker)).some((v) => v.source === warranty.uuid)), 30_000);
+  assert.equal((await worker.sql("SELECT COUNT(*) AS n FROM vector_outbox"))[0].n, 0);
 });
 
 test("vectors are back-filled when embeddings are turned on, rebuilt when the model changes, and removed with their source and chatbot", async () => {

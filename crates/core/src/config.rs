@@ -108,8 +108,10 @@ pub const DEFAULT_ANSWER_REPLAY_SECS: u64 = 24 * 60 * 60;
 /// The longest an operator may keep ended answers' events: 30 days.
 pub const MAX_ANSWER_REPLAY_SECS: u64 = 30 * 24 * 60 * 60;
 pub const DEFAULT_WEBHOOK_RETRY_UNIT_SECS: u32 = 60;
-/// The longest a queue message may be delayed (12 hours): a webhook retry waits in the queue.
-pub const MAX_WEBHOOK_RETRY_DELAY_SECS: u32 = 43_200;
+/// The longest a queue message may be delayed: 12 hours.
+pub const MAX_QUEUE_DELAY_SECS: u32 = 43_200;
+/// A webhook retry waits in the queue, so at most as long as a queue message may be delayed.
+pub const MAX_WEBHOOK_RETRY_DELAY_SECS: u32 = MAX_QUEUE_DELAY_SECS;
 /// The largest retry unit: with it the last wait (60 units) stays within the queue's delay.
 pub const MAX_WEBHOOK_RETRY_UNIT_SECS: u32 = MAX_WEBHOOK_RETRY_DELAY_SECS / 60;
 /// Most retries `WEBHOOK_RETRY_DELAYS` may list.

@@ -134,6 +134,12 @@ impl IndexState {
         }
     }
 
+    /// The source a held vector came from.
+    pub fn source_of(&self, id: i64) -> Option<&str> {
+        let at = *self.source_of.get(&id)?;
+        self.sources.get(at as usize).map(String::as_str)
+    }
+
     fn source_index(&mut self, source: &str) -> u32 {
         if let Some(i) = self.source_ids.get(source) {
             return *i;
@@ -325,8 +331,13 @@ mod tests {
         assert_eq!(state.state.stats().vectors, 2);
         assert_eq!(state.query("m", &query(&[1.0, -0.5]), 1, None)[0].id, 1);
         assert_eq!(state.query("m", &query(&[0.0, 1.0]), 1, None)[0].id, 2);
+        assert_eq!(state.state.source_of(2), Some("b"));
+        // An id taken by another source's chunk says so.
+        state.upsert(&[chunk(2, "c", &[1.0, 0.1])]);
+        assert_eq!(state.state.source_of(2), Some("c"));
         state.state.remove(&[1, 2, 99]);
         assert_eq!(state.state.stats().vectors, 0);
+        assert_eq!(state.state.source_of(2), None);
     }
 
     #[test]
