@@ -144,14 +144,22 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                 if embedder_down {
                     break;
                 }
-                let texts: Vec<String> = batch.iter().filter_map(|w| w.embedded_text()).collect();
+                // Each text beside its own change: a chunk gone since it was queued has none.
+                let (embedded_of, texts): (Vec<&VectorWork>, Vec<String>) = batch
+                    .iter()
+                    .filter_map(|w| Some((*w, w.embedded_text()?)))
+                    .unzip();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                if refs.is_empty() {
+                    done.extend(batch.iter().map(|w| w.seq()));
+                    continue;
+                }
                 report.calls += 1;
                 let embedded = semantic::embed(env, service, &refs, config.model_timeout).await;
                 match embedded {
                     Ok(vectors) => {
                         semantic::recovered("embedding chunks");
-                        let chunks: Vec<IndexedChunk> = batch
+                        let chunks: Vec<IndexedChunk> = embedded_of
                             .iter()
                             .zip(&vectors)
                             .filter_map(|(w, v)| {

@@ -19,9 +19,9 @@ table! {
         set attempts: i64,
         set lease: Option<String>,
         set leased_until: i64,
-        computed source_uuid: Option<String> = "(SELECT c.data_source_uuid FROM chunks c WHERE c.id = {t}.chunk_id)",
-        computed heading: Option<String> = "(SELECT c.heading FROM chunks c WHERE c.id = {t}.chunk_id)",
-        computed text: Option<String> = "(SELECT c.text FROM chunks c WHERE c.id = {t}.chunk_id)",
+        computed source_uuid: Option<String> = "(SELECT c.data_source_uuid FROM chunks c WHERE c.id = {t}.chunk_id AND c.chatbot_uuid = {t}.chatbot_uuid)",
+        computed heading: Option<String> = "(SELECT c.heading FROM chunks c WHERE c.id = {t}.chunk_id AND c.chatbot_uuid = {t}.chatbot_uuid)",
+        computed text: Option<String> = "(SELECT c.text FROM chunks c WHERE c.id = {t}.chunk_id AND c.chatbot_uuid = {t}.chatbot_uuid)",
     }
 }
 
