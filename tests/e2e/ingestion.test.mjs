@@ -201,6 +201,24 @@ async function freshAccount() {
 
 // Its reading holds the text once and makes its chunks a slice at a time as it stages them.
 // 20 MiB is the largest accepted upload; this text is 64 KiB short of it.
+test("a table too large for one step to hold fails with the reason, within the step's memory", { timeout: 300_000 }, async () => {
+  const bot = await newChatbot(api, { name: "Tables" });
+  // Short fields: half a million of them take many times the file's size as strings.
+  const fields = { name: "fields.csv", bytes: Buffer.from("a,b\n".repeat(250_001)), type: "text/csv" };
+  // Few fields under long column names, which every row repeats once written out.
+  const titles = Array.from({ length: 5 }, (_, i) => `Quantity_ordered_for_the_warehouse_region_north_and_south_in_units_${i}`);
+  const rows = Array.from({ length: 90_000 }, (_, i) => `${i},a,b,c,d`);
+  const long = { name: "titles.csv", bytes: Buffer.from([titles.join(","), ...rows].join("\n")), type: "text/csv" };
+  for (const [file, reason] of [[fields, /more than 500000 fields/], [long, /more than the 28 MiB one source may hold/]]) {
+    const r = await upload(worker, key, bot.uuid, file);
+    assert.equal(r.status, 200, r.text);
+    const source = await settled(api, r.json.uuid, 240_000);
+    assert.equal(source.status, "error", file.name);
+    assert.match(JSON.parse(source.meta_json).error, reason);
+    assertStepsWithinLimits(source, ["extract_file"]);
+  }
+});
+
 test("a 20 MiB text upload is read in slices, ends in success and is searchable", { timeout: 600_000 }, async (t) => {
   await freshAccount();
   const bot = await newChatbot(api, { name: "Big text" });

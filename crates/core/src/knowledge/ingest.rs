@@ -329,8 +329,22 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
             "The document holds no readable text.".to_string(),
         ));
     }
+    let rendered = render::rendered_bytes(&document);
+    if rendered > MAX_RENDERED_BYTES {
+        return Err(ExtractError(format!(
+            "The document's text is about {} MiB once written out (each table row with its \
+             column names), more than the {} MiB one source may hold; split it into smaller files.",
+            rendered >> 20,
+            MAX_RENDERED_BYTES >> 20
+        )));
+    }
     Ok(document)
 }
+
+/// The most text one document may be written out as. The step that reads it holds the
+/// document and its text at once (and a table's rows twice while they are written), within a
+/// Worker's 128 MB.
+pub const MAX_RENDERED_BYTES: usize = 28 << 20;
 
 /// A document on its way to the index: its title, its token count, and its chunks to be
 /// taken a slice at a time (the document itself is let go).
@@ -406,6 +420,27 @@ pub fn qa_chunks(question: &str, answer: &str) -> Vec<Chunk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_whose_rows_write_out_too_long_is_refused() {
+        // Few cells, long column names: each row repeats them.
+        let title = |i: usize| {
+            format!("Quantity_ordered_for_the_warehouse_region_north_and_south_in_units_{i}")
+        };
+        let header: Vec<String> = (0..5).map(title).collect();
+        let table = |rows: usize| {
+            let mut csv = header.join(",") + "\n";
+            for i in 0..rows {
+                csv.push_str(&format!("{i},a,b,c,d\n"));
+            }
+            csv.into_bytes()
+        };
+        assert!(read_document(DocKind::Csv, table(20_000)).is_ok());
+        match read_document(DocKind::Csv, table(90_000)) {
+            Err(err) => assert!(err.0.contains("more than the 28 MiB"), "{err}"),
+            Ok(_) => panic!("90,000 rows under 70-character titles write out to over 28 MiB"),
+        }
+    }
 
     #[test]
     fn every_accepted_extension_is_documented_and_offered() {

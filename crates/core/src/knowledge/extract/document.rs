@@ -51,6 +51,11 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
+/// The most cells a table read from a file may have. Each is a string of its own: a file of
+/// short cells holds several times its size in memory, and a step reading it must stay well
+/// inside a Worker's 128 MB (measured: see `ingest::MAX_RENDERED_BYTES`).
+pub const MAX_TABLE_CELLS: usize = 500_000;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Row {
     /// The cells name the columns (an HTML header row, a Markdown table's first line, the

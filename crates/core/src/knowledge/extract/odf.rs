@@ -9,7 +9,7 @@
 //! contents (they repeat the headings), images' titles and descriptions, and slide numbers,
 //! dates and footers.
 
-use super::binary::{too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS};
+use super::binary::{too_much_cell_text, Budget, CELL_COST, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS};
 use super::clean::squeeze_lines as tidy;
 use super::document::{first_heading, Block, Cell, Document, PushFlat, Row, Table};
 use super::office::xml::{attr, Ev, Reader};
@@ -210,7 +210,8 @@ fn body_blocks(xml: &str, cell_text: &Budget) -> Result<Vec<Block>, ExtractError
                     } else {
                         table.row_repeat.min(MAX_ROW_REPEAT)
                     };
-                    if !cell_text.take(size.saturating_mul(repeat - 1)) {
+                    let cost = size + row.cells.len() * CELL_COST;
+                    if !cell_text.take(cost.saturating_mul(repeat - 1)) {
                         return Err(too_much_cell_text());
                     }
                     for _ in 1..repeat {
@@ -256,7 +257,11 @@ fn push_cells(table: &mut TableReading, cell_text: &Budget) -> Result<(), Extrac
     } else {
         repeat
     };
-    if !cell_text.take(text.len().saturating_mul(copies)) {
+    let empty = repeat.saturating_sub(copies.max(1));
+    let cost = (text.len() + CELL_COST)
+        .saturating_mul(copies)
+        .saturating_add(empty.saturating_mul(CELL_COST));
+    if !cell_text.take(cost) {
         return Err(too_much_cell_text());
     }
     for _ in 1..copies {
@@ -328,10 +333,10 @@ mod tests {
                 row.repeat(rows)
             )
         };
-        assert!(body_blocks(&sheet(30), &Budget::new(CELL_TEXT_BUDGET)).is_ok());
+        assert!(body_blocks(&sheet(10), &Budget::new(CELL_TEXT_BUDGET)).is_ok());
         let err =
             body_blocks(&sheet(300), &Budget::new(CELL_TEXT_BUDGET)).expect_err("over the budget");
-        assert!(err.0.contains("more than 64 MiB"), "{err}");
+        assert!(err.0.contains("more than 24 MiB"), "{err}");
     }
 
     #[test]

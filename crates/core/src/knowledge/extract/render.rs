@@ -62,20 +62,7 @@ fn text_bytes(blocks: &[Block], depth: usize) -> usize {
                     .map(|item| 8 + text_bytes(item, depth + 1))
                     .sum(),
                 Block::Quote(inner) => text_bytes(inner, depth + 1) * 9 / 8,
-                Block::Table(table) => {
-                    let cells: usize = table
-                        .rows
-                        .iter()
-                        .flat_map(|r| &r.cells)
-                        .map(|c| c.text.len() + 4)
-                        .sum();
-                    // A header's titles are written again beside each value.
-                    if table.has_header() {
-                        cells * 2
-                    } else {
-                        cells
-                    }
-                }
+                Block::Table(table) => table_bytes(table),
                 Block::Definitions(defs) => defs
                     .iter()
                     .map(|d| {
@@ -87,6 +74,35 @@ fn text_bytes(blocks: &[Block], depth: usize) -> usize {
             }
         })
         .sum()
+}
+
+/// About how long a table is once written: a header's titles are written again beside each
+/// value of the rows under it (`keyed_row`), which for short values and long titles is many
+/// times the cells' own text.
+fn table_bytes(table: &Table) -> usize {
+    let mut titles: Vec<usize> = Vec::new();
+    let mut total = 0;
+    for row in &table.rows {
+        if row.header && !row.is_blank() {
+            titles = row.cells.iter().map(|c| c.text.len()).collect();
+            total += titles.iter().map(|t| t + 4).sum::<usize>();
+            continue;
+        }
+        let longest = titles.iter().copied().max().unwrap_or(0);
+        total += row
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(col, c)| c.text.len() + 4 + titles.get(col).copied().unwrap_or(longest))
+            .sum::<usize>();
+    }
+    total
+}
+
+/// How many bytes `doc`'s indexed text takes, a little over rather than under: read before
+/// the text is written, to refuse a document too large to write.
+pub fn rendered_bytes(doc: &Document) -> usize {
+    text_bytes(&doc.blocks, 0)
 }
 
 /// One piece of rendered text: a heading line, a paragraph, a code block, one table row

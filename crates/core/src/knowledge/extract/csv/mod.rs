@@ -1,15 +1,18 @@
 //! CSV: one table, its header row guessed from how the first row reads.
 
 use super::clean::collapse_ws;
-use super::document::{Block, Document, Row, Table};
+use super::document::{Block, Document, Row, Table, MAX_TABLE_CELLS};
 use super::ExtractError;
 use std::collections::HashMap;
 
-/// Splits CSV text into records. Quotes may hold delimiters, doubled quotes
-/// and line breaks; a stray quote inside an unquoted field is kept as text,
-/// and an unterminated quote runs to the end, as spreadsheet programs do.
-fn parse_csv(text: &str, delim: char, limit: usize) -> Vec<Vec<String>> {
+/// Splits CSV text into records, at most `limit` of them. Quotes may hold delimiters,
+/// doubled quotes and line breaks; a stray quote inside an unquoted field is kept as text,
+/// and an unterminated quote runs to the end, as spreadsheet programs do. More than
+/// `MAX_TABLE_CELLS` fields is an error: each is a string of its own, and a file of short
+/// fields would hold many times its size in memory.
+fn parse_csv(text: &str, delim: char, limit: usize) -> Result<Vec<Vec<String>>, ExtractError> {
     let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut cells = 0usize;
     let mut row: Vec<String> = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
@@ -42,14 +45,22 @@ fn parse_csv(text: &str, delim: char, limit: usize) -> Vec<Vec<String>> {
                     chars.next();
                 }
                 row.push(std::mem::take(&mut field));
+                cells += row.len();
+                if cells > MAX_TABLE_CELLS {
+                    return Err(too_many_cells());
+                }
                 rows.push(std::mem::take(&mut row));
                 was_quoted = false;
                 if rows.len() >= limit {
-                    return rows;
+                    return Ok(rows);
                 }
             }
             c if c == delim => {
                 row.push(std::mem::take(&mut field));
+                // A line of delimiters alone counts before its end is reached.
+                if cells + row.len() > MAX_TABLE_CELLS {
+                    return Err(too_many_cells());
+                }
                 was_quoted = false;
             }
             c => field.push(c),
@@ -57,9 +68,18 @@ fn parse_csv(text: &str, delim: char, limit: usize) -> Vec<Vec<String>> {
     }
     if !field.is_empty() || !row.is_empty() || was_quoted {
         row.push(field);
+        if cells + row.len() > MAX_TABLE_CELLS {
+            return Err(too_many_cells());
+        }
         rows.push(row);
     }
-    rows
+    Ok(rows)
+}
+
+fn too_many_cells() -> ExtractError {
+    ExtractError(format!(
+        "the CSV file has more than {MAX_TABLE_CELLS} fields; split it into smaller files"
+    ))
 }
 
 /// Picks the delimiter that splits the first records into the same number of
@@ -73,6 +93,7 @@ fn detect_delimiter(text: &str) -> char {
     let mut best = (',', 0usize, 0usize);
     for delim in [',', ';', '\t', '|'] {
         let counts: Vec<usize> = parse_csv(sample, delim, 30)
+            .unwrap_or_default()
             .iter()
             .filter(|r| r.iter().any(|f| !f.trim().is_empty()))
             .map(Vec::len)
@@ -129,7 +150,7 @@ pub fn read(text: &str) -> Result<Document, ExtractError> {
         return Err(ExtractError("the CSV file is empty".to_string()));
     }
     let delim = detect_delimiter(text);
-    let rows: Vec<Vec<String>> = parse_csv(text, delim, usize::MAX)
+    let rows: Vec<Vec<String>> = parse_csv(text, delim, usize::MAX)?
         .into_iter()
         .map(|r| r.iter().map(|c| collapse_ws(c)).collect::<Vec<_>>())
         .filter(|r| r.iter().any(|c| !c.is_empty()))
@@ -166,6 +187,16 @@ pub(crate) fn table_of(rows: Vec<Vec<String>>) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_of_more_fields_than_a_step_can_hold_is_refused() {
+        let at_most = "a,b\n".repeat(MAX_TABLE_CELLS / 2);
+        assert!(read(&at_most).is_ok());
+        let err = read(&format!("{at_most}c")).expect_err("one field too many");
+        assert!(err.0.contains("more than 500000 fields"), "{err}");
+        // Counted while the row is read: one endless line is refused as well.
+        assert!(read(&",".repeat(MAX_TABLE_CELLS + 5)).is_err());
+    }
 
     #[test]
     fn delimiter_detection() {

@@ -7,7 +7,7 @@
 use super::xml::{attr, prefixed_attr, Ev, Reader};
 use super::{push_sheet, Package};
 use crate::knowledge::extract::binary::{
-    too_much_cell_text, Budget, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS,
+    too_much_cell_text, Budget, CELL_COST, CELL_TEXT_BUDGET, MAX_SHEET_COLUMNS,
 };
 use crate::knowledge::extract::document::Document;
 use crate::knowledge::extract::ExtractError;
@@ -124,7 +124,7 @@ impl Book {
                     if text.is_empty() {
                         continue;
                     }
-                    if !self.cell_text.take(text.len()) {
+                    if !self.cell_text.take(text.len() + CELL_COST) {
                         return Err(too_much_cell_text());
                     }
                     if row.len() <= column {
@@ -337,11 +337,11 @@ mod tests {
             ..book()
         };
         let cells = |n: usize| format!("<row>{}</row>", r#"<c t="s"><v>0</v></c>"#.repeat(n));
-        assert!(book_of_one_mib_string().rows(&cells(60)).is_ok());
+        assert!(book_of_one_mib_string().rows(&cells(20)).is_ok());
         let err = book_of_one_mib_string()
-            .rows(&cells(33).repeat(2))
+            .rows(&cells(13).repeat(2))
             .expect_err("over the budget");
-        assert!(err.0.contains("more than 64 MiB"), "{err}");
+        assert!(err.0.contains("more than 24 MiB"), "{err}");
     }
 
     #[test]
