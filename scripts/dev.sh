@@ -42,11 +42,13 @@ done
 
 say "Starting the Worker on http://127.0.0.1:$PORT"
 cd "$ROOT"
+# --test-scheduled opens /__scheduled, through which the cron below runs the scheduled handler.
 setsid wrangler dev --ip 127.0.0.1 --port "$PORT" --inspector-port "$(free_port)" \
-  --persist-to "$STATE_DIR" --show-interactive-dev-session=false "${vars[@]}" &
+  --persist-to "$STATE_DIR" --show-interactive-dev-session=false --test-scheduled "${vars[@]}" &
 worker_pid=$!
+cron_pid=""
 # workerd can outlive wrangler's node process, so the whole group is killed once it has exited.
-trap 'kill -TERM -- "-$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true; kill -KILL -- "-$worker_pid" 2>/dev/null || true' EXIT INT TERM
+trap 'if [ -n "$cron_pid" ]; then kill "$cron_pid" 2>/dev/null || true; fi; kill -TERM -- "-$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true; kill -KILL -- "-$worker_pid" 2>/dev/null || true' EXIT INT TERM
 
 base="http://127.0.0.1:$PORT"
 for _ in $(seq 1 600); do
@@ -55,6 +57,14 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 curl -fsS -o /dev/null "$base/health" || die "the Worker did not answer $base/health within 60 s"
+
+# wrangler dev runs no cron triggers. The scheduled handler resumes readings a restart left
+# stalled (local queues live in memory), refreshes pages and crawls, and keeps the indexes: it
+# runs here on the deployed schedule (wrangler.toml's `crons`, every 10 minutes).
+cron="$(sed -n 's/^crons = \["\(.*\)"\]$/\1/p' "$ROOT/wrangler.toml")"
+cron_query="$(node -e 'console.log(encodeURIComponent(process.argv[1]))' "$cron")"
+( while sleep 600; do curl -fsS -o /dev/null "$base/__scheduled?cron=$cron_query" || true; done ) &
+cron_pid=$!
 
 # A key that works: the one saved from an earlier run if it still does, else a new one.
 key_file="$STATE_DIR/dev-api-key"
