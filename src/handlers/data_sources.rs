@@ -341,9 +341,11 @@ pub async fn rescrape(mut call: Call) -> ApiResult<Response> {
     let now = time::now();
     let mut records = Vec::with_capacity(sources.len());
     let mut steps = Vec::new();
+    // One already being read is left to finish; it reads the page afresh anyway.
+    let named: Vec<String> = sources.iter().map(|s| s.uuid.clone()).collect();
+    let queued = call.store.queue_sources(&named, &now).await?;
     for mut source in sources {
-        // One already being read is left to finish; it reads the page afresh anyway.
-        if call.store.queue_source(&source.uuid, &now).await? {
+        if queued.contains(&source.uuid) {
             source.status = Status::Await;
             source.modified_at = now.clone();
             steps.push(Step::FetchPage {

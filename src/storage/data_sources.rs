@@ -603,9 +603,31 @@ impl Store {
         self.move_unless_running(uuid, Status::Running, now).await
     }
 
-    /// Sets a source back to `await` before it is read again.
-    pub async fn queue_source(&self, uuid: &str, now: &str) -> ApiResult<bool> {
-        self.move_unless_running(uuid, Status::Await, now).await
+    /// Sets sources back to `await` before they are read again, in one statement (a re-scrape
+    /// may name a thousand), except those being read; the uuids of those it moved.
+    pub async fn queue_sources(
+        &self,
+        uuids: &[String],
+        now: &str,
+    ) -> ApiResult<std::collections::HashSet<String>> {
+        #[derive(Deserialize)]
+        struct Moved {
+            uuid: String,
+        }
+        let list = serde_json::to_string(uuids)?;
+        let moved: Vec<Moved> = self
+            .rows(
+                "UPDATE data_sources SET status = ?2, modified_at = ?3 \
+                 WHERE uuid IN (SELECT value FROM json_each(?1)) AND status != ?4 RETURNING uuid",
+                &[
+                    Arg::Text(&list),
+                    Arg::Text(Status::Await.as_str()),
+                    Arg::Text(now),
+                    Arg::Text(Status::Running.as_str()),
+                ],
+            )
+            .await?;
+        Ok(moved.into_iter().map(|m| m.uuid).collect())
     }
 
     /// Moves a source to `status` unless it is `running`; whether it moved.

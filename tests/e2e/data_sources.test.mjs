@@ -150,6 +150,13 @@ test("re-scrape fetches again and replaces the old text", async () => {
   await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid] } });
   assert.equal((await settled(api, s.uuid)).status, "success");
   assert.equal((await search(bot, "zebra")).length, 1);
+  // Several at once are queued together and each read again.
+  const copy = await addUrl(bot, `${site.base}/changing?copy=2`);
+  pageVersion = 1;
+  const both = await api.post("/data-sources/url/re-scrape", { body: { uuids: [s.uuid, copy.uuid] } });
+  assert.equal(both.status, 200, both.text);
+  assert.deepEqual(both.json.data_sources.map((d) => d.status), ["await", "await"]);
+  for (const uuid of [s.uuid, copy.uuid]) assert.equal((await settled(api, uuid)).title, "Notice v1");
   const qa = (await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "q", answer: "a" } })).json;
   expectError(assert, await api.post("/data-sources/url/re-scrape", { body: { uuids: [qa.uuid] } }), 400, "invalid_request", "uuids");
   expectError(assert, await api.post("/data-sources/url/re-scrape", { body: { uuids: ["00000000-0000-4000-8000-000000000000"] } }), 404, "not_found");
