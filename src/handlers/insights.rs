@@ -121,12 +121,15 @@ pub async fn export(call: Call) -> ApiResult<Response> {
     headers.set("Content-Encoding", "identity")?;
     let store = Store::new(&call.env)?;
     call.ctx.wait_until(async move {
-        if let Err(err) =
-            write_export(&store, &sink, format, &chatbot_uuid, &start, &end, first).await
-        {
-            log::background_failure("streaming an export", &chatbot_uuid, &err);
+        match write_export(&store, &sink, format, &chatbot_uuid, &start, &end, first).await {
+            Ok(()) => sink.close().await,
+            // The status went out long ago: a clean end would pass the rows so far off as
+            // the whole export.
+            Err(err) => {
+                log::background_failure("streaming an export", &chatbot_uuid, &err);
+                sink.abort().await;
+            }
         }
-        sink.close().await;
     });
     Ok(Response::builder()
         .with_status(200)

@@ -53,6 +53,12 @@ impl StreamSink {
         self.write(text.as_bytes()).await
     }
 
+    /// Ends the body as broken off: the reader sees the transfer fail rather than end, so what
+    /// it got is never taken for the whole.
+    pub async fn abort(&self) {
+        let _ = JsFuture::from(self.writer.abort()).await;
+    }
+
     /// Ends the body. Closing a stream the client already abandoned is not an error.
     pub async fn close(&self) {
         let _ = JsFuture::from(self.writer.close()).await;

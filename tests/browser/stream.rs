@@ -1,7 +1,7 @@
 //! `platform::stream`: the sink an answer is written into, against a real `TransformStream`
 //! read the way a client reads a response body.
 
-use super::support::{read_as_body, sleep, Reader};
+use super::support::{read_as_body, sleep, try_read_as_body, Reader};
 use edgechat::platform::stream::{Closed, StreamSink};
 use futures::future::{join, select, Either};
 use futures::pin_mut;
@@ -97,6 +97,18 @@ async fn close_ends_the_readers_stream() {
     // Done for good, and writing after the end fails.
     assert_eq!(reader.next().await, None);
     assert_eq!(sink.write_str("more").await, Err(Closed));
+}
+
+#[wasm_bindgen_test]
+async fn abort_breaks_the_body_off_instead_of_ending_it() {
+    let (sink, readable) = StreamSink::new().unwrap();
+    let producer = async {
+        sink.write_str("the first half of ").await.unwrap();
+        sink.abort().await;
+    };
+    let (_, read) = join(producer, try_read_as_body(&readable)).await;
+    // A client reading it sees a failed transfer, never the first half as the whole.
+    assert!(read.is_err(), "{read:?}");
 }
 
 #[wasm_bindgen_test]

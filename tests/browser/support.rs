@@ -149,6 +149,13 @@ impl Reader {
     }
 }
 
+/// The whole stream read as a response body would be, or the failure a client would see.
+pub async fn try_read_as_body(readable: &web_sys::ReadableStream) -> Result<String, JsValue> {
+    JsFuture::from(body_text(readable))
+        .await
+        .map(|text| text.as_string().unwrap_or_default())
+}
+
 /// The whole stream read as a response body would be.
 pub async fn read_as_body(readable: &web_sys::ReadableStream) -> String {
     JsFuture::from(body_text(readable))
