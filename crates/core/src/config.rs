@@ -137,6 +137,10 @@ fn parse_retry_delays(value: &str) -> Option<Vec<u32>> {
 pub const MAX_CANDIDATE_BUDGET: u64 = 100_000;
 /// Timeouts the operator may set, in whole seconds.
 pub const TIMEOUT_RANGE_SECS: std::ops::RangeInclusive<u64> = 1..=600;
+/// The longest wait for a webhook receiver. A delivery sent from a request (a Q&A pair added,
+/// feedback, a test) runs in its `waitUntil`, which the platform cuts off 30 s after the
+/// response; and the webhook queue's consumer sends up to ten of them in turn.
+pub const MAX_WEBHOOK_TIMEOUT_SECS: u64 = 25;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
 /// Uploads larger than this are refused whatever the variable says: the Worker holds an upload
 /// in memory while it stores it.
@@ -327,18 +331,17 @@ impl Config {
             &get(names::ALLOW_PRIVATE_HOSTS).unwrap_or_default(),
         );
 
-        let mut seconds = |name: &'static str, default: u64| -> Duration {
+        let mut seconds_within = |name: &'static str, default: u64, max: u64| -> Duration {
+            let low = *TIMEOUT_RANGE_SECS.start();
             let secs = match get(name) {
                 None => default,
                 Some(v) => match v.trim().parse::<u64>() {
-                    Ok(s) if TIMEOUT_RANGE_SECS.contains(&s) => s,
+                    Ok(s) if (low..=max).contains(&s) => s,
                     _ => {
                         problems.push(Problem {
                             name,
                             reason: format!(
-                                "{v:?} is not a whole number of seconds from {} to {}",
-                                TIMEOUT_RANGE_SECS.start(),
-                                TIMEOUT_RANGE_SECS.end()
+                                "{v:?} is not a whole number of seconds from {low} to {max}"
                             ),
                             fallback: format!("{default} seconds"),
                         });
@@ -348,15 +351,22 @@ impl Config {
             };
             Duration::from_secs(secs)
         };
+        let mut seconds = |name: &'static str, default: u64| {
+            seconds_within(name, default, *TIMEOUT_RANGE_SECS.end())
+        };
         let model_timeout = seconds(names::MODEL_TIMEOUT_SECONDS, DEFAULT_MODEL_TIMEOUT_SECS);
         let tool_timeout = seconds(names::TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECS);
         let semantic_timeout = seconds(
             names::SEMANTIC_TIMEOUT_SECONDS,
             DEFAULT_SEMANTIC_TIMEOUT_SECS,
         );
-        let webhook_timeout = seconds(names::WEBHOOK_TIMEOUT_SECONDS, DEFAULT_WEBHOOK_TIMEOUT_SECS);
         let session_events_lifetime =
             seconds(names::SESSION_EVENTS_SECONDS, DEFAULT_SESSION_EVENTS_SECS);
+        let webhook_timeout = seconds_within(
+            names::WEBHOOK_TIMEOUT_SECONDS,
+            DEFAULT_WEBHOOK_TIMEOUT_SECS,
+            MAX_WEBHOOK_TIMEOUT_SECS,
+        );
 
         // A count of `unit`s from 1 to `max`, or `default` (reported) when it is anything else.
         let mut count = |name: &'static str, default: u64, max: u64, unit: &str| -> u64 {
@@ -654,6 +664,7 @@ mod tests {
             ("TOOL_TIMEOUT_SECONDS", "ten"),
             ("MAX_UPLOAD_BYTES", "-5"),
             ("ORPHAN_GRACE_SECONDS", "soon"),
+            ("WEBHOOK_TIMEOUT_SECONDS", "26"),
         ]);
         let named: Vec<&str> = problems.iter().map(|p| p.name).collect();
         assert_eq!(
@@ -664,6 +675,7 @@ mod tests {
                 "ALLOW_PRIVATE_URLS",
                 "MODEL_TIMEOUT_SECONDS",
                 "TOOL_TIMEOUT_SECONDS",
+                "WEBHOOK_TIMEOUT_SECONDS",
                 "MAX_UPLOAD_BYTES",
                 "ORPHAN_GRACE_SECONDS"
             ]
@@ -677,6 +689,7 @@ mod tests {
         assert_eq!(config.tool_timeout, Duration::from_secs(10));
         assert_eq!(config.max_upload_bytes, DEFAULT_MAX_UPLOAD_BYTES);
         assert_eq!(config.orphan_grace_secs, DEFAULT_ORPHAN_GRACE_SECS);
+        assert_eq!(config.webhook_timeout, Duration::from_secs(10));
         assert!(problems
             .iter()
             .all(|p| !p.reason.is_empty() && !p.fallback.is_empty()));
