@@ -42,7 +42,10 @@ pub fn gunzip_if_gzipped(bytes: &[u8], max_out: usize) -> Result<Vec<u8>, String
     let body = bytes
         .get(at..bytes.len().saturating_sub(8))
         .ok_or_else(bad)?;
-    miniz_oxide::inflate::decompress_to_vec_with_limit(body, max_out).map_err(|_| bad())
+    // Measured before it is kept, as a document's streams are: a growing buffer would hold
+    // twice the limit on the way to refusing a gzip bomb.
+    let budget = crate::knowledge::extract::binary::Budget::new(max_out);
+    crate::knowledge::extract::binary::inflate(body, false, false, &budget).ok_or_else(bad)
 }
 
 fn unescape(s: &str) -> String {

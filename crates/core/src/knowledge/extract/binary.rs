@@ -78,32 +78,86 @@ impl Budget {
 /// damage: PDF writers often leave slightly broken streams, and a partly
 /// readable page beats none.
 pub(crate) fn inflate(data: &[u8], zlib: bool, partial: bool, budget: &Budget) -> Option<Vec<u8>> {
-    use miniz_oxide::inflate::{
-        decompress_to_vec_with_limit, decompress_to_vec_zlib_with_limit, TINFLStatus,
-    };
     let limit = budget.left();
-    let res = if zlib {
-        decompress_to_vec_zlib_with_limit(data, limit)
-    } else {
-        decompress_to_vec_with_limit(data, limit)
-    };
-    let out = match res {
-        Ok(v) => v,
-        Err(e) => {
-            if e.status == TINFLStatus::HasMoreOutput {
-                budget.take(usize::MAX);
-                return None;
-            }
-            if e.output.is_empty() || !partial {
-                return None;
-            }
-            e.output
+    // A small stream is kept as it is read. A larger one is measured first, then written into
+    // a buffer of its size: a vector grown while decompressing holds its old and new buffers
+    // at once, which took twice the budget to find a bomb over it.
+    let mut small = Vec::new();
+    let read = inflate_into(data, zlib, limit, |piece| {
+        if small.len() + piece.len() <= KEPT_WHILE_MEASURING {
+            small.extend_from_slice(piece);
         }
+    });
+    let (len, whole) = match read {
+        Inflated::TooBig => {
+            budget.take(usize::MAX);
+            return None;
+        }
+        Inflated::Whole(len) => (len, true),
+        Inflated::Damaged(len) => (len, false),
+    };
+    if !whole && (len == 0 || !partial) {
+        return None;
+    }
+    let out = if len <= KEPT_WHILE_MEASURING {
+        small
+    } else {
+        drop(small);
+        let mut out = Vec::with_capacity(len);
+        inflate_into(data, zlib, len, |piece| out.extend_from_slice(piece));
+        out
     };
     if budget.take(out.len()) {
         Some(out)
     } else {
         None
+    }
+}
+
+/// Output up to this size is kept while a stream is measured (`inflate`).
+const KEPT_WHILE_MEASURING: usize = 1 << 20;
+
+/// How far a stream decompressed.
+enum Inflated {
+    /// To its end, this many bytes.
+    Whole(usize),
+    /// This many bytes before it broke off (truncated or damaged).
+    Damaged(usize),
+    /// Past the limit.
+    TooBig,
+}
+
+/// Decompresses `data` a piece at a time into `sink`, stopping past `limit` bytes.
+fn inflate_into(data: &[u8], zlib: bool, limit: usize, mut sink: impl FnMut(&[u8])) -> Inflated {
+    use miniz_oxide::inflate::stream::{inflate, InflateState};
+    use miniz_oxide::{DataFormat, MZFlush, MZStatus};
+    let format = if zlib {
+        DataFormat::Zlib
+    } else {
+        DataFormat::Raw
+    };
+    let mut state = InflateState::new_boxed(format);
+    let mut piece = vec![0u8; 64 * 1024];
+    let mut input = data;
+    let mut total = 0usize;
+    loop {
+        let step = inflate(&mut state, input, &mut piece, MZFlush::None);
+        input = &input[step.bytes_consumed.min(input.len())..];
+        let written = step.bytes_written.min(piece.len());
+        if total + written > limit {
+            return Inflated::TooBig;
+        }
+        sink(&piece[..written]);
+        total += written;
+        match step.status {
+            Ok(MZStatus::StreamEnd) => return Inflated::Whole(total),
+            // Stuck: the input ended before the stream did.
+            Ok(_) | Err(_) if step.bytes_consumed == 0 && written == 0 => {
+                return Inflated::Damaged(total)
+            }
+            Ok(_) => {}
+            Err(_) => return Inflated::Damaged(total),
+        }
     }
 }
 
@@ -136,3 +190,56 @@ pub(crate) type FastSet<K> =
 
 pub(crate) type FastMap<K, V> =
     std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use miniz_oxide::deflate::{compress_to_vec, compress_to_vec_zlib};
+
+    fn text(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| b"the quick brown fox "[i % 20] ^ (i / 7919) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn streams_small_and_large_come_back_whole() {
+        for len in [
+            0,
+            10,
+            KEPT_WHILE_MEASURING,
+            KEPT_WHILE_MEASURING + 1,
+            3 << 20,
+        ] {
+            let plain = text(len);
+            let budget = Budget::new(DECOMPRESS_BUDGET);
+            let raw = inflate(&compress_to_vec(&plain, 6), false, false, &budget);
+            assert_eq!(raw.as_deref(), Some(plain.as_slice()), "{len}");
+            let zlib = inflate(&compress_to_vec_zlib(&plain, 6), true, false, &budget);
+            assert_eq!(zlib.as_deref(), Some(plain.as_slice()), "{len}");
+            assert_eq!(budget.left(), DECOMPRESS_BUDGET - 2 * len);
+        }
+    }
+
+    #[test]
+    fn a_stream_past_the_budget_spends_it_and_gives_nothing() {
+        let bomb = compress_to_vec(&vec![b'A'; 8 << 20], 10);
+        let budget = Budget::new(4 << 20);
+        assert_eq!(inflate(&bomb, false, true, &budget), None);
+        assert!(budget.exhausted.get());
+        assert_eq!(budget.left(), 0);
+    }
+
+    #[test]
+    fn a_broken_stream_gives_what_came_before_only_when_asked() {
+        let plain = text(2 << 20);
+        let packed = compress_to_vec_zlib(&plain, 6);
+        let cut = &packed[..packed.len() / 2];
+        let budget = Budget::new(DECOMPRESS_BUDGET);
+        assert_eq!(inflate(cut, true, false, &budget), None);
+        let partial = inflate(cut, true, true, &budget).expect("what decoded before the cut");
+        assert!(partial.len() > 1 << 19 && partial.len() < plain.len());
+        assert_eq!(partial[..], plain[..partial.len()]);
+        assert_eq!(inflate(b"not deflate at all", true, true, &budget), None);
+    }
+}

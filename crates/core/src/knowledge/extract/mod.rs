@@ -36,7 +36,7 @@ pub mod text;
 
 pub use office::{docx, pptx, xlsx};
 
-mod binary;
+pub(crate) mod binary;
 mod clean;
 
 pub use document::{Block, Cell, Code, Definition, Document, List, Row, Table};
