@@ -296,6 +296,11 @@ test("UTF-16 text is read as written; another format under a text name fails wit
   const noBom = await upload(worker, key, bot.uuid, { name: "hours.txt", bytes: Buffer.from("Die Bücherei öffnet um neun Uhr.\n", "utf16le") });
   assert.equal((await settled(api, noBom.json.uuid)).status, "success");
   assert.match((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${noBom.json.uuid}'`))[0].text, /Die Bücherei öffnet um neun Uhr/);
+  // UTF-8 with a stray Windows-1252 letter and a last character cut short stays UTF-8.
+  const good = Buffer.from("Die Übergrößen für Mäntel sind verfügbar. ".repeat(20));
+  const broken = await upload(worker, key, bot.uuid, { name: "sizes.txt", bytes: Buffer.concat([good, Buffer.from([0x53, 0xe9, 0x20]), good, Buffer.from([0xc3])]) });
+  assert.equal((await settled(api, broken.json.uuid)).status, "success");
+  assert.match((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${broken.json.uuid}'`))[0].text, /Die Übergrößen für Mäntel/);
   for (const [name, fixtureName, said] of [["report.txt", "document_lo.pdf", /is a PDF/], ["book.csv", "book.xlsx", /ZIP archive/]]) {
     const r = await upload(worker, key, bot.uuid, { name, bytes: await fixture("office", fixtureName) });
     assert.equal(r.status, 200, r.text);

@@ -262,15 +262,48 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
             "The content holds binary data, not text.".into(),
         ));
     }
-    Ok(match String::from_utf8(bytes) {
-        Ok(mut s) => {
-            if s.starts_with('\u{feff}') {
-                s.drain(..'\u{feff}'.len_utf8());
+    let mut text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            let mut bytes = e.into_bytes();
+            if !mostly_utf8(&bytes) {
+                return Ok(bytes.iter().map(|&b| windows_1252(b)).collect());
             }
-            s
+            // A file cut short mid-character (a truncated download, a size limit) ends in
+            // the first bytes of a character: dropped rather than shown as a stray mark.
+            let cut = bytes
+                .utf8_chunks()
+                .last()
+                .map(|chunk| chunk.invalid())
+                .filter(
+                    |tail| matches!(std::str::from_utf8(tail), Err(e) if e.error_len().is_none()),
+                )
+                .map_or(0, <[u8]>::len);
+            bytes.truncate(bytes.len() - cut);
+            match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            }
         }
-        Err(e) => e.into_bytes().iter().map(|&b| windows_1252(b)).collect(),
-    })
+    };
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// Whether bytes that are not valid UTF-8 are UTF-8 with a few damaged bytes (a stray
+/// Windows-1252 letter pasted in, a cut-off last character) rather than Windows-1252. In
+/// Windows-1252 text a valid multibyte sequence is a rare accident (a capital accented
+/// letter right before a sign in 0x80-0xBF), while nearly every accented letter breaks one;
+/// so a file holding at least ten valid multibyte sequences for each broken one is UTF-8.
+fn mostly_utf8(bytes: &[u8]) -> bool {
+    let (mut multibyte, mut broken) = (0usize, 0usize);
+    for chunk in bytes.utf8_chunks() {
+        multibyte += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        broken += usize::from(!chunk.invalid().is_empty());
+    }
+    multibyte > 0 && broken * 10 <= multibyte
 }
 
 /// How much of a text file is looked at to tell its encoding.
@@ -693,6 +726,35 @@ mod tests {
         ] {
             assert_eq!(decode_text(bytes).as_deref(), Ok(text));
         }
+    }
+
+    #[test]
+    fn utf8_with_a_few_broken_bytes_stays_utf8() {
+        let good = "Die Übergrößen für Mäntel sind verfügbar. ".repeat(20);
+        let cut = [good.as_bytes(), &"ü".as_bytes()[..1]].concat();
+        assert_eq!(decode_text(cut), Ok(good.clone()));
+        let stray = [good.as_bytes(), b"Stray \xE9t\xE9."].concat();
+        assert_eq!(
+            decode_text(stray),
+            Ok(format!("{good}Stray \u{fffd}t\u{fffd}."))
+        );
+        let marked = [b"\xEF\xBB\xBF", good.as_bytes(), b"\xFF"].concat();
+        assert_eq!(decode_text(marked), Ok(format!("{good}\u{fffd}")));
+    }
+
+    #[test]
+    fn windows_1252_is_not_taken_for_broken_utf8() {
+        let text = "Die Übergrößen für Mäntel sind verfügbar. ".repeat(20);
+        let bytes = b"Die \xDCbergr\xF6\xDFen f\xFCr M\xE4ntel sind verf\xFCgbar. ".repeat(20);
+        assert_eq!(decode_text(bytes.clone()), Ok(text.clone()));
+        // Two bytes that happen to be a valid sequence ("Ã©" is UTF-8's "é") among many that
+        // are not.
+        let accident = [&bytes[..], b"\xC3\xA9"].concat();
+        assert_eq!(decode_text(accident), Ok(format!("{text}Ã©")));
+        assert_eq!(
+            decode_text(b"Stray \xE9t\xE9".to_vec()).as_deref(),
+            Ok("Stray été")
+        );
     }
 
     #[test]
