@@ -296,6 +296,16 @@ test("UTF-16 text is read as written; another format under a text name fails wit
   const noBom = await upload(worker, key, bot.uuid, { name: "hours.txt", bytes: Buffer.from("Die Bücherei öffnet um neun Uhr.\n", "utf16le") });
   assert.equal((await settled(api, noBom.json.uuid)).status, "success");
   assert.match((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${noBom.json.uuid}'`))[0].text, /Die Bücherei öffnet um neun Uhr/);
+  // UTF-16 of other scripts without a byte order mark, in either byte order.
+  for (const [name, text] of [["medved.txt", "Медведь любит малину и мёд в сибирской тайге."], ["tokyo.txt", "東京の猫カフェは午前十時に開店します。"]]) {
+    const le = Buffer.from(text, "utf16le");
+    for (const [order, bytes] of [["le", le], ["be", Buffer.from(le).swap16()]]) {
+      const r = await upload(worker, key, bot.uuid, { name: `${order}-${name}`, bytes });
+      assert.equal((await settled(api, r.json.uuid)).status, "success", `${order} ${name}`);
+      const [chunk] = await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${r.json.uuid}'`);
+      assert.ok(chunk.text.includes(text), chunk.text);
+    }
+  }
   // UTF-8 with a stray Windows-1252 letter and a last character cut short stays UTF-8.
   const good = Buffer.from("Die Übergrößen für Mäntel sind verfügbar. ".repeat(20));
   const broken = await upload(worker, key, bot.uuid, { name: "sizes.txt", bytes: Buffer.concat([good, Buffer.from([0x53, 0xe9, 0x20]), good, Buffer.from([0xc3])]) });

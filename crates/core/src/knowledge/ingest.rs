@@ -310,8 +310,9 @@ fn mostly_utf8(bytes: &[u8]) -> bool {
 const SNIFF_BYTES: usize = 8 * 1024;
 
 /// `Some((big_endian, mark))` when the bytes are UTF-16, `mark` being the length of its byte
-/// order mark: a byte order mark, or text with no BOM in which one byte of most pairs is zero
-/// (Latin-script text, as such files mostly are).
+/// order mark: a byte order mark, text with no BOM in which one byte of most pairs is zero
+/// (Latin-script text, as such files mostly are), or text of another script
+/// (`unmarked_utf16_order`).
 fn utf16_order(bytes: &[u8]) -> Option<(bool, usize)> {
     match bytes.get(..2) {
         Some([0xFF, 0xFE]) => return Some((false, 2)),
@@ -336,8 +337,206 @@ fn utf16_order(bytes: &[u8]) -> Option<(bool, usize)> {
         Some((false, 0))
     } else if even * 10 >= pairs * 7 && odd * 20 <= pairs {
         Some((true, 0))
+    } else if bytes.len().is_multiple_of(2) {
+        unmarked_utf16_order(head, head.len() < bytes.len()).map(|big_endian| (big_endian, 0))
     } else {
         None
+    }
+}
+
+/// Fewest characters that UTF-16 with few zero bytes is told by: in a shorter run of
+/// Windows-1252 letters, chance too often makes one byte order read as ideographs and the
+/// other not.
+const UTF16_MIN_CHARS: usize = 16;
+
+/// Whether `head` (the start of a file, cut there when `cut`) is UTF-16 of a script other
+/// than Latin, with no byte order mark, and in which order. Read in the right order such
+/// text is characters of one script with spaces and punctuation; read in the wrong one it
+/// scatters over unrelated blocks or breaks on unpaired surrogates. Single-byte text read as
+/// UTF-16 looks alike in both orders (its even and odd bytes are alike), so one order has to
+/// read clearly better than the other; binary data reads as neither.
+fn unmarked_utf16_order(head: &[u8], cut: bool) -> Option<bool> {
+    if reads_as_utf8_text(head) {
+        return None;
+    }
+    // A pair of two ASCII letters or spaces is a CJK ideograph read as UTF-16, and in
+    // single-byte text nearly every pair is one; in CJK text well under half are.
+    let wordy = |b: u8| b == b' ' || b.is_ascii_alphabetic();
+    let pairs = head.len() / 2;
+    let wordy_pairs = head
+        .chunks_exact(2)
+        .filter(|pair| wordy(pair[0]) && wordy(pair[1]))
+        .count();
+    if wordy_pairs * 2 > pairs {
+        return None;
+    }
+    let little = Utf16Reading::of(head, false, cut);
+    let big = Utf16Reading::of(head, true, cut);
+    if little.chars < UTF16_MIN_CHARS {
+        return None;
+    }
+    if little.is_text() && little.clearly_beats(&big) {
+        Some(false)
+    } else if big.is_text() && big.clearly_beats(&little) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Whether bytes are UTF-8 text (perhaps cut mid-character at their end): valid, and with no
+/// control characters but tabs, line and page breaks, which UTF-16 of many scripts reads as.
+fn reads_as_utf8_text(bytes: &[u8]) -> bool {
+    let valid = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) if e.error_len().is_none() => {
+            // The sniffed start may end mid-character.
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
+    };
+    !valid
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{c}'))
+}
+
+/// Characters that text of any script holds: ASCII, Latin-1 signs, common punctuation and
+/// currency signs, CJK and fullwidth punctuation.
+const COMMON_CHARS: &[(u16, u16)] = &[
+    (0x09, 0x0A),
+    (0x0C, 0x0D),
+    (0x20, 0x7E),
+    (0xA0, 0xBF),
+    (0xD7, 0xD7),
+    (0xF7, 0xF7),
+    (0x2010, 0x2027),
+    (0x2030, 0x203A),
+    (0x20A0, 0x20C0),
+    (0x2116, 0x2116),
+    (0x2122, 0x2122),
+    (0x3000, 0x303F),
+    (0xFF01, 0xFF65),
+];
+
+/// The letters of the scripts text files are written in, by the number of the script:
+/// Latin, Greek, Cyrillic, Armenian, Hebrew, Arabic, ten of India and Sri Lanka, Thai, Lao,
+/// Georgian, Chinese and Japanese (ideographs and kana), Korean.
+const SCRIPT_LETTERS: &[(u16, u16, usize)] = &[
+    (0x00C0, 0x024F, 0),
+    (0x0300, 0x036F, 0),
+    (0x1E00, 0x1EFF, 0),
+    (0x0370, 0x03FF, 1),
+    (0x0400, 0x052F, 2),
+    (0x0530, 0x058F, 3),
+    (0x0590, 0x05FF, 4),
+    (0x0600, 0x06FF, 5),
+    (0x0900, 0x097F, 6),
+    (0x0980, 0x09FF, 7),
+    (0x0A00, 0x0A7F, 8),
+    (0x0A80, 0x0AFF, 9),
+    (0x0B00, 0x0B7F, 10),
+    (0x0B80, 0x0BFF, 11),
+    (0x0C00, 0x0C7F, 12),
+    (0x0C80, 0x0CFF, 13),
+    (0x0D00, 0x0D7F, 14),
+    (0x0D80, 0x0DFF, 15),
+    (0x0E00, 0x0E7F, 16),
+    (0x0E80, 0x0EFF, 17),
+    (0x10A0, 0x10FF, 18),
+    (0x3040, 0x30FF, 19),
+    (0x4E00, 0x9FFF, 19),
+    (0xF900, 0xFAFF, 19),
+    (0xFF66, 0xFF9F, 19),
+    (0xAC00, 0xD7A3, 20),
+];
+const SCRIPTS: usize = 21;
+
+/// The start of a file read as UTF-16 in one byte order.
+struct Utf16Reading {
+    chars: usize,
+    /// Unpaired surrogates, control characters, private-use characters and noncharacters,
+    /// none of which text holds.
+    broken: usize,
+    /// Common characters and the letters of the script most of them are in.
+    fitting: usize,
+    /// How many blocks of 256 code points its characters beyond ASCII come from.
+    blocks: usize,
+}
+
+impl Utf16Reading {
+    fn of(head: &[u8], big_endian: bool, cut: bool) -> Utf16Reading {
+        let mut units: Vec<u16> = head
+            .chunks_exact(2)
+            .map(|pair| {
+                let pair = [pair[0], pair[1]];
+                if big_endian {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            })
+            .collect();
+        // A pair cut in two where the sniffed start ends is not a broken one.
+        if cut && units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
+            units.pop();
+        }
+        let (mut chars, mut broken, mut common) = (0, 0, 0);
+        let mut letters = [0usize; SCRIPTS];
+        let mut blocks = [false; 256];
+        for c in char::decode_utf16(units) {
+            chars += 1;
+            let Ok(c) = c else {
+                broken += 1;
+                continue;
+            };
+            let Ok(unit) = u16::try_from(u32::from(c)) else {
+                // Beyond the Basic Multilingual Plane: emoji, rare ideographs.
+                common += 1;
+                continue;
+            };
+            let nonchar = (0xFDD0..=0xFDEF).contains(&unit) || unit >= 0xFFFE;
+            let private = (0xE000..=0xF8FF).contains(&unit);
+            if (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{c}')) || nonchar || private
+            {
+                broken += 1;
+                continue;
+            }
+            if unit >= 0x80 {
+                blocks[usize::from(unit >> 8)] = true;
+            }
+            if COMMON_CHARS.iter().any(|&(a, b)| (a..=b).contains(&unit)) {
+                common += 1;
+            } else if let Some(&(_, _, script)) = SCRIPT_LETTERS
+                .iter()
+                .find(|&&(a, b, _)| (a..=b).contains(&unit))
+            {
+                letters[script] += 1;
+            }
+        }
+        Utf16Reading {
+            chars,
+            broken,
+            fitting: common + letters.iter().max().copied().unwrap_or(0),
+            blocks: blocks.iter().filter(|&&b| b).count(),
+        }
+    }
+
+    /// Whether this reads as text: nothing broken, and all of it fitting (nine in ten
+    /// characters, from 32 on: a rarer sign or a word in another script).
+    fn is_text(&self) -> bool {
+        let needed = if self.chars < 32 {
+            self.chars
+        } else {
+            (self.chars * 9).div_ceil(10)
+        };
+        self.broken == 0 && self.fitting >= needed
+    }
+
+    /// Whether this reading is clearly better than the other byte order's: a quarter more of
+    /// it fits, or (an alphabet read the wrong way round, which can land on the letters of
+    /// one other script) its letters come from one or two blocks and the other's from many.
+    fn clearly_beats(&self, other: &Utf16Reading) -> bool {
+        other.fitting * 4 <= self.fitting * 3 || (self.blocks <= 2 && other.blocks >= 4)
     }
 }
 
@@ -755,6 +954,94 @@ mod tests {
             decode_text(b"Stray \xE9t\xE9".to_vec()).as_deref(),
             Ok("Stray été")
         );
+    }
+
+    fn utf16_of(text: &str, big_endian: bool) -> Vec<u8> {
+        text.encode_utf16()
+            .flat_map(|u| {
+                if big_endian {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn utf16_of_other_scripts_is_read_without_a_byte_order_mark() {
+        let long = "Медведь любит малину и мёд в сибирской тайге. ".repeat(200);
+        for text in [
+            "Медведь любит малину и мёд в сибирской тайге.",
+            "東京の猫カフェは午前十時に開店します。",
+            "北京是中华人民共和国的首都，也是全国的政治中心。",
+            "서울은 대한민국의 수도이며 가장 큰 도시입니다.",
+            "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.",
+            "القاهرة هي عاصمة مصر وأكبر مدنها.",
+            "ירושלים היא עיר הבירה של ישראל.",
+            "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย",
+            "नई दिल्ली भारत की राजधानी है और एक बड़ा शहर है।",
+            "Hà Nội là thủ đô của nước Cộng hòa Xã hội chủ nghĩa Việt Nam.",
+            "Emoji 🐻🍯 und Umlaute: Bär, Größe, Höhle.",
+            &long,
+        ] {
+            for big_endian in [false, true] {
+                let bytes = utf16_of(text, big_endian);
+                assert_eq!(utf16_order(&bytes), Some((big_endian, 0)), "{text}");
+                assert_eq!(decode_text(bytes).as_deref(), Ok(text));
+            }
+        }
+    }
+
+    #[test]
+    fn single_byte_text_and_binary_are_not_taken_for_utf16() {
+        let windows_1252 = [
+            &b"Die \xDCbergr\xF6\xDFen f\xFCr M\xE4ntel sind verf\xFCgbar. Le caf\xE9 \xE9tait \
+               tr\xE8s anim\xE9, o\xF9 l'on servait des cr\xEApes. \x93Quoted\x94 \x96 \x85 \x80 5"
+                [..],
+            b"Name;Stra\xDFe;PLZ;Ort\r\nM\xFCller;Hauptstra\xDFe 5;80331;M\xFCnchen\r\n\
+              Sch\xE4fer;G\xE4rtnerweg 12;50667;K\xF6ln\r\n\xD6zdemir;Bahnhofstra\xDFe 1;10115",
+            b"Lecaf\xE9\xE9taittr\xE8sanim\xE9cematin,o\xF9l'onservaitdescr\xEApes.Stra\xDFe",
+            b"\xC9\xC9\xC0\xC0\xC7\xC7 \xDC\xD6\xC4 \xDF\xDF \xE9\xE9 \xE8\xE8 \xE0\xE0 \xF9\xF9",
+        ];
+        for text in windows_1252 {
+            for len in (2..=text.len()).step_by(2) {
+                for start in 0..=text.len() - len {
+                    let bytes = &text[start..start + len];
+                    assert_eq!(utf16_order(bytes), None, "{bytes:?}");
+                }
+            }
+        }
+        // UTF-8 of these scripts with a broken byte is not UTF-16 either.
+        for text in [
+            "東京の猫カフェは午前十時に開店します。",
+            "Медведь любит малину.",
+        ] {
+            for broken in [&b"\xFF"[..], b"\xFF\xFE"] {
+                let bytes = [text.as_bytes(), broken].concat();
+                assert_eq!(utf16_order(&bytes), None, "{text}");
+            }
+        }
+        // Random bytes of every even length up to 2 KiB, and at the length sniffed.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut random = |len: usize| -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state.to_le_bytes()[3]
+                })
+                .collect()
+        };
+        for len in (2..=2048).step_by(2).chain([SNIFF_BYTES, 3 * SNIFF_BYTES]) {
+            for _ in 0..2 {
+                let bytes = random(len);
+                assert_eq!(utf16_order(&bytes), None, "{bytes:?}");
+            }
+        }
+        let err = decode_text(random(3 * SNIFF_BYTES)).expect_err("random bytes");
+        assert!(err.0.contains("binary"), "{}", err.0);
     }
 
     #[test]
