@@ -185,8 +185,11 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         Some(FormEntry::Field(_)) => {
             return Err(ApiError::invalid(
                 "file",
-                "`file` must be a file, not a text field.",
-            ))
+                // The runtime's form reader takes a part as a file by its `filename` alone;
+                // one named only by RFC 5987's `filename*` arrives as a text field.
+                "`file` must be a file: its part needs a `filename` (`filename*` alone is not \
+                 read).",
+            ));
         }
         None => return Err(ApiError::invalid("file", "`file` is required.")),
     };

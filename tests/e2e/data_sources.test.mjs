@@ -366,9 +366,29 @@ test("bad uploads get the contract's error and change nothing", async () => {
   // A name longer than file systems allow (the stored file's metadata holds it).
   expectError(assert, await upload(worker, key, bot.uuid, { name: `${"🤖".repeat(600)}.txt`, bytes: Buffer.from("Long names.") }), 400, "invalid_request", "file");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/upload`, { body: { file: "x" } }), 415, "unsupported_media_type");
+  // A part named by RFC 5987's `filename*` alone is not a file to the runtime's form reader.
+  const boundary = "edgechat-e2e-boundary";
+  const starred = await fetch(`${worker.base}/api/v1/chatbot/${bot.uuid}/data-source/upload`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": `multipart/form-data; boundary=${boundary}` },
+    body: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.txt\r\nContent-Type: text/plain\r\n\r\nNihon.\r\n--${boundary}--\r\n`,
+  });
+  const starredText = await starred.text();
+  const starredError = expectError(assert, { status: starred.status, headers: starred.headers, text: starredText, json: JSON.parse(starredText) }, 400, "invalid_request", "file");
+  assert.match(starredError.message, /`filename`/);
 
   assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/data-sources`)).json, before);
   assert.deepEqual(await worker.r2List(`chatbots/${bot.uuid}/`), objectsBefore);
+});
+
+test("a file name the form escaped is stored as written", async () => {
+  const bot = await newChatbot();
+  // The form sends `"` as %22; a `%` of the name's own is kept.
+  for (const name of ['we"ird.txt', "%41 percent.txt"]) {
+    const r = await upload(worker, key, bot.uuid, { name, bytes: Buffer.from(`The file ${name} has a name of its own.`), type: "text/plain" });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.file_name, name, r.text);
+  }
 });
 
 test("a corrupt file becomes a source in error that keeps its stored original", async () => {

@@ -133,6 +133,7 @@ pub const MAX_FILE_NAME_CHARS: usize = 255;
 /// An uploaded file's name as its source keeps it: the last part of whatever path the client
 /// sent ("C:\\Users\\ada\\notes.txt", "../../notes.txt" are "notes.txt"), or "upload".
 pub fn upload_file_name(sent: &str) -> ApiResult<String> {
+    let sent = unescape_form_file_name(sent);
     let name = sent.rsplit(['/', '\\']).next().unwrap_or_default().trim();
     if name.is_empty() || name == "." || name == ".." {
         return Ok("upload".to_string());
@@ -144,6 +145,37 @@ pub fn upload_file_name(sent: &str) -> ApiResult<String> {
         ));
     }
     Ok(name.to_string())
+}
+
+/// Browsers and curl write `"`, CR and LF in a multipart `filename` as `%22`, `%0D` and `%0A`
+/// (the HTML standard's form encoding) and leave every other `%` as it is, so those three
+/// escapes alone are undone: a name holding "%41" was written so. A line break has no place
+/// in a name shown as a title: it becomes a space.
+fn unescape_form_file_name(sent: &str) -> String {
+    let mut name = String::with_capacity(sent.len());
+    let mut rest = sent;
+    while let Some(at) = rest.find('%') {
+        name.push_str(&rest[..at]);
+        let escaped = match rest.get(at..at + 3) {
+            Some("%22") => Some('"'),
+            Some("%0D" | "%0A") => Some(' '),
+            _ => None,
+        };
+        match escaped {
+            // CR LF is one break, one space.
+            Some(' ') if name.ends_with(' ') => rest = &rest[at + 3..],
+            Some(c) => {
+                name.push(c);
+                rest = &rest[at + 3..];
+            }
+            None => {
+                name.push('%');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    name.push_str(rest);
+    name
 }
 
 /// The optional `meta_json` form field of an upload: a JSON object whose one known key is
@@ -332,6 +364,31 @@ mod tests {
         assert_eq!(name(&format!("dir/{longest}")), longest);
         let err = upload_file_name(&format!("{}.txt", "h".repeat(2100))).unwrap_err();
         assert_eq!(err.status(), 400);
+    }
+
+    #[test]
+    fn a_file_name_escaped_by_the_form_is_unescaped() {
+        let name = |sent: &str| upload_file_name(sent).expect("a name");
+        assert_eq!(name("we%22ird.txt"), "we\"ird.txt");
+        assert_eq!(name("%22quoted%22 notes.md"), "\"quoted\" notes.md");
+        assert_eq!(name("two%0D%0Alines.txt"), "two lines.txt");
+        assert_eq!(name("two%0Alines%0D.txt"), "two lines .txt");
+        assert_eq!(name("%0D%0Anotes.txt%0A"), "notes.txt");
+        // Only the three the form escapes: any other `%` is part of the name.
+        for kept in [
+            "%41.txt",
+            "50%.txt",
+            "100%25.txt",
+            "a%2fb.txt",
+            "x%0a.txt",
+            "end%2",
+            "%",
+            "%E6%97%A5.txt",
+        ] {
+            assert_eq!(name(kept), kept);
+        }
+        assert_eq!(name("dir%22/%22a.txt"), "\"a.txt");
+        assert_eq!(name("ü%22ß%0A€.txt"), "ü\"ß €.txt");
     }
 
     #[test]
