@@ -164,7 +164,7 @@ test("re-scrape fetches again and replaces the old text", async () => {
 
 test("uploads of each supported type are stored in R2 and their text indexed", async () => {
   const bot = await newChatbot();
-  const csv = await upload(worker, key, bot.uuid, { name: "people.csv", bytes: await fixture("markup", "people.csv"), type: "text/csv", meta: { reference_source_link: "https://example.com/people" } });
+  const csv = await upload(worker, key, bot.uuid, { name: "people.csv", bytes: await fixture("markup", "people.csv"), type: "text/csv", meta: { reference_source_link: "  https://example.com/people\n" } });
   assert.equal(csv.status, 200, csv.text);
   assert.equal(csv.json.type, "file");
   assert.equal(csv.json.file_name, "people.csv");

@@ -201,16 +201,21 @@ pub fn upload_meta(raw: Option<&str>) -> ApiResult<Map<String, Value>> {
         None | Some(Value::Null) => {}
         Some(Value::String(link)) => {
             check_len("meta_json", link, MAX_URL_CHARS)?;
+            // Stored as validated: the untrimmed string would be the citation's URL.
+            let link = link.trim();
             // Shown to readers as where the file came from: a web address, never a script.
-            let web = crate::idn::parse_url(link.trim())
-                .is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+            let web =
+                crate::idn::parse_url(link).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
             if !web {
                 return Err(ApiError::invalid(
                     "meta_json",
                     "`meta_json.reference_source_link` must be an http or https URL.",
                 ));
             }
-            meta.insert("reference_source_link".into(), Value::String(link.clone()));
+            meta.insert(
+                "reference_source_link".into(),
+                Value::String(link.to_string()),
+            );
         }
         Some(_) => {
             return Err(ApiError::invalid(
@@ -401,6 +406,11 @@ mod tests {
             Value::Object(m).to_string(),
             r#"{"reference_source_link":"https://example.com/a.pdf"}"#
         );
+        let spaced = upload_meta(Some(
+            r#"{"reference_source_link":"  https://ex.com/a \t\n"}"#,
+        ))
+        .unwrap();
+        assert_eq!(spaced["reference_source_link"], "https://ex.com/a");
         assert!(upload_meta(None).unwrap().is_empty());
         assert!(upload_meta(Some("  ")).unwrap().is_empty());
         assert_eq!(
