@@ -32,7 +32,8 @@ async fn run(ctx: &StepEnv<'_>, step: &Step) -> ApiResult<Outcome> {
             let report = super::vectors::sync(ctx.env, ctx.config).await?;
             // Its D1 calls and subrequests went through a store of its own: counted here, so
             // the step's log line and the invocation's budget see them.
-            ctx.sent.add(u32::try_from(report.calls).unwrap_or(u32::MAX));
+            ctx.sent
+                .add(u32::try_from(report.calls).unwrap_or(u32::MAX));
             // More is waiting than one invocation may do: the next step goes on.
             if report.more_waiting {
                 super::enqueue(ctx.env, vec![Step::SyncVectors], ctx.sent).await?;

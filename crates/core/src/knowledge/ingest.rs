@@ -13,6 +13,8 @@ use super::tokens::estimate_tokens;
 pub enum DocKind {
     Text,
     Markdown,
+    /// Markdown with JSX: its `import` and `export` statements are left out.
+    Mdx,
     Html,
     Csv,
     Json,
@@ -29,7 +31,7 @@ impl DocKind {
     pub fn media_type(self) -> &'static str {
         match self {
             DocKind::Text => "text/plain",
-            DocKind::Markdown => "text/markdown",
+            DocKind::Markdown | DocKind::Mdx => "text/markdown",
             DocKind::Html => "text/html",
             DocKind::Csv => "text/csv",
             DocKind::Json => "application/json",
@@ -133,7 +135,8 @@ pub fn detect_upload(file_name: &str, content_type: Option<&str>, bytes: &[u8]) 
         Some("txt" | "text" | "log" | "rst" | "rest" | "adoc" | "asciidoc") => Some(DocKind::Text),
         // MDX (Markdown with components, as documentation sites write it) reads as Markdown:
         // its component tags go as inline HTML does.
-        Some("md" | "markdown" | "mdx") => Some(DocKind::Markdown),
+        Some("md" | "markdown") => Some(DocKind::Markdown),
+        Some("mdx") => Some(DocKind::Mdx),
         Some("html" | "htm" | "xhtml") => Some(DocKind::Html),
         Some("csv") => Some(DocKind::Csv),
         Some("json" | "jsonl") => Some(DocKind::Json),
@@ -552,6 +555,7 @@ pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractE
         DocKind::OpenDocument => odf::read(&bytes)?,
         DocKind::Html => html::read(&decode_text(bytes)?),
         DocKind::Markdown => markdown::read(&decode_text(bytes)?),
+        DocKind::Mdx => markdown::read_mdx(&decode_text(bytes)?),
         DocKind::Csv => csv::read(&decode_text(bytes)?)?,
         DocKind::Json => json::read(&decode_text(bytes)?)?,
         DocKind::Text => text::read_owned(decode_text(bytes)?),
@@ -701,7 +705,7 @@ mod tests {
             ("notes.TXT", None, b"hi", Some(DocKind::Text)),
             ("index.rst", None, b"Title\n=====\n", Some(DocKind::Text)),
             ("guide.adoc", None, b"= Guide\n", Some(DocKind::Text)),
-            ("intro.mdx", None, b"# Intro\n", Some(DocKind::Markdown)),
+            ("intro.mdx", None, b"# Intro\n", Some(DocKind::Mdx)),
             ("README.md", None, b"# hi", Some(DocKind::Markdown)),
             ("a.pdf", None, b"%PDF-1.7", Some(DocKind::Pdf)),
             ("a.docx", None, b"PK\x03\x04", Some(DocKind::Docx)),

@@ -35,6 +35,12 @@ use super::html;
 use blocks::{Container, Event};
 use links::Labels;
 
+/// Reads an MDX document: Markdown once its `import` and `export` statements are left out
+/// (components in it read as inline HTML does).
+pub fn read_mdx(text: &str) -> Document {
+    read(&source::without_esm(text))
+}
+
 /// Reads a Markdown document.
 pub fn read(text: &str) -> Document {
     let norm = normalise(text);

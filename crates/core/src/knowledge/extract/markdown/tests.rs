@@ -426,3 +426,24 @@ fn deep_and_hostile_input_stays_bounded() {
         );
     }
 }
+
+#[test]
+fn mdx_statements_are_code_not_content() {
+    let mdx = "---\ntitle: Ocelots\n---\nimport Chart from './chart'\nimport { Note,\n  Tip } from \"../ui\"\n\nexport const meta = {\n  author: 'Ada',\n}\n\n# Ocelots\n\nOcelots nap in kapok trees.\nimport is a word here, mid-paragraph.\n\n```js\nimport x from 'y'\n```\n\n<Note>Exported goods</Note>\n";
+    let doc = super::read_mdx(mdx);
+    let all = format!("{doc:?}");
+    assert!(
+        !all.contains("chart") && !all.contains("author") && !all.contains("Tip"),
+        "{all}"
+    );
+    assert!(all.contains("Ocelots nap in kapok trees."), "{all}");
+    assert!(all.contains("import is a word here"), "{all}");
+    assert!(
+        all.contains("import x from 'y'"),
+        "fenced code stays: {all}"
+    );
+    assert!(all.contains("Exported goods"), "{all}");
+    assert_eq!(doc.title.as_deref(), Some("Ocelots"));
+    // Plain Markdown keeps such lines: only MDX reads them as code.
+    assert!(format!("{:?}", read("import Chart from './chart'\n")).contains("Chart"));
+}
