@@ -1,9 +1,7 @@
 use super::table::{table, Sql};
 use super::{changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::session::{
-    FinishReason, Message, MessageKind, Session, SessionCursor, SessionPage,
-};
+use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session, SessionPage};
 use edgechat_core::knowledge::tokens::estimate_tokens;
 use serde_json::Value;
 
@@ -142,27 +140,22 @@ impl Store {
     }
 
     /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open),
-    /// by creation time, then as stored: the `page`'s, and one more when there are more. Each
-    /// comes with the cursor of the page after it.
+    /// by creation time, then as stored: the `page`'s, and one more when there are more.
     pub async fn list_sessions(
         &self,
         chatbot_uuid: &str,
         (start, end): (Option<&str>, Option<&str>),
         page: &SessionPage,
-    ) -> ApiResult<Vec<(Session, SessionCursor)>> {
-        #[derive(serde::Deserialize)]
-        struct Listed {
-            seq: i64,
-            #[serde(flatten)]
-            row: SessionRow,
-        }
+    ) -> ApiResult<Vec<Session>> {
         let after = page.after.as_ref();
-        let rows: Vec<Listed> = self
+        // After the cursor's session: later, or of the same moment and stored after it.
+        let rows: Vec<SessionRow> = self
             .rows(
                 &format!(
-                    "SELECT {}, s.rowid AS seq FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                    "SELECT {} FROM sessions s WHERE s.chatbot_uuid = ?1 \
                      AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
-                     AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 AND s.rowid > ?5)) \
+                     AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 \
+                          AND s.rowid > (SELECT c.rowid FROM sessions c WHERE c.uuid = ?5))) \
                      ORDER BY s.created_at, s.rowid LIMIT ?6",
                     SESSIONS.select("s")
                 ),
@@ -171,21 +164,12 @@ impl Store {
                     start.map_or(Arg::Null, Arg::Text),
                     end.map_or(Arg::Null, Arg::Text),
                     after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
-                    after.map_or(Arg::Null, |a| Arg::Int(a.seq)),
+                    after.map_or(Arg::Null, |a| Arg::Text(&a.uuid)),
                     Arg::Int(page.limit as i64 + 1),
                 ],
             )
             .await?;
-        rows.into_iter()
-            .map(|listed| {
-                let session = Session::try_from(listed.row)?;
-                let cursor = SessionCursor {
-                    created_at: session.created_at.clone(),
-                    seq: listed.seq,
-                };
-                Ok((session, cursor))
-            })
-            .collect()
+        rows.into_iter().map(Session::try_from).collect()
     }
 
     /// Deletes a session; its messages cascade.
