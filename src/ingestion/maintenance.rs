@@ -16,6 +16,10 @@ use worker::Env;
 
 /// Re-syncs queued per run; the rest wait for the next run ten minutes later.
 const DUE_PER_RUN: i64 = 500;
+/// The sweep for stored files no record names, and how many pages of a thousand objects one
+/// run lists: each page costs a listing, two D1 reads and perhaps a deletion.
+const ORPHAN_SWEEP: &str = "orphan_objects";
+const ORPHAN_SWEEP_PAGES: usize = 5;
 
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
@@ -83,7 +87,11 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
 
     let grace = config.orphan_grace_secs;
     let grace_cutoff_ms = now_ms - grace * 1000;
-    let objects = files::list_with_age(env, "chatbots/").await?;
+    // A part of the bucket per run, from where the last run stopped: listing all of it every
+    // run would grow past a run's calls and memory with the bucket.
+    let after = store.maintenance_position(ORPHAN_SWEEP).await?;
+    let (objects, stopped_at) =
+        files::list_part_with_age(env, "chatbots/", after.as_deref(), ORPHAN_SWEEP_PAGES).await?;
     let candidates: Vec<String> = objects
         .into_iter()
         .filter(|(_, uploaded_ms)| *uploaded_ms < grace_cutoff_ms)
@@ -98,6 +106,9 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     for batch in orphans.chunks(1000) {
         files::delete(env, batch.to_vec()).await?;
     }
+    store
+        .set_maintenance_position(ORPHAN_SWEEP, stopped_at.as_deref(), &now_text)
+        .await?;
     // The vector indexes' upkeep is a step of its own, with its own invocation's budget of
     // calls; it queues the next step itself while work waits (a back-fill of many chunks).
     enqueue(env, vec![Step::SyncVectors], &sent).await?;

@@ -80,15 +80,24 @@ pub async fn list(env: &Env, prefix: &str) -> ApiResult<Vec<String>> {
 }
 
 /// Every key under `prefix` with its upload time (ms since the epoch).
-pub async fn list_with_age(env: &Env, prefix: &str) -> ApiResult<Vec<(String, i64)>> {
+/// Up to `pages` pages (of 1000) of the objects under `prefix` after the key `after`, with
+/// when each was stored (ms), and the last key listed when more follow.
+pub async fn list_part_with_age(
+    env: &Env,
+    prefix: &str,
+    after: Option<&str>,
+    pages: usize,
+) -> ApiResult<(Vec<(String, i64)>, Option<String>)> {
     let bucket = bucket(env)?;
-    let mut keys = Vec::new();
+    let mut keys: Vec<(String, i64)> = Vec::new();
     let mut cursor: Option<String> = None;
-    loop {
+    for _ in 0..pages {
         let mut listing = bucket.list().prefix(prefix).limit(1000);
-        if let Some(c) = cursor.take() {
-            listing = listing.cursor(c);
-        }
+        listing = match (cursor.take(), after) {
+            (Some(c), _) => listing.cursor(c),
+            (None, Some(key)) => listing.start_after(key),
+            (None, None) => listing,
+        };
         let page = listing.execute().await?;
         keys.extend(
             page.objects()
@@ -97,9 +106,15 @@ pub async fn list_with_age(env: &Env, prefix: &str) -> ApiResult<Vec<(String, i6
         );
         match page.cursor() {
             Some(next) if page.truncated() => cursor = Some(next),
-            _ => return Ok(keys),
+            _ => return Ok((keys, None)),
         }
     }
+    let last = keys.last().map(|(key, _)| key.clone());
+    Ok((keys, last))
+}
+
+pub async fn list_with_age(env: &Env, prefix: &str) -> ApiResult<Vec<(String, i64)>> {
+    Ok(list_part_with_age(env, prefix, None, usize::MAX).await?.0)
 }
 
 pub async fn delete_prefix(env: &Env, prefix: &str) -> ApiResult<()> {

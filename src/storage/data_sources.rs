@@ -78,6 +78,15 @@ impl TryFrom<SourceRow> for DataSource {
 }
 
 table! {
+    /// Where one of the scheduled handler's sweeps stopped (`maintenance::run`).
+    pub(super) struct MaintenancePosition in MAINTENANCE_POSITIONS = "maintenance_positions" {
+        key task: String,
+        set position: String,
+        set modified_at: String,
+    }
+}
+
+table! {
     /// A chunk as it is written; reads go through the index (`search_chunks`).
     pub(super) struct ChunkRow in CHUNKS = "chunks" {
         fixed data_source_uuid: String,
@@ -779,6 +788,47 @@ impl Store {
             )
             .await?;
         Ok(rows.into_iter().map(|r| r.object_key).collect())
+    }
+
+    /// Where the sweep `task` stopped; `None` to start from the beginning.
+    pub async fn maintenance_position(&self, task: &str) -> ApiResult<Option<String>> {
+        let row: Option<MaintenancePosition> = self
+            .row(
+                &format!(
+                    "SELECT {} FROM maintenance_positions m WHERE m.task = ?1",
+                    MAINTENANCE_POSITIONS.select("m")
+                ),
+                &[Arg::Text(task)],
+            )
+            .await?;
+        Ok(row.map(|r| r.position))
+    }
+
+    /// Remembers where the sweep `task` stopped, or (`None`) that it went round.
+    pub async fn set_maintenance_position(
+        &self,
+        task: &str,
+        position: Option<&str>,
+        now: &str,
+    ) -> ApiResult<()> {
+        match position {
+            Some(position) => {
+                self.execute(
+                    "INSERT INTO maintenance_positions (task, position, modified_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (task) DO UPDATE SET position = excluded.position, modified_at = excluded.modified_at",
+                    &[Arg::Text(task), Arg::Text(position), Arg::Text(now)],
+                )
+                .await?
+            }
+            None => {
+                self.execute(
+                    "DELETE FROM maintenance_positions WHERE task = ?1",
+                    &[Arg::Text(task)],
+                )
+                .await?
+            }
+        };
+        Ok(())
     }
 
     /// Tag uuids per source, for the sources given.

@@ -6,7 +6,7 @@ use super::agents::AGENTS;
 use super::api_keys::{ACCOUNTS, API_KEYS};
 use super::chatbots::CHATBOTS;
 use super::crawls::CRAWLS;
-use super::data_sources::{CHUNKS, DATA_SOURCES};
+use super::data_sources::{CHUNKS, DATA_SOURCES, MAINTENANCE_POSITIONS};
 use super::feedback::FEEDBACK;
 use super::sessions::{MESSAGES, SESSIONS};
 use super::source_tags::SOURCE_TAGS;
@@ -38,6 +38,7 @@ const TABLES: &[&Table] = &[
     &TOOL_FUNCTIONS,
     &VECTOR_OUTBOX,
     &VECTOR_INDEXES,
+    &MAINTENANCE_POSITIONS,
     &FEEDBACK,
     &WEBHOOKS,
     &WEBHOOK_DELIVERIES,
