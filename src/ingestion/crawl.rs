@@ -113,7 +113,8 @@ fn path_and_query(url: &Url) -> String {
 }
 
 /// Splits found URLs into pages to add (on the site, through the filters, new in this list)
-/// and pages robots.txt forbids.
+/// and pages robots.txt forbids, at most the crawl's page limit of each: a sitemap may list
+/// fifty thousand, and one step writes what it keeps in one statement.
 fn sort_found(
     crawl: &Crawl,
     site: &Url,
@@ -124,7 +125,11 @@ fn sort_found(
     let mut pages: Vec<FoundPage> = Vec::new();
     let mut blocked = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let most = usize::try_from(crawl.max_pages).unwrap_or(0);
     for url in urls {
+        if pages.len() >= most && blocked.len() >= most {
+            break;
+        }
         let reach = within(site, &crawl.include, &crawl.exclude, robots, &url);
         if matches!(reach, Err(Outside::OffSite | Outside::Filtered)) {
             continue;
@@ -134,13 +139,16 @@ fn sort_found(
             continue;
         }
         if reach.is_ok() {
+            if pages.len() >= most {
+                continue;
+            }
             pages.push(FoundPage {
                 identity: page_identity(&url),
                 url: text,
                 source: new_uuid(),
                 depth,
             });
-        } else {
+        } else if blocked.len() < most {
             blocked.push(text);
         }
     }
