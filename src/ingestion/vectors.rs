@@ -178,7 +178,7 @@ pub async fn sync(env: &Env, config: &Config) -> ApiResult<Report> {
                         match vector_index::upsert(env, chatbot, &command).await? {
                             Ok(()) => {
                                 semantic::recovered("indexing embedded chunks");
-                                report.vectors_written += batch.len();
+                                report.vectors_written += embedded_of.len();
                                 done.extend(batch.iter().map(|w| w.seq()));
                             }
                             // The reset for another model queued these chunks again.
