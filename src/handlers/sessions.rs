@@ -92,10 +92,10 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     let more = sessions.len() > page.limit;
     sessions.truncate(page.limit);
     let mut response = json_response(&Value::Array(
-        sessions.iter().map(Session::to_json).collect(),
+        sessions.iter().map(|(s, _)| s.to_json()).collect(),
     ))?;
-    if let (true, Some(last)) = (more, sessions.last()) {
-        let next = next_page(url, &SessionCursor::after(last));
+    if let (true, Some((_, last))) = (more, sessions.last()) {
+        let next = next_page(url, last);
         response
             .headers_mut()
             .set("Link", &format!("<{next}>; rel=\"next\""))?;

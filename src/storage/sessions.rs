@@ -1,8 +1,11 @@
 use super::table::{table, Sql};
-use super::{changes, json_object as object, object_text, Arg, Store};
+use super::{batch_rows, changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session, SessionPage};
+use edgechat_core::domain::session::{
+    FinishReason, Message, MessageKind, Session, SessionCursor, SessionPage,
+};
 use edgechat_core::knowledge::tokens::estimate_tokens;
+use serde::Deserialize;
 use serde_json::Value;
 
 table! {
@@ -140,36 +143,59 @@ impl Store {
     }
 
     /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open),
-    /// by creation time, then as stored: the `page`'s, and one more when there are more.
+    /// by creation time, then as stored: the `page`'s, and one more when there are more. Each
+    /// comes with the cursor of the page after it: its creation time and its place in the
+    /// stored order, which stays meaningful when the session itself is deleted meanwhile.
     pub async fn list_sessions(
         &self,
         chatbot_uuid: &str,
         (start, end): (Option<&str>, Option<&str>),
         page: &SessionPage,
-    ) -> ApiResult<Vec<Session>> {
+    ) -> ApiResult<Vec<(Session, SessionCursor)>> {
+        #[derive(Deserialize)]
+        struct Seq {
+            seq: i64,
+        }
         let after = page.after.as_ref();
-        // After the cursor's session: later, or of the same moment and stored after it.
-        let rows: Vec<SessionRow> = self
-            .rows(
-                &format!(
-                    "SELECT {} FROM sessions s WHERE s.chatbot_uuid = ?1 \
-                     AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
-                     AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 \
-                          AND s.rowid > (SELECT c.rowid FROM sessions c WHERE c.uuid = ?5))) \
-                     ORDER BY s.created_at, s.rowid LIMIT ?6",
-                    SESSIONS.select("s")
-                ),
-                &[
-                    Arg::Text(chatbot_uuid),
-                    start.map_or(Arg::Null, Arg::Text),
-                    end.map_or(Arg::Null, Arg::Text),
-                    after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
-                    after.map_or(Arg::Null, |a| Arg::Text(&a.uuid)),
-                    Arg::Int(page.limit as i64 + 1),
-                ],
+        let args = [
+            Arg::Text(chatbot_uuid),
+            start.map_or(Arg::Null, Arg::Text),
+            end.map_or(Arg::Null, Arg::Text),
+            after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
+            after.map_or(Arg::Null, |a| Arg::Int(a.seq)),
+            Arg::Int(page.limit as i64 + 1),
+        ];
+        let listed = |columns: &str| {
+            format!(
+                "SELECT {columns} FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                 AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
+                 AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 AND s.rowid > ?5)) \
+                 ORDER BY s.created_at, s.rowid LIMIT ?6"
             )
+        };
+        // The records and their places in one batch: one read, one snapshot.
+        let statements = vec![
+            self.statement(&listed(&SESSIONS.select("s")), &args)?,
+            self.statement(&listed("s.rowid AS seq"), &args)?,
+        ];
+        let results = self
+            .batch(statements, || {
+                ApiError::internal("listing sessions conflicted")
+            })
             .await?;
-        rows.into_iter().map(Session::try_from).collect()
+        let rows: Vec<SessionRow> = batch_rows(&results, 0)?;
+        let seqs: Vec<Seq> = batch_rows(&results, 1)?;
+        rows.into_iter()
+            .zip(seqs)
+            .map(|(row, Seq { seq })| {
+                let session = Session::try_from(row)?;
+                let cursor = SessionCursor {
+                    created_at: session.created_at.clone(),
+                    seq,
+                };
+                Ok((session, cursor))
+            })
+            .collect()
     }
 
     /// Deletes a session; its messages cascade.

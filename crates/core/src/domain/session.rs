@@ -48,25 +48,19 @@ pub struct SessionPage {
     pub after: Option<SessionCursor>,
 }
 
-/// Where a page of sessions starts: after the session `uuid`, created at `created_at`
-/// (sessions of one moment are listed in the order they were stored). Written
-/// `created_at,uuid` in the `after` parameter, which the next page's link holds.
+/// Where a page of sessions starts: after the session created at `created_at` that was stored
+/// as number `seq` (sessions of one moment are listed in the order they were stored), whether
+/// or not that session still exists. Written `created_at,seq` in the `after` parameter, which
+/// the next page's link holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionCursor {
     pub created_at: String,
-    pub uuid: String,
+    pub seq: i64,
 }
 
 impl SessionCursor {
-    pub fn after(session: &Session) -> Self {
-        SessionCursor {
-            created_at: session.created_at.clone(),
-            uuid: session.uuid.clone(),
-        }
-    }
-
     pub fn to_param(&self) -> String {
-        format!("{},{}", self.created_at, self.uuid)
+        format!("{},{}", self.created_at, self.seq)
     }
 }
 
@@ -100,7 +94,7 @@ impl SessionPage {
 }
 
 fn parse_cursor(text: &str) -> Option<SessionCursor> {
-    let (created_at, uuid) = text.rsplit_once(',')?;
+    let (created_at, seq) = text.rsplit_once(',')?;
     let timestamp_like = !created_at.is_empty()
         && created_at.len() <= 40
         && created_at
@@ -108,7 +102,7 @@ fn parse_cursor(text: &str) -> Option<SessionCursor> {
             .all(|b| b.is_ascii_digit() || b"-:.TZ+".contains(&b));
     Some(SessionCursor {
         created_at: timestamp_like.then(|| created_at.to_string())?,
-        uuid: crate::api::validate::canonical_uuid(uuid)?,
+        seq: seq.parse().ok().filter(|n: &i64| *n > 0)?,
     })
 }
 
@@ -282,17 +276,18 @@ mod tests {
         }
         let cursor = SessionCursor {
             created_at: "2026-11-28T01:00:00.123Z".into(),
-            uuid: "0b5b4cbd-53c9-4d4e-9a4b-6ac1d0b5e1f2".into(),
+            seq: 42,
         };
         let read = SessionPage::from_params(None, Some(&cursor.to_param())).unwrap();
         assert_eq!(read.after, Some(cursor));
         for bad in [
             "x",
             "2026-11-28T01:00:00Z",
-            ",0b5b4cbd-53c9-4d4e-9a4b-6ac1d0b5e1f2",
-            "2026-11-28 01:00,0b5b4cbd-53c9-4d4e-9a4b-6ac1d0b5e1f2",
+            ",42",
+            "2026-11-28 01:00,42",
             "2026-11-28T01:00:00Z,nope",
-            "2026-11-28T01:00:00Z,42",
+            "2026-11-28T01:00:00Z,0",
+            "2026-11-28T01:00:00Z,-3",
         ] {
             let err = SessionPage::from_params(None, Some(bad)).unwrap_err();
             assert_eq!(err.field(), Some("after"), "{bad}");
