@@ -253,7 +253,7 @@ async fn send(
             signature(&webhook.secret, timestamp, delivery.body()),
         ),
     ];
-    let result = outbound::fetch(
+    let result = outbound::fetch_classified(
         Outgoing {
             method: Method::Post,
             url: &webhook.url,
@@ -270,7 +270,8 @@ async fn send(
             Some(answer.status),
             Some(format!("The receiver answered HTTP {}.", answer.status)),
         ),
-        Err(reason) => (None, Some(reason)),
+        // A redirect is answered but not followed: what it answered is kept.
+        Err(failure) => (failure.status, Some(failure.reason)),
     }
 }
 

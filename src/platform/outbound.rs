@@ -47,6 +47,8 @@ pub struct FetchError {
     pub transient: bool,
     /// A redirect led where the caller's scope does not go (`fetch_scoped`).
     pub out_of_scope: bool,
+    /// What the server answered, when it answered (a redirect that was not followed).
+    pub status: Option<u16>,
 }
 
 fn lasting(reason: String) -> FetchError {
@@ -54,6 +56,7 @@ fn lasting(reason: String) -> FetchError {
         reason,
         transient: false,
         out_of_scope: false,
+        status: None,
     }
 }
 
@@ -62,6 +65,7 @@ fn passing(reason: String) -> FetchError {
         reason,
         transient: true,
         out_of_scope: false,
+        status: None,
     }
 }
 
@@ -153,18 +157,22 @@ pub async fn fetch_scoped(
                     ))
                 })?;
                 if hop == limits.max_redirects {
-                    return Err(lasting(match limits.max_redirects {
+                    let reason = match limits.max_redirects {
                         0 => format!(
                             "The server answered {status}, a redirect to {next}, which is not followed."
                         ),
                         n => format!("Gave up after {n} redirects (the last to {next})."),
-                    }));
+                    };
+                    return Err(FetchError {
+                        status: Some(status),
+                        ..lasting(reason)
+                    });
                 }
                 url = check_url(next.as_str(), access).map_err(lasting)?;
                 scope(&url).map_err(|reason| FetchError {
-                    reason,
-                    transient: false,
                     out_of_scope: true,
+                    status: Some(status),
+                    ..lasting(reason)
                 })?;
                 if status == 303 || ((status == 301 || status == 302) && method == Method::Post) {
                     method = Method::Get;

@@ -219,6 +219,7 @@ test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many se
     await ownApi.post(`/session/${(await newSession(ownApi, bot3)).uuid}/message/non-stream`, { body: { query: "Anyone?" } });
     const [moved] = await deliveriesOnce(ownApi, w3, "failed");
     assert.equal(moved.error, `The server answered 302, a redirect to ${receiver.base}/signed, which is not followed.`);
+    assert.equal(moved.response_code, 302);
     assert.equal(receiver.requests.filter((r) => r.url === "/signed" && r.body?.includes(bot3.uuid)).length, 0, "the redirect was not followed");
   } finally {
     await own.dispose();
