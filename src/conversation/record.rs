@@ -91,7 +91,11 @@ pub fn started(ex: &Exchange) -> Message {
         functions_called: Vec::new(),
         answered: None,
     };
-    message(ex, &outcome)
+    // Whether the sources held an answer is known only at its end.
+    let mut started = message(ex, &outcome);
+    started.answered = None;
+    started.meta["answered"] = serde_json::Value::Null;
+    started
 }
 
 /// Stores the message (over its `started` record when `replace`), and on an escalation the

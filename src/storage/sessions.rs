@@ -270,10 +270,12 @@ impl Store {
 
     async fn write_message(&self, m: &Message, replace: bool) -> ApiResult<()> {
         let row = MessageRow::from(m);
-        let mut insert = Sql::insert(&row, Vec::new());
-        if replace {
-            insert.replace_on_conflict();
-        }
+        // Over the `streaming` record, which a rating given meanwhile refers to.
+        let insert = if replace {
+            Sql::overwrite(&row)
+        } else {
+            Sql::insert(&row, Vec::new())
+        };
         let insert = self.prepare(&insert)?;
         let mut touch =
             Sql::update_columns(&SESSIONS, vec![("modified_at", Arg::Text(&m.modified_at))]);

@@ -181,11 +181,23 @@ impl<'a> Sql<'a> {
         sql
     }
 
-    /// Turns an `insert` into `INSERT OR REPLACE`: the row replaces one with the same key.
-    pub fn replace_on_conflict(&mut self) {
-        self.text = self
-            .text
-            .replacen("INSERT INTO", "INSERT OR REPLACE INTO", 1);
+    /// `insert`, or, when a row with the same key exists, every written column of that row
+    /// overwritten. Unlike `INSERT OR REPLACE`, which deletes the old row first, rows referring
+    /// to it (`ON DELETE CASCADE`: a message's rating) stay.
+    pub fn overwrite<R: Row>(row: &'a R) -> Self {
+        let mut sql = Self::insert(row, Vec::new());
+        let keys: Vec<&str> = R::TABLE.with_role(Role::Key).map(|(_, c)| c.name).collect();
+        let sets: Vec<String> = R::TABLE
+            .written()
+            .filter(|(_, c)| c.role != Role::Key)
+            .map(|(_, c)| format!("{0} = excluded.{0}", c.name))
+            .collect();
+        sql.push(&format!(
+            " ON CONFLICT ({}) DO UPDATE SET {}",
+            keys.join(", "),
+            sets.join(", ")
+        ));
+        sql
     }
 
     /// `INSERT INTO t (every written column) SELECT ?1, ...`, for an insert that a condition
@@ -605,6 +617,27 @@ mod tests {
              WHERE uuid = ?5 AND owner = ?6"
         );
         assert_eq!(texts(&sql), ["n", "3", "NULL", "m", "u", "o"]);
+        check_count(&sql);
+    }
+
+    #[test]
+    fn overwrite_writes_every_column_but_the_key_on_a_conflict() {
+        let row = thing();
+        let sql = Sql::overwrite(&row);
+        assert!(
+            sql.text().starts_with("INSERT INTO things ("),
+            "{}",
+            sql.text()
+        );
+        assert!(
+            sql.text().ends_with(
+                "ON CONFLICT (uuid) DO UPDATE SET owner = excluded.owner, type = excluded.type, \
+             name = excluded.name, size = excluded.size, note = excluded.note, \
+             created_at = excluded.created_at, modified_at = excluded.modified_at"
+            ),
+            "{}",
+            sql.text()
+        );
         check_count(&sql);
     }
 

@@ -214,6 +214,20 @@ test("stop ends an answer on purpose: stored with what was said, finish_reason s
   assert.equal(next.text, "You asked: and now?.");
 });
 
+test("a rating given while the answer streams stays once the answer has ended", async () => {
+  const session = await newSession();
+  const { uuid, reading } = await longAnswerStarted(session);
+  assert.equal((await api.get(`/message/${uuid}`)).json.answered, null, "not known before the end");
+  const rated = await api.post(`/message/${uuid}/feedback`, { body: { rating: "down", comment: "too long" } });
+  assert.equal(rated.status, 200, rated.text);
+  await reading;
+  const done = await ended(uuid);
+  assert.equal(done.finish_reason, "stop");
+  assert.ok(done.response.includes("word199"));
+  assert.equal(done.feedback?.rating, "down", JSON.stringify(done.feedback));
+  assert.equal(done.feedback?.comment, "too long");
+});
+
 test("a message still being answered is not deleted (409, alone or in a list) and stays deleted once its end is past", async () => {
   const session = await newSession();
   const { uuid, reading } = await longAnswerStarted(session);
