@@ -45,6 +45,11 @@ pub fn answered(ex: &Exchange, outcome: &Outcome) -> bool {
 
 /// The message an exchange ends as. Usage is the provider's count, else an estimate.
 pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
+    written(ex, outcome, Some(answered(ex, outcome)))
+}
+
+/// The message as stored, with `answered` as decided (`None` until the answer ends).
+fn written(ex: &Exchange, outcome: &Outcome, answered: Option<bool>) -> Message {
     let usage = outcome.usage.unwrap_or_else(|| {
         let prompt_tokens = ex.prompt.prompt_tokens as u64;
         let completion_tokens = estimate_tokens(&outcome.text) as u64;
@@ -54,7 +59,6 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
             total_tokens: prompt_tokens + completion_tokens,
         }
     });
-    let answered = answered(ex, outcome);
     Message {
         uuid: ex.message_uuid.clone(),
         kind: MessageKind::Answer,
@@ -73,7 +77,7 @@ pub fn message(ex: &Exchange, outcome: &Outcome) -> Message {
             "usage": usage,
             "answered": answered,
         }),
-        answered: Some(answered),
+        answered,
         feedback: None,
         created_at: ex.created_at.clone(),
         modified_at: time::now(),
@@ -92,10 +96,7 @@ pub fn started(ex: &Exchange) -> Message {
         answered: None,
     };
     // Whether the sources held an answer is known only at its end.
-    let mut started = message(ex, &outcome);
-    started.answered = None;
-    started.meta["answered"] = serde_json::Value::Null;
-    started
+    written(ex, &outcome, None)
 }
 
 /// Stores the message (over its `started` record when `replace`), and on an escalation the

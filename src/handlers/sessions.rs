@@ -1,3 +1,4 @@
+use super::feedback::query_param;
 use super::{new_uuid, owned_chatbot};
 use crate::app::http::{json_response, success_response};
 use crate::app::Call;
@@ -78,13 +79,10 @@ pub async fn list(call: Call) -> ApiResult<Response> {
     let chatbot_uuid = call.uuid_param(0, "chatbot")?;
     owned_chatbot(&call.store, call.account()?, &chatbot_uuid).await?;
     let (start, end) = time_range_params(&call)?;
-    let url = call.req.url()?;
-    let param = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
-    let page = SessionPage::from_params(param("limit").as_deref(), param("after").as_deref())?;
+    let page = SessionPage::from_params(
+        query_param(&call, "limit")?.as_deref(),
+        query_param(&call, "after")?.as_deref(),
+    )?;
     let mut sessions = call
         .store
         .list_sessions(&chatbot_uuid, (start.as_deref(), end.as_deref()), &page)
@@ -95,7 +93,7 @@ pub async fn list(call: Call) -> ApiResult<Response> {
         sessions.iter().map(|(s, _)| s.to_json()).collect(),
     ))?;
     if let (true, Some((_, last))) = (more, sessions.last()) {
-        let next = next_page(url, last);
+        let next = next_page(call.req.url()?, last);
         response
             .headers_mut()
             .set("Link", &format!("<{next}>; rel=\"next\""))?;

@@ -1,11 +1,10 @@
 use super::table::{table, Sql};
-use super::{batch_rows, changes, json_object as object, object_text, Arg, Store};
+use super::{changes, json_object as object, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, SessionCursor, SessionPage,
 };
 use edgechat_core::knowledge::tokens::estimate_tokens;
-use serde::Deserialize;
 use serde_json::Value;
 
 table! {
@@ -16,12 +15,15 @@ table! {
         set meta_json: String,
         fixed created_at: String,
         set modified_at: String,
+        computed seq: i64 = "{t}.rowid",
     }
 }
 
 impl From<&Session> for SessionRow {
     fn from(s: &Session) -> Self {
         SessionRow {
+            // Read only: where the database stored it (`list_sessions`' cursor).
+            seq: 0,
             uuid: s.uuid.clone(),
             chatbot_uuid: s.chatbot_uuid.clone(),
             initial_variables_json: s.initial_variables.as_ref().map(object_text),
@@ -145,49 +147,36 @@ impl Store {
     /// Sessions of a chatbot created between `start` and `end` inclusive (either may be open),
     /// by creation time, then as stored: the `page`'s, and one more when there are more. Each
     /// comes with the cursor of the page after it: its creation time and its place in the
-    /// stored order, which stays meaningful when the session itself is deleted meanwhile.
+    /// stored order (`seq`), which stays meaningful when the session itself is deleted.
     pub async fn list_sessions(
         &self,
         chatbot_uuid: &str,
         (start, end): (Option<&str>, Option<&str>),
         page: &SessionPage,
     ) -> ApiResult<Vec<(Session, SessionCursor)>> {
-        #[derive(Deserialize)]
-        struct Seq {
-            seq: i64,
-        }
         let after = page.after.as_ref();
-        let args = [
-            Arg::Text(chatbot_uuid),
-            start.map_or(Arg::Null, Arg::Text),
-            end.map_or(Arg::Null, Arg::Text),
-            after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
-            after.map_or(Arg::Null, |a| Arg::Int(a.seq)),
-            Arg::Int(page.limit as i64 + 1),
-        ];
-        let listed = |columns: &str| {
-            format!(
-                "SELECT {columns} FROM sessions s WHERE s.chatbot_uuid = ?1 \
-                 AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
-                 AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 AND s.rowid > ?5)) \
-                 ORDER BY s.created_at, s.rowid LIMIT ?6"
+        let rows: Vec<SessionRow> = self
+            .rows(
+                &format!(
+                    "SELECT {} FROM sessions s WHERE s.chatbot_uuid = ?1 \
+                     AND (?2 IS NULL OR s.created_at >= ?2) AND (?3 IS NULL OR s.created_at <= ?3) \
+                     AND (?4 IS NULL OR s.created_at > ?4 OR (s.created_at = ?4 AND s.rowid > ?5)) \
+                     ORDER BY s.created_at, s.rowid LIMIT ?6",
+                    SESSIONS.select("s")
+                ),
+                &[
+                    Arg::Text(chatbot_uuid),
+                    start.map_or(Arg::Null, Arg::Text),
+                    end.map_or(Arg::Null, Arg::Text),
+                    after.map_or(Arg::Null, |a| Arg::Text(&a.created_at)),
+                    after.map_or(Arg::Null, |a| Arg::Int(a.seq)),
+                    Arg::Int(page.limit as i64 + 1),
+                ],
             )
-        };
-        // The records and their places in one batch: one read, one snapshot.
-        let statements = vec![
-            self.statement(&listed(&SESSIONS.select("s")), &args)?,
-            self.statement(&listed("s.rowid AS seq"), &args)?,
-        ];
-        let results = self
-            .batch(statements, || {
-                ApiError::internal("listing sessions conflicted")
-            })
             .await?;
-        let rows: Vec<SessionRow> = batch_rows(&results, 0)?;
-        let seqs: Vec<Seq> = batch_rows(&results, 1)?;
         rows.into_iter()
-            .zip(seqs)
-            .map(|(row, Seq { seq })| {
+            .map(|row| {
+                let seq = row.seq;
                 let session = Session::try_from(row)?;
                 let cursor = SessionCursor {
                     created_at: session.created_at.clone(),

@@ -185,19 +185,8 @@ impl<'a> Sql<'a> {
     /// overwritten. Unlike `INSERT OR REPLACE`, which deletes the old row first, rows referring
     /// to it (`ON DELETE CASCADE`: a message's rating) stay.
     pub fn overwrite<R: Row>(row: &'a R) -> Self {
-        let mut sql = Self::insert(row, Vec::new());
-        let keys: Vec<&str> = R::TABLE.with_role(Role::Key).map(|(_, c)| c.name).collect();
-        let sets: Vec<String> = R::TABLE
-            .written()
-            .filter(|(_, c)| c.role != Role::Key)
-            .map(|(_, c)| format!("{0} = excluded.{0}", c.name))
-            .collect();
-        sql.push(&format!(
-            " ON CONFLICT ({}) DO UPDATE SET {}",
-            keys.join(", "),
-            sets.join(", ")
-        ));
-        sql
+        let columns = R::TABLE.written().filter(|(_, c)| c.role != Role::Key);
+        Self::insert_or_update(row, columns)
     }
 
     /// `INSERT INTO t (every written column) SELECT ?1, ...`, for an insert that a condition
@@ -228,10 +217,17 @@ impl<'a> Sql<'a> {
     /// An insert that, for a row whose key exists already, updates that row's `set` columns
     /// instead.
     pub fn upsert<R: Row>(row: &'a R) -> Self {
+        Self::insert_or_update(row, R::TABLE.with_role(Role::Set))
+    }
+
+    /// `insert`, updating `columns` of the row whose key exists already.
+    fn insert_or_update<R: Row>(
+        row: &'a R,
+        columns: impl Iterator<Item = (usize, &'static Column)>,
+    ) -> Self {
         let mut sql = Self::insert(row, Vec::new());
         let keys: Vec<&str> = R::TABLE.with_role(Role::Key).map(|(_, c)| c.name).collect();
-        let sets: Vec<String> = R::TABLE
-            .with_role(Role::Set)
+        let sets: Vec<String> = columns
             .map(|(_, c)| format!("{0} = excluded.{0}", c.name))
             .collect();
         sql.push(&format!(
