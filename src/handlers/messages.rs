@@ -7,7 +7,7 @@ use crate::platform::log;
 use crate::platform::rate_limit::{
     admit_messages, names as limit_names, release_messages, Decision,
 };
-use crate::providers;
+use crate::providers::{self, AnswerStream};
 use crate::storage::{KeyOwner, Owner, SearchIn, Store, TurnContext};
 use crate::webhooks;
 use edgechat_core::api::error::{ApiError, ApiResult};
@@ -492,17 +492,8 @@ pub(crate) async fn stream_answer(
     // the client leaves midway; background agents judge only after the stream has closed.
     call.ctx.wait_until(async move {
         let message_uuid = exchange.message_uuid.clone();
-        let live = output.kept();
-        let delivered = relay::deliver(&store, &env, &config, exchange, answer, output);
-        let delivered = match &claim {
-            Some(claim) => futures::join!(claim.watch(), delivered).1,
-            None => delivered.await,
-        };
-        if let Some(live) = live {
-            live.settle(delivered.is_ok());
-        }
-        drop(claim);
-        match delivered {
+        let delivered = run_to_end(&store, (&env, &config), exchange, (answer, output), claim);
+        match delivered.await {
             Ok(message) => after_answer(env, config, agents, message).await,
             // The session (or its chatbot) was deleted while it answered: nothing to keep.
             Err(ApiError::NotFound(_)) => {}
@@ -536,15 +527,35 @@ pub(crate) async fn collect_answer(
             Output::Collect,
         ),
     };
-    let live = output.kept();
-    let delivered = relay::deliver(
+    let message = run_to_end(
         &call.store,
-        &call.env,
-        &call.config,
+        (&call.env, &call.config),
         exchange,
-        answer,
-        output,
-    );
+        (answer, output),
+        claim,
+    )
+    .await?;
+    call.ctx.wait_until(after_answer(
+        call.env.clone(),
+        call.config.clone(),
+        agents,
+        message.clone(),
+    ));
+    Ok(message)
+}
+
+/// Produces the opened `answer` to its end into `output` and stores the message. Held by the
+/// session's `claim`, the answer is watched meanwhile (a stop, the runtime going away), its
+/// readers learn how it settled, and the session is let go only then.
+async fn run_to_end(
+    store: &Store,
+    (env, config): (&Env, &Config),
+    exchange: Exchange,
+    (answer, output): (AnswerStream, Output),
+    claim: Option<Claim>,
+) -> ApiResult<Message> {
+    let live = output.kept();
+    let delivered = relay::deliver(store, env, config, exchange, answer, output);
     let delivered = match &claim {
         Some(claim) => futures::join!(claim.watch(), delivered).1,
         None => delivered.await,
@@ -553,14 +564,7 @@ pub(crate) async fn collect_answer(
         live.settle(delivered.is_ok());
     }
     drop(claim);
-    let message = delivered?;
-    call.ctx.wait_until(after_answer(
-        call.env.clone(),
-        call.config.clone(),
-        agents,
-        message.clone(),
-    ));
-    Ok(message)
+    delivered
 }
 
 /// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
