@@ -22,7 +22,7 @@ use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
 use edgechat_core::chat::followup::Context;
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::openai_compat::Sampling;
-use edgechat_core::chat::prompt::{assemble, Prompt, PromptInput, Turn};
+use edgechat_core::chat::prompt::{assemble, conversation_turns, Prompt, PromptInput};
 use edgechat_core::chat::routing::{
     agent_model, answering_agents, escalation_for, parse_route, profile, route_messages,
     ROUTE_MAX_TOKENS,
@@ -30,7 +30,7 @@ use edgechat_core::chat::routing::{
 use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
-use edgechat_core::domain::session::{Message, MessageKind, Session};
+use edgechat_core::domain::session::{Message, Session};
 use edgechat_core::domain::tool_function::ToolFunction;
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::time;
@@ -197,14 +197,7 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
             .unwrap_or_default()
             .human_requested_message
     });
-    let turns: Vec<Turn> = history
-        .into_iter()
-        .filter(|m| m.kind == MessageKind::Answer && !m.response.is_empty())
-        .map(|m| Turn {
-            query: m.query,
-            response: m.response,
-        })
-        .collect();
+    let turns = conversation_turns(history);
     let model = agent_model(&agent);
     let provider = if escalating {
         ChatProvider::Builtin

@@ -5,7 +5,8 @@ use crate::handlers::{live_chat, widget};
 use crate::platform::chat_session::{self, Claim, Room};
 use crate::platform::log;
 use crate::platform::rate_limit::{
-    admit_messages, names as limit_names, release_messages, Decision,
+    admit_message, admit_messages, names as limit_names, release_messages, Decision,
+    LIVE_CHAT_VISITOR_LIMIT,
 };
 use crate::providers::{self, AnswerStream};
 use crate::storage::{KeyOwner, Owner, SearchIn, Store, TurnContext};
@@ -66,6 +67,28 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
     Ok(widget::within_limits(settings, messages?)
         .err()
         .map(Plan::Limited))
+}
+
+/// Admits one more message while a person answers (live chat). The chatbot's `rate_limit`
+/// caps what its model is asked, so it does not count a conversation between people; an API
+/// key's requests still count, and a site visitor has a flood guard of its own
+/// (`LIVE_CHAT_VISITOR_LIMIT`), separate from its share of the chatbot's messages.
+async fn admit_live(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
+    let Caller::Visitor(visitor) = &call.caller else {
+        call.count_key().await?;
+        return Ok(None);
+    };
+    let name = limit_names::visitor_live_chat(&chatbot.uuid, &visitor.visitor_id);
+    Ok(
+        match admit_message(&call.env, &name, LIVE_CHAT_VISITOR_LIMIT).await? {
+            Decision::Admitted { .. } => None,
+            Decision::Limited { retry_after_secs } => Some(Plan::Limited(ApiError::RateLimited {
+                message: "Too many messages in a short time: wait a moment before sending more."
+                    .into(),
+                retry_after_secs,
+            })),
+        },
+    )
 }
 
 /// A message's turn as far as it can be read before the caller is checked: its question, and,
@@ -190,18 +213,18 @@ pub(crate) async fn begin_turn(
         searched,
     } = context;
     let history = given_history.unwrap_or(history);
-    let live = live_chat::is_active(&session);
-    if !live {
-        someone_answers(&query, &agents)?;
+    if live_chat::is_active(&session) {
+        if let Some(refused) = admit_live(call, &chatbot).await? {
+            return Ok(refused);
+        }
+        let message = live_chat::store_user_message(&call.store, &session, &query).await?;
+        return Ok(Plan::LiveChat(Box::new(message)));
     }
+    someone_answers(&query, &agents)?;
     // Before any model is asked anything (a route, a rewrite, an embedding): a refused
     // message costs the chatbot's provider nothing.
     if let Some(refused) = admit(call, &chatbot).await? {
         return Ok(refused);
-    }
-    if live {
-        let message = live_chat::store_user_message(&call.store, &session, &query).await?;
-        return Ok(Plan::LiveChat(Box::new(message)));
     }
     let previous = previous_agent(&history);
     let by_model = conversation::model_route(

@@ -6,7 +6,7 @@
 //! and readable again through `/message/{uuid}/stream`. The request is read in
 //! `edgechat_core::chat::openai_compat`; errors take OpenAI's shape (`app::handle`).
 
-use super::messages::{begin_turn, claim, collect_answer, stream_answer, Plan};
+use super::messages::{begin_turn, claim, collect_answer, stream_answer, stream_headers, Plan};
 use super::new_uuid;
 use crate::app::http::json_response;
 use crate::app::{Call, Caller};
@@ -168,6 +168,15 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         // A person answers in live chat: the question is stored, and no answer follows here.
         Ok(Plan::LiveChat(message)) => {
             super::messages::live_message_created(&call, &message);
+            if req.stream {
+                let mut encoder = openai_encoder(&req, created);
+                let body = encoder.openai_live_chat(&message.uuid, &message.session_uuid);
+                let headers = stream_headers(WireFormat::OpenAiChunks)?;
+                headers.set("X-Live-Chat", "active")?;
+                return Ok(Response::builder()
+                    .with_headers(headers)
+                    .fixed(body.into_bytes()));
+            }
             let mut answer = completion(&message, &req.chatbot_uuid, created, false);
             answer["live_chat"] = json!(true);
             return json_response(&answer);
@@ -178,10 +187,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     };
     exchange.sampling = req.sampling;
     if req.stream {
-        let mut encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
-        if req.include_usage {
-            encoder = encoder.with_usage_chunk();
-        }
+        let encoder = openai_encoder(&req, created);
         let answered = stream_answer(&call, exchange, agents, encoder, claim);
         return match answered.await {
             Ok(response) => Ok(response),
@@ -207,6 +213,16 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         created,
         show_citations,
     ))
+}
+
+/// The chunks' encoder for a streamed call, with a usage chunk of its own when asked.
+fn openai_encoder(req: &CompletionCall, created: i64) -> Encoder {
+    let encoder = Encoder::new(WireFormat::OpenAiChunks, &req.chatbot_uuid, created);
+    if req.include_usage {
+        encoder.with_usage_chunk()
+    } else {
+        encoder
+    }
 }
 
 /// A call that ends before any answer was stored leaves nothing behind, not even the session

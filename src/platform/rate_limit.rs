@@ -2,7 +2,9 @@
 //! named by what it counts) to admit one more message or request.
 
 use edgechat_core::api::error::{ApiError, ApiResult};
-pub use edgechat_core::domain::rate_limit::{Decision, Limit, WindowDecision};
+pub use edgechat_core::domain::rate_limit::{
+    Decision, Limit, WindowDecision, LIVE_CHAT_VISITOR_LIMIT,
+};
 use serde::de::DeserializeOwned;
 
 /// The object counting `name`.
@@ -148,6 +150,11 @@ pub mod names {
     /// One site visitor's messages on one chatbot.
     pub fn visitor_messages(chatbot_uuid: &str, visitor_id: &str) -> String {
         format!("{chatbot_uuid}/visitor/{visitor_id}")
+    }
+
+    /// One site visitor's messages on one chatbot while a person answers (live chat).
+    pub fn visitor_live_chat(chatbot_uuid: &str, visitor_id: &str) -> String {
+        format!("{chatbot_uuid}/visitor-live-chat/{visitor_id}")
     }
 
     /// New sessions of every visitor of a chatbot together.

@@ -75,6 +75,31 @@ test("history is carried across turns of a session and not across sessions", asy
   assert.deepEqual(fresh.messages.slice(1).map((m) => m.role), ["user"]);
 });
 
+test("what was said in live chat is part of the history once the assistant answers again", async () => {
+  const { session } = await setup();
+  await streamMessage(worker, key, session.uuid, "My name is Grace.");
+  await eventually(async () => (await api.get(`/session/${session.uuid}/messages`)).json.length === 1);
+  assert.equal((await api.post(`/session/${session.uuid}/live-chat/start`)).status, 200);
+  // Enough live-chat traffic to fill the stored history the turn reads, many times over.
+  for (let i = 0; i < 12; i++) {
+    assert.equal((await streamMessage(worker, key, session.uuid, `My order is ${700 + i}.`)).status, 202);
+    assert.equal((await api.post(`/session/${session.uuid}/live-chat/message`, { body: { text: `Order ${700 + i} ships tomorrow.` } })).status, 200);
+  }
+  assert.equal((await streamMessage(worker, key, session.uuid, "Thanks!")).status, 202);
+  assert.equal((await api.post(`/session/${session.uuid}/live-chat/end`)).status, 200);
+  const before = completionRequests().length;
+  await streamMessage(worker, key, session.uuid, "When does it ship?");
+  const [turn] = completionRequests().slice(before).filter((r) => r.messages.at(-1).content === "When does it ship?");
+  const said = turn.messages.slice(1).map((m) => [m.role, m.content]);
+  assert.deepEqual(said.slice(-4), [
+    ["user", "My order is 711."],
+    ["assistant", "Order 711 ships tomorrow."],
+    ["user", "Thanks!"],
+    ["user", "When does it ship?"],
+  ]);
+  assert.ok(!said.some(([, content]) => /assistant will answer|person has joined/i.test(content ?? "")), JSON.stringify(said));
+});
+
 test("a model failure before any output is 502 upstream_error and stores nothing", async () => {
   const { session } = await setup();
   const r = await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "please fail [500]" } });

@@ -172,6 +172,37 @@ test("openai client: a visitor token works for its own chatbot, in its own sessi
   }
 });
 
+test("openai client: in live chat the completion is empty and marked live_chat, streamed or not, and a visitor talking to a person is not held to the chatbot's message limit", async () => {
+  // The visitor's share of this limit is 1 message a minute.
+  const bot = await llmBot({ visibility: "public", rate_limit: [4, 60] });
+  const token = (await worker.request("POST", `/api/v1/widget/${bot.uuid}/token`, { body: {} })).json.token;
+  const session = await worker.request("POST", `/api/v1/chatbot/${bot.uuid}/session/create`, { key: token, body: {} });
+  assert.equal(session.status, 200, session.text);
+  assert.equal((await api.post(`/session/${session.json.uuid}/live-chat/start`)).status, 200);
+  const client = openai(token);
+  const metadata = { session_uuid: session.json.uuid };
+  for (let i = 0; i < 6; i++) {
+    const chunks = [];
+    const stream = await client.chat.completions.create({ model: bot.uuid, stream: true, metadata, messages: [{ role: "user", content: `line ${i}` }] });
+    for await (const chunk of stream) chunks.push(chunk);
+    assert.equal(chunks[0].live_chat, true, JSON.stringify(chunks));
+    assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join(""), "");
+    assert.equal(chunks.at(-1).choices[0].finish_reason, "stop");
+  }
+  const whole = await client.chat.completions.create({ model: bot.uuid, metadata, messages: [{ role: "user", content: "still there?" }] });
+  assert.equal(whole.live_chat, true);
+  assert.equal(whole.choices[0].message.content, "");
+  const stored = await messagesOf(api, session.json);
+  assert.deepEqual(stored.filter((m) => m.kind === "user").map((m) => m.query), ["line 0", "line 1", "line 2", "line 3", "line 4", "line 5", "still there?"]);
+  // Once the person hands back, the chatbot's limit applies again.
+  assert.equal((await api.post(`/session/${session.json.uuid}/live-chat/end`)).status, 200);
+  await client.chat.completions.create({ model: bot.uuid, metadata, messages: [{ role: "user", content: "hello" }] });
+  await assert.rejects(
+    client.chat.completions.create({ model: bot.uuid, metadata, messages: [{ role: "user", content: "hello again" }] }),
+    (err) => err instanceof OpenAI.RateLimitError,
+  );
+});
+
 test("openai client: errors in OpenAI's shape (bad key, unknown model, bad messages, rate limit)", async () => {
   const bot = await llmBot({ rate_limit: [1, 60], rate_limit_message: "Slow down." });
   await assert.rejects(openai("ec_not_a_key").chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "hi" }] }),

@@ -105,12 +105,13 @@ pub fn parse_rewrite(reply: &str) -> Option<String> {
         .then(|| line.to_string())
 }
 
-/// The previous answered exchange of `history` when `query` reads as its follow-up.
+/// The previous question of `history` when `query` reads as its follow-up: the last one
+/// answered, or written to a person in live chat (the conversation went on there).
 pub fn previous_exchange<'a>(query: &str, history: &'a [Message]) -> Option<&'a Message> {
     history
         .iter()
         .rev()
-        .find(|m| m.kind == MessageKind::Answer)
+        .find(|m| matches!(m.kind, MessageKind::Answer | MessageKind::User))
         .filter(|_| is_follow_up(query))
 }
 
@@ -201,6 +202,16 @@ mod tests {
         assert_eq!(c.terms, ["put", "unfinished", "changes", "aside"]);
         // A new question keeps nothing of the conversation.
         assert!(conversation_context("How do I rename a branch?", &history).is_empty());
+    }
+
+    #[test]
+    fn a_follow_up_after_live_chat_leans_on_what_was_written_there() {
+        let mut line = answer("My order 777 has not arrived", serde_json::json!({}));
+        line.kind = MessageKind::User;
+        line.response.clear();
+        let history = [answer("How do I pay by card?", serde_json::json!({})), line];
+        let c = conversation_context("and when does it ship?", &history);
+        assert!(c.terms.iter().any(|t| t == "arrived"), "{:?}", c.terms);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use crate::chat::completion::ChatMessage;
 use crate::domain::agent::AgentVariable;
+use crate::domain::session::{Message, MessageKind};
 use crate::knowledge::retrieve::Ranked;
 use crate::knowledge::tokens::estimate_tokens;
 use serde_json::{Map, Value};
@@ -16,6 +17,47 @@ use serde_json::{Map, Value};
 pub struct Turn {
     pub query: String,
     pub response: String,
+}
+
+/// A session's stored messages (oldest first) as the turns of the prompt's history. Answers
+/// are turns as they are; what was said while a person answered (live chat) is part of the
+/// conversation too: the user's lines and the person's replies are joined into turns, so
+/// that once the assistant answers again it knows what was said meanwhile. Announcements
+/// ("a person has joined") and answers that said nothing are left out.
+pub fn conversation_turns(messages: Vec<Message>) -> Vec<Turn> {
+    let mut turns = Vec::new();
+    let mut asked: Vec<String> = Vec::new();
+    let mut replied: Vec<String> = Vec::new();
+    let mut flush = |asked: &mut Vec<String>, replied: &mut Vec<String>| {
+        if !asked.is_empty() || !replied.is_empty() {
+            turns.push(Turn {
+                query: asked.join("\n"),
+                response: replied.join("\n"),
+            });
+        }
+        asked.clear();
+        replied.clear();
+    };
+    for message in messages {
+        match message.kind {
+            MessageKind::User => {
+                if !replied.is_empty() {
+                    flush(&mut asked, &mut replied);
+                }
+                asked.push(message.query);
+            }
+            MessageKind::Operator => replied.push(message.response),
+            MessageKind::Announcement => {}
+            MessageKind::Answer => {
+                flush(&mut asked, &mut replied);
+                if !message.response.is_empty() {
+                    flush(&mut vec![message.query], &mut vec![message.response]);
+                }
+            }
+        }
+    }
+    flush(&mut asked, &mut replied);
+    turns
 }
 
 pub fn variable_value(
@@ -90,7 +132,10 @@ impl Prompt {
             if !turn.query.is_empty() {
                 messages.push(ChatMessage::user(&turn.query));
             }
-            messages.push(ChatMessage::assistant(&turn.response));
+            // Nor has a question nobody answered (a user's last lines in live chat).
+            if !turn.response.is_empty() {
+                messages.push(ChatMessage::assistant(&turn.response));
+            }
         }
         messages.push(ChatMessage::user(&self.query));
         messages
@@ -247,6 +292,71 @@ mod tests {
         assert_eq!(
             fill_variables("keep {{ not a name }} and {{ open", &declared, None),
             "keep {{ not a name }} and {{ open"
+        );
+    }
+
+    fn stored(kind: MessageKind, query: &str, response: &str) -> Message {
+        let mut m = crate::domain::session::sample_message(
+            response,
+            crate::domain::session::FinishReason::Stop,
+            json!({}),
+            json!({}),
+        );
+        m.kind = kind;
+        m.query = query.to_string();
+        m
+    }
+
+    #[test]
+    fn what_was_said_in_live_chat_stays_in_the_history() {
+        use MessageKind::*;
+        let turns = conversation_turns(vec![
+            stored(Answer, "My name is Zelda.", "Hello Zelda."),
+            stored(Announcement, "", "A person has joined."),
+            stored(User, "My order is 777.", ""),
+            stored(User, "It has not arrived.", ""),
+            stored(Operator, "", "Order 777 ships tomorrow."),
+            stored(User, "Thanks!", ""),
+            stored(Announcement, "", "The assistant will answer from here on."),
+            stored(Answer, "Anything else?", ""),
+        ]);
+        let pairs: Vec<(&str, &str)> = turns
+            .iter()
+            .map(|t| (t.query.as_str(), t.response.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("My name is Zelda.", "Hello Zelda."),
+                (
+                    "My order is 777.\nIt has not arrived.",
+                    "Order 777 ships tomorrow."
+                ),
+                ("Thanks!", ""),
+            ]
+        );
+        // The unanswered line is sent as the user's, with no empty reply after it.
+        let prompt = Prompt {
+            system: "s".into(),
+            history: turns,
+            query: "When does it ship?".into(),
+            sources_used: 0,
+            prompt_tokens: 0,
+            answer_tokens: 0,
+        };
+        use crate::chat::completion::Role;
+        let roles: Vec<Role> = prompt.messages().iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::User
+            ]
         );
     }
 

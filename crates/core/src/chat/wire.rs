@@ -349,6 +349,23 @@ impl Encoder {
         }
     }
 
+    /// A turn a person answers (live chat) as Chat Completions chunks: the user's message
+    /// is stored and no words follow, so an opening chunk marked `live_chat: true` (as the
+    /// unstreamed completion is) and the finish, then `[DONE]`.
+    pub fn openai_live_chat(&mut self, message_uuid: &str, session_uuid: &str) -> String {
+        self.id = format!("chatcmpl-{message_uuid}");
+        let mut opening = self.chunk(json!({"role": "assistant", "content": ""}), None);
+        opening["session_uuid"] = json!(session_uuid);
+        opening["live_chat"] = json!(true);
+        let end = AnswerEvent::End {
+            message_uuid: message_uuid.to_string(),
+            finish_reason: "stop".into(),
+            usage: Value::Null,
+            answered: None,
+        };
+        format!("data: {opening}\n\n{}", self.openai(&end))
+    }
+
     fn chunk(&self, delta: Value, finish_reason: Option<&str>) -> Value {
         json!({
             "id": self.id,
@@ -720,6 +737,25 @@ mod tests {
             answered: None,
         });
         assert!(end.contains("\"finishReason\":\"other\""));
+    }
+
+    #[test]
+    fn a_live_chat_turn_streams_as_an_empty_completion_marked_live_chat() {
+        let body = Encoder::new(WireFormat::OpenAiChunks, "bot", 7)
+            .with_usage_chunk()
+            .openai_live_chat("m1", "s1");
+        let lines = data_lines(&body);
+        assert_eq!(lines.last().map(String::as_str), Some("[DONE]"));
+        let chunks: Vec<Value> = lines[..lines.len() - 1]
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert_eq!(chunks.len(), 3, "opening, finish, usage: {body}");
+        assert!(chunks.iter().all(|c| c["id"] == "chatcmpl-m1"));
+        assert_eq!(chunks[0]["live_chat"], true);
+        assert_eq!(chunks[0]["session_uuid"], "s1");
+        assert_eq!(chunks[1]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(chunks[2]["choices"], json!([]));
     }
 
     #[test]

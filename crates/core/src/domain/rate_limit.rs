@@ -14,6 +14,14 @@ pub struct Limit {
     pub window_secs: u32,
 }
 
+/// How many messages one site visitor may send in a minute while a person answers (live chat):
+/// the chatbot's own `rate_limit` guards its model's cost and does not apply there, but a
+/// visitor still cannot flood the operator's session.
+pub const LIVE_CHAT_VISITOR_LIMIT: Limit = Limit {
+    count: 30,
+    window_secs: 60,
+};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
