@@ -5,7 +5,7 @@
 use crate::app::Caller;
 use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::api::routes::{takes_visitor_tokens, Endpoint};
+use edgechat_core::api::routes::{named_by, takes_visitor_tokens, Endpoint, Named};
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
 use edgechat_core::domain::chatbot::{Chatbot, Visibility};
@@ -170,13 +170,14 @@ pub async fn preflight(
         .first()
         .and_then(|p| canonical_uuid(p))
         .ok_or_else(|| ApiError::NotFound("No resource with that uuid exists.".into()))?;
-    let chatbot = match endpoint {
-        Endpoint::WidgetToken | Endpoint::SessionCreate => store
+    let chatbot = match named_by(endpoint) {
+        Named::Chatbot => store
             .chatbot_for_visitors(&uuid)
             .await?
             .map(|(chatbot, _)| chatbot),
-        Endpoint::MessageGet | Endpoint::FeedbackCreate => store.chatbot_of_message(&uuid).await?,
-        _ => store.chatbot_of_session(&uuid).await?,
+        Named::Message => store.chatbot_of_message(&uuid).await?,
+        Named::Session => store.chatbot_of_session(&uuid).await?,
+        Named::Other => None,
     }
     .ok_or_else(|| ApiError::NotFound("No resource with that uuid exists.".into()))?;
     let settings = &chatbot.settings;

@@ -190,6 +190,17 @@ test("CORS preflights are answered for admitted sites only", async () => {
   assert.equal((await preflight(`/api/v1/session/${s.uuid}/message/stream`, SHOP)).status, 204);
   assert.equal((await preflight(`/api/v1/session/${s.uuid}/messages`, SHOP, "GET")).status, 204);
   assert.equal((await preflight(`/api/v1/session/${s.uuid}/message/stream`, OTHER)).status, 403);
+  // Every route a visitor's page calls, by what its uuid names: a session, or a message.
+  assert.equal((await preflight(`/api/v1/session/${s.uuid}/events`, SHOP, "GET")).status, 204);
+  const asked = await v.post(`/session/${s.uuid}/message/stream`, { body: { query: "hi" } });
+  const message = asked.headers.get("x-message-uuid");
+  assert.ok(message, asked.text);
+  for (const [route, method] of [["", "GET"], ["/stream", "GET"], ["/stop", "POST"], ["/feedback", "POST"]]) {
+    const answered = await preflight(`/api/v1/message/${message}${route}`, SHOP, method);
+    assert.equal(answered.status, 204, `${route}: ${answered.text}`);
+    assert.equal(answered.headers.get("access-control-allow-origin"), SHOP);
+    assert.equal((await preflight(`/api/v1/message/${message}${route}`, OTHER, method)).status, 403);
+  }
   // Routes visitors never use have no preflight: OPTIONS is not a method they take.
   expectError(assert, await preflight(`/api/v1/chatbot/${bot.uuid}`, SHOP, "GET"), 405, "method_not_allowed");
 

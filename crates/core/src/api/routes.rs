@@ -333,6 +333,33 @@ pub fn takes_visitor_tokens(endpoint: Endpoint) -> bool {
         || matches!(endpoint, OpenAiChatCompletions | OpenAiModels | OpenAiModel)
 }
 
+/// What the `{uuid}` in an endpoint's path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    Chatbot,
+    Session,
+    Message,
+    /// Anything else, or no uuid at all.
+    Other,
+}
+
+/// What `endpoint`'s `{uuid}` names, read from the segment before it in the route table
+/// (`/chatbot/{uuid}/...` and `/widget/{uuid}/...`: a chatbot), so a route added to the
+/// table is looked up by what its path says.
+pub fn named_by(endpoint: Endpoint) -> Named {
+    let Some(route) = ROUTES.iter().find(|r| r.endpoint == endpoint) else {
+        return Named::Other;
+    };
+    let mut segments = route.path.split('/');
+    let before = segments.by_ref().take_while(|s| *s != "{uuid}").last();
+    match before {
+        Some("chatbot" | "widget") => Named::Chatbot,
+        Some("session") => Named::Session,
+        Some("message") => Named::Message,
+        _ => Named::Other,
+    }
+}
+
 /// The route a CORS preflight (`OPTIONS` naming `requested_method`) asks about, when a site
 /// visitor's browser may call it from another origin.
 pub fn visitor_route(requested_method: &str, path: &str) -> Option<(Endpoint, Vec<String>)> {
@@ -509,6 +536,18 @@ mod tests {
         );
         assert_eq!(visitor_route("GET", &format!("/api/v1/chatbot/{id}")), None);
         assert_eq!(visitor_route("GET", "/api/v1/health"), None);
+    }
+
+    #[test]
+    fn every_visitor_route_names_a_chatbot_a_session_or_a_message() {
+        for endpoint in VISITOR_ENDPOINTS.iter().chain([&WidgetToken]) {
+            assert_ne!(named_by(*endpoint), Named::Other, "{endpoint:?}");
+        }
+        assert_eq!(named_by(MessageFollow), Named::Message);
+        assert_eq!(named_by(MessageStop), Named::Message);
+        assert_eq!(named_by(SessionEvents), Named::Session);
+        assert_eq!(named_by(SessionCreate), Named::Chatbot);
+        assert_eq!(named_by(Health), Named::Other);
     }
 
     /// The OpenAPI document and the route table list exactly the same operations.
