@@ -89,9 +89,12 @@ async function withVisitor(work) {
       return work(visitor.token);
     }
     if (err.status === 404 && visitor.session) {
+      // A 404 is the session's or the chatbot's: a chatbot made private (or deleted) refuses
+      // the token too, and then the session is kept for when the chatbot is back.
+      await mint();
       visitor.session = undefined;
       save();
-      return work(await currentToken());
+      return work(visitor.token);
     }
     throw err;
   }
@@ -233,16 +236,18 @@ async function start() {
   let resuming = null;
   if (visitor.session) {
     try {
-      const messages = await withVisitor((token) => api("GET", `/session/${visitor.session}/messages`, { token }));
+      // A session that no longer exists has nothing to show.
+      const history = (token) => visitor.session ? api("GET", `/session/${visitor.session}/messages`, { token }) : [];
+      const messages = await withVisitor(history);
       for (const m of messages) {
         shown.add(m.uuid);
         if (m.kind === "answer" && m.finish_reason === "streaming") resuming = resume(m);
         else conversation.addStored(m);
       }
       listen();
-    } catch {
-      visitor.session = undefined;
-      save();
+    } catch (err) {
+      // The session is kept: the next question (or load) finds it again.
+      notice(`The conversation could not be loaded. ${err.message ?? ""}`.trim(), { error: true });
     }
   }
   $("question").disabled = false;

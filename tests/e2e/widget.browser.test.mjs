@@ -156,6 +156,35 @@ test("a hybrid chatbot answers on its allowed site only, and a private one nowhe
   }
 });
 
+test("a conversation outlasts its chatbot being closed to visitors for a while", async (t) => {
+  const bot = await chatbot({ visibility: "public" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  try {
+    await page.goto(`${siteA.base}/iframe?bot=${bot.uuid}`);
+    const frame = page.frameLocator("iframe[title='Chat with us']");
+    await frame.locator("#question:not([disabled])").waitFor();
+    await ask(frame, "Do you ship abroad?");
+    assert.match(await frame.locator(".msg-bot").first().textContent(), /40 countries/);
+
+    await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visibility: "private" } });
+    await ask(frame, "Hello?");
+    await frame.locator(".msg-note", { hasText: "No chatbot with that uuid exists." }).waitFor();
+
+    await owner.post(`/chatbot/${bot.uuid}/update`, { body: { visibility: "public" } });
+    await page.reload();
+    await frame.locator("#question:not([disabled])").waitFor();
+    // The same session, read back: the first exchange is still there.
+    await frame.locator(".msg-bot", { hasText: "40 countries" }).waitFor();
+    const sessions = (await owner.get(`/chatbot/${bot.uuid}/sessions`)).json;
+    assert.equal(sessions.length, 1, JSON.stringify(sessions));
+    await s.shot("conversation back after the chatbot reopened");
+    assert.deepEqual(originsOf(s.requests), [siteA.base, worker.base].sort());
+  } finally {
+    await s.close();
+  }
+});
+
 test("the visitor sees the chatbot's rate-limit message", async (t) => {
   const message = "We are busy right now, please come back in a few minutes.";
   const bot = await chatbot({ visibility: "public", rate_limit: [1, 360], rate_limit_message: message });
