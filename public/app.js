@@ -571,11 +571,15 @@ function drawChart(series) {
   const width = 600;
   const height = 160;
   const most = Math.max(1, ...series.map((d) => d.answered + d.unanswered));
-  const slot = width / series.length;
+  // The series lists only days with messages: each bar stands at its own day, so a quiet
+  // day is a gap rather than the next day's bar moved up.
+  const dayOf = (d) => Math.round((Date.parse(d.date) - Date.parse(series[0].date)) / 86_400_000);
+  const days = dayOf(series[series.length - 1]) + 1;
+  const slot = width / days;
   const bar = Math.max(2, slot * 0.7);
-  const picture = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, role: "img", "aria-label": `Answers per day, ${series.length} days; the table below lists them.` });
-  series.forEach((d, i) => {
-    const x = i * slot + (slot - bar) / 2;
+  const picture = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, role: "img", "aria-label": `Answers per day, ${days} days; the table below lists the days with messages.` });
+  series.forEach((d) => {
+    const x = dayOf(d) * slot + (slot - bar) / 2;
     const answeredHeight = (d.answered / most) * height;
     const unansweredHeight = (d.unanswered / most) * height;
     const answered = svg("rect", { x, y: height - answeredHeight, width: bar, height: answeredHeight, class: "bar-answered" });
