@@ -38,15 +38,17 @@ impl Feedback {
     }
 }
 
-/// `{rating: "up" | "down", comment?}`.
+/// `{rating: "up" | "down", comment?}`; a `null` comment is none, as the record shows it.
 pub fn from_body(body: &Body) -> ApiResult<(Rating, Option<String>)> {
     let rating = body
         .opt_variant::<Rating>("rating")?
         .ok_or_else(|| ApiError::invalid("rating", "`rating` is required: \"up\" or \"down\"."))?;
-    let comment = body
-        .opt_str("comment", MAX_DESCRIPTION_CHARS)?
-        .map(|c| c.trim().to_string())
-        .filter(|c| !c.is_empty());
+    let comment = match body.raw("comment") {
+        Some(serde_json::Value::Null) => None,
+        _ => body.opt_str("comment", MAX_DESCRIPTION_CHARS)?,
+    }
+    .map(|c| c.trim().to_string())
+    .filter(|c| !c.is_empty());
     Ok((rating, comment))
 }
 
@@ -60,6 +62,9 @@ mod tests {
         let (rating, comment) = from_body(&Body(ok.as_object().unwrap())).unwrap();
         assert_eq!(rating, Rating::Down);
         assert_eq!(comment.as_deref(), Some("wrong price"));
+        let none = json!({"rating": "up", "comment": null});
+        let (_, comment) = from_body(&Body(none.as_object().unwrap())).unwrap();
+        assert_eq!(comment, None);
         for bad in [
             json!({}),
             json!({"rating": "meh"}),
