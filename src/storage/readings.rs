@@ -260,9 +260,12 @@ impl Store {
                 &[source],
             )?,
             self.statement(
+                // A page's meta says when it was checked and changed and how often it is
+                // refreshed, as a page read in one step says (`ingestion::read`); a file's not.
                 "UPDATE data_sources SET status = ?3, tokens = ?4, title = COALESCE(?5, title), \
-                 meta_json = json_remove(json_set(meta_json, '$.last_checked_at', ?6, '$.last_changed_at', \
-                   COALESCE(CASE WHEN page_hash = ?7 THEN json_extract(meta_json, '$.last_changed_at') END, ?6)), '$.error', '$.resumed'), \
+                 meta_json = json_remove(CASE WHEN type = 'link' THEN json_set(meta_json, '$.last_checked_at', ?6, '$.last_changed_at', \
+                   COALESCE(CASE WHEN page_hash = ?7 THEN json_extract(meta_json, '$.last_changed_at') END, ?6), \
+                   '$.refresh', COALESCE(refresh, 'never')) ELSE meta_json END, '$.error', '$.resumed'), \
                  modified_at = ?6, page_hash = ?7, etag = NULL, last_modified = NULL, ingest_run = NULL, step_failure = NULL \
                  WHERE uuid = ?1 AND ingest_run = ?2",
                 &[

@@ -21,6 +21,11 @@ before(async () => {
       res.writeHead(503, { "Content-Type": "text/plain" });
       return res.end("down for good");
     }
+    if (url.pathname === "/long") {
+      const text = largeText(600 * 1024, "The long page names the saffron heron.", 11);
+      res.writeHead(200, { "Content-Type": "text/html" });
+      return res.end(`<html><head><title>Long page</title></head><body>${text.split("\n\n").map((p) => `<p>${p}</p>`).join("")}</body></html>`);
+    }
     if (url.pathname === "/flaky") {
       res.writeHead(200, { "Content-Type": "text/html" });
       return res.end("<html><head><title>Third time</title></head><body><p>The persistent pangolin answers at last.</p></body></html>");
@@ -102,6 +107,26 @@ test("a step that fails twice then succeeds ends in success", async () => {
   const steps = assertStepsWithinLimits(done, ["fetch_page"]);
   assert.deepEqual(steps.map((s) => s.outcome), ["retry", "retry", "done"]);
   assert.ok((await search(bot, "persistent pangolin")).length > 0);
+});
+
+test("a page long enough to be read in slices says when it was checked and how often it is refreshed; a long file says neither", { timeout: 240_000 }, async () => {
+  const bot = await newChatbot(api, { name: "Long" });
+  const page = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/long`, refresh: "weekly" } });
+  assert.equal(page.status, 200, page.text);
+  const file = await upload(worker, key, bot.uuid, { name: "long.txt", bytes: Buffer.from(largeText(600 * 1024, "The long file names the umber gecko.", 12)), type: "text/plain" });
+  assert.equal(file.status, 200, file.text);
+  const [read, uploaded] = [await settled(api, page.json.uuid, 200_000), await settled(api, file.json.uuid, 200_000)];
+  for (const source of [read, uploaded]) {
+    assert.equal(source.status, "success", source.meta_json);
+    await assertIndexedOnce(source, bot.uuid);
+  }
+  assert.ok(assertStepsWithinLimits(read, ["fetch_page"]).some((s) => s.step !== "fetch_page"), "read in slices");
+  const meta = JSON.parse(read.meta_json);
+  assert.equal(meta.refresh, "weekly");
+  assert.match(meta.last_checked_at, /^\d{4}-/);
+  assert.match(meta.last_changed_at, /^\d{4}-/);
+  const fileMeta = JSON.parse(uploaded.meta_json);
+  assert.deepEqual([fileMeta.refresh, fileMeta.last_checked_at, fileMeta.last_changed_at], [undefined, undefined, undefined], uploaded.meta_json);
 });
 
 test("a step that always fails ends in error through the dead-letter queue, with the reason", async () => {
