@@ -225,6 +225,22 @@ test("a Q&A pair answers a paraphrase of its question alone", async () => {
   assert.equal(r.meta.answered, true);
 });
 
+test("a follow-up about the conversation's subject is not answered by a pair that shares only its own words", async () => {
+  const bot = await newChatbot(api, { name: "Billing help", show_citations: true });
+  for (const [question, answer] of [
+    ["How do I get a refund for my invoice?", "Refunds are paid back to the card you paid with, within 5 days of the request."],
+    ["How long does delivery of a parcel take?", "Parcels arrive in 3 days by courier."],
+  ]) {
+    assert.equal((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question, answer } })).status, 200);
+  }
+  const session = await newSession(api, bot);
+  const first = await ask(session, "How do I get a refund for my invoice?");
+  assert.match(first.response, /^Refunds are paid back/);
+  const followUp = await ask(session, "and how long does that take?");
+  assert.doesNotMatch(followUp.response, /Parcels/, followUp.response);
+  assert.match(followUp.response, /within 5 days/);
+});
+
 test("a Q&A pair answers a question that shares none of its words, said as customers say it, in English and German", async () => {
   const bot = await newChatbot(api, { name: "Parcels", show_citations: true });
   const pairs = [

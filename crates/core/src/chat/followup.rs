@@ -137,7 +137,15 @@ pub fn refers_back(query: &str) -> bool {
     let continues = CONTINUATIONS
         .iter()
         .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
-    continues || all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
+    continues || points_back(query)
+}
+
+/// Whether `query` has a word standing for something said before ("how long does that
+/// take?"): its subject is the conversation's, not a new one ("what about returns?").
+pub fn points_back(query: &str) -> bool {
+    words(query)
+        .iter()
+        .any(|w| BACK_REFERENCES.contains(&w.as_str()))
 }
 
 /// The terms of the conversation a follow-up `query` is searched with: the content terms of

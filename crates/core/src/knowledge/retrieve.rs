@@ -5,7 +5,7 @@
 use super::language::{fold, Language};
 use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
 use super::thesaurus;
-use crate::chat::followup::Context;
+use crate::chat::followup::{points_back, Context};
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -374,6 +374,11 @@ pub fn mark_follow_up_misses(
     }
 }
 
+/// What a passage holding none of the conversation's words keeps of its score when a
+/// follow-up points back at the conversation's subject: it may answer the follow-up's own
+/// words, but about something else.
+const OFF_TOPIC: f64 = 0.7;
+
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
 /// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
@@ -385,6 +390,19 @@ pub fn rank_in_context(
     let question = QuestionTerms::of(query);
     let language = question.language;
     let own = question.terms.clone();
+    // A follow-up whose subject is the conversation's ("how long does that take?") is not
+    // answered by a stored question that shares only its own words and none of the
+    // conversation's: "how long does delivery take?" after a question on refunds.
+    let topic: HashSet<String> = if points_back(query) {
+        context
+            .terms
+            .iter()
+            .map(|t| language.term(t))
+            .filter(|t| !own.contains(t))
+            .collect()
+    } else {
+        HashSet::new()
+    };
     let question = question.with(context.terms.iter().map(|t| language.term(t)));
     let query_set = &question.terms;
     let term_count = query_set.len() as f64;
@@ -454,8 +472,9 @@ pub fn rank_in_context(
             // Words of the query that no source holds ("in person", "could") say nothing about
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
+            let on_topic = topic.is_empty() || topic.iter().any(|t| chunk_stems.contains(t));
             let question_match =
-                if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
+                if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() && on_topic {
                     dice(&known, &question.stems_as_asked(&hit.heading))
                 } else {
                     0.0
@@ -463,6 +482,9 @@ pub fn rank_in_context(
             let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
+            }
+            if !on_topic {
+                score *= OFF_TOPIC;
             }
             Ranked {
                 hit,
@@ -820,6 +842,50 @@ mod tests {
         let ranked = rank("How long will my refund take?", hits, 2);
         assert_eq!(ranked[0].hit.id, 2);
         assert!(ranked[0].question_match > 0.5);
+    }
+
+    #[test]
+    fn a_follow_up_about_the_conversation_s_subject_is_not_answered_by_another_pair() {
+        let pairs = || {
+            vec![
+                hit(
+                    1,
+                    "qa",
+                    "qa",
+                    "How do I get a refund for my invoice?",
+                    "Refunds are paid back to your card within 5 days.",
+                    -7.5,
+                ),
+                hit(
+                    2,
+                    "qa",
+                    "qa",
+                    "How long does delivery of a parcel take?",
+                    "Parcels arrive in 3 days by courier.",
+                    -7.0,
+                ),
+                hit(
+                    3,
+                    "qa",
+                    "qa",
+                    "Can I return an item?",
+                    "Returns are free within 30 days.",
+                    -5.0,
+                ),
+            ]
+        };
+        let after_refund = Context {
+            terms: vec!["refund".into(), "invoice".into()],
+        };
+        let ranked = rank_in_context("and how long does that take?", &after_refund, pairs(), 3);
+        assert_eq!(ranked[0].hit.id, 1, "{ranked:?}");
+        assert!(ranked
+            .iter()
+            .all(|r| r.question_match < crate::chat::engine::QA_MATCH));
+        // A new subject in the conversation is matched by its own words, as before.
+        let ranked = rank_in_context("what about returns?", &after_refund, pairs(), 3);
+        let returns = ranked.iter().find(|r| r.hit.id == 3).expect("ranked");
+        assert!(returns.question_match >= crate::chat::engine::QA_MATCH);
     }
 
     #[test]
