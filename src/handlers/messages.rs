@@ -165,7 +165,7 @@ fn turn_query(body: &Map<String, Value>) -> ApiResult<String> {
 /// path or the agent and its prompt. Every read sits between the question and the first
 /// token, so the stored state (and, for most questions, their search: `read_turn`) comes in
 /// one D1 batch, and the message's limits are asked at once (`admit`), before any model is.
-async fn begin(call: &mut Call) -> ApiResult<Plan> {
+async fn begin(call: &mut Call, busy: Option<ApiError>) -> ApiResult<Plan> {
     let session_uuid = call.uuid_param(0, "session")?;
     // Read first but judged after the session: a bad body on someone else's session (or with
     // a wrong key) is still a 404 (or 401).
@@ -178,18 +178,20 @@ async fn begin(call: &mut Call) -> ApiResult<Plan> {
     };
     // The caller's account; for a site visitor, its own session's (see `widget`).
     let owner = widget::turn_owner(call, &session_uuid).await?;
-    begin_turn(call, owner, &session_uuid, query, (None, early)).await
+    begin_turn(call, owner, &session_uuid, query, (None, early), busy).await
 }
 
 /// `begin` once the session's owner is known. `given_history` replaces the session's stored
 /// messages as the prompt's history (a caller that keeps the conversation itself); `early` is
-/// the turn's read when it was made while the caller was checked (`EarlyTurn`).
+/// the turn's read when it was made while the caller was checked (`EarlyTurn`); `busy`, the
+/// 409 of a session still answering (`claim`).
 pub(crate) async fn begin_turn(
     call: &Call,
     owner: Owner<'_>,
     session_uuid: &str,
     query: ApiResult<String>,
     (given_history, early): (Option<Vec<Message>>, Option<Option<TurnContext>>),
+    busy: Option<ApiError>,
 ) -> ApiResult<Plan> {
     let context = match early {
         Some(context) => context,
@@ -219,6 +221,9 @@ pub(crate) async fn begin_turn(
         }
         let message = live_chat::store_user_message(&call.store, &session, &query).await?;
         return Ok(Plan::LiveChat(Box::new(message)));
+    }
+    if let Some(busy) = busy {
+        return Err(busy);
     }
     someone_answers(&query, &agents)?;
     // Before any model is asked anything (a route, a rewrite, an embedding): a refused
@@ -469,10 +474,14 @@ fn requested_format(call: &Call) -> ApiResult<WireFormat> {
     })
 }
 
-/// The session held for this turn, when the call runs in the session's object: a second
-/// message meanwhile is a 409.
-pub(crate) fn claim(call: &Call) -> ApiResult<Option<Claim>> {
-    call.room.as_ref().map(|room| room.claim()).transpose()
+/// The session held for this turn, when the call runs in the session's object; or, when the
+/// session is still answering another message, that 409 (`busy`): a message a person answers
+/// (live chat) is stored all the same, any other is refused with it (`begin_turn`).
+pub(crate) fn claim(call: &Call) -> (Option<Claim>, Option<ApiError>) {
+    match call.room.as_ref().map(|room| room.claim()).transpose() {
+        Ok(claim) => (claim, None),
+        Err(busy) => (None, Some(busy)),
+    }
 }
 
 /// Opens the answer and returns the response its pieces stream into as they are produced.
@@ -593,8 +602,8 @@ async fn run_to_end(
 /// `POST /session/{uuid}/message/stream`: the answer streamed as it is produced.
 pub async fn stream(mut call: Call) -> ApiResult<Response> {
     let format = requested_format(&call)?;
-    let claim = claim(&call)?;
-    let (exchange, agents) = match begin(&mut call).await {
+    let (claim, busy) = claim(&call);
+    let (exchange, agents) = match begin(&mut call, busy).await {
         Ok(Plan::Answer(ex, agents)) => (*ex, agents),
         Ok(Plan::LiveChat(message)) => {
             live_message_created(&call, &message);
@@ -609,8 +618,8 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
 /// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete
 /// (during live chat, the stored user message, with status 202).
 pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
-    let claim = claim(&call)?;
-    let (exchange, agents) = match begin(&mut call).await? {
+    let (claim, busy) = claim(&call);
+    let (exchange, agents) = match begin(&mut call, busy).await? {
         Plan::Answer(ex, agents) => (*ex, agents),
         Plan::LiveChat(message) => {
             live_message_created(&call, &message);

@@ -147,7 +147,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     let req = parse_call(&body)?;
     let asker = asker(&call, &req.chatbot_uuid)?;
     // In the session's object: the session answers one turn at a time (409 while busy).
-    let claim = claim(&call)?;
+    let (claim, busy) = claim(&call);
     let session_uuid = session_for(&call, &asker, &req).await?;
     // The conversation the client sends is the history, as with any Chat Completions API; a
     // call that sends only its question and names a session goes on from the stored one.
@@ -161,6 +161,7 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
         &session_uuid,
         Ok(req.query.clone()),
         (history, None),
+        busy,
     )
     .await;
     let (mut exchange, agents) = match plan {

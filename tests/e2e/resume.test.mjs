@@ -295,6 +295,19 @@ test("a session answers one message at a time: a second one meanwhile is a 409",
   assert.deepEqual(both.map((r) => r.status).sort(), [200, 409]);
 });
 
+test("once a person takes over, the user's message is stored even while the assistant's last answer still streams", async () => {
+  const session = await newSession();
+  const answering = api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "first [long]" } });
+  await eventually(async () => (await api.get(`/session/${session.uuid}/messages`)).json.length === 1);
+  assert.equal((await api.post(`/session/${session.uuid}/live-chat/start`)).status, 200);
+  const written = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "Are you a person?" } });
+  assert.equal(written.status, 202, written.text);
+  assert.equal(written.json.kind, "user");
+  assert.equal((await answering).json.finish_reason, "stop");
+  const list = (await api.get(`/session/${session.uuid}/messages`)).json;
+  assert.ok(list.some((m) => m.kind === "user" && m.query === "Are you a person?"), JSON.stringify(list));
+});
+
 test("a restart of the Worker mid-answer leaves a stored message that says it was interrupted", async () => {
   const session = await newSession();
   const first = await ask(session, "tell me everything [long]", {
