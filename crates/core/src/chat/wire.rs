@@ -556,6 +556,16 @@ mod tests {
             .collect()
     }
 
+    /// The chunks of an OpenAI stream, which must end with `[DONE]`.
+    fn openai_chunks(body: &str) -> Vec<Value> {
+        let lines = data_lines(body);
+        assert_eq!(lines.last().map(String::as_str), Some("[DONE]"));
+        lines[..lines.len() - 1]
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    }
+
     #[test]
     fn accept_header_selects_the_format() {
         assert_eq!(WireFormat::from_accept(None), WireFormat::Plain);
@@ -744,12 +754,7 @@ mod tests {
         let body = Encoder::new(WireFormat::OpenAiChunks, "bot", 7)
             .with_usage_chunk()
             .openai_live_chat("m1", "s1");
-        let lines = data_lines(&body);
-        assert_eq!(lines.last().map(String::as_str), Some("[DONE]"));
-        let chunks: Vec<Value> = lines[..lines.len() - 1]
-            .iter()
-            .map(|l| serde_json::from_str(l).expect("json"))
-            .collect();
+        let chunks = openai_chunks(&body);
         assert_eq!(chunks.len(), 3, "opening, finish, usage: {body}");
         assert!(chunks.iter().all(|c| c["id"] == "chatcmpl-m1"));
         assert_eq!(chunks[0]["live_chat"], true);
@@ -761,12 +766,7 @@ mod tests {
     #[test]
     fn openai_chunks_name_the_completion_and_end_with_done() {
         let body = WireFormat::OpenAiChunks.encode_all("bot", 7, &answer());
-        let lines = data_lines(&body);
-        assert_eq!(lines.last().map(String::as_str), Some("[DONE]"));
-        let chunks: Vec<Value> = lines[..lines.len() - 1]
-            .iter()
-            .map(|l| serde_json::from_str(l).expect("json"))
-            .collect();
+        let chunks = openai_chunks(&body);
         assert!(chunks.iter().all(|c| c["id"] == "chatcmpl-m1"
             && c["object"] == "chat.completion.chunk"
             && c["model"] == "bot"
