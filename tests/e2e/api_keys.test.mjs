@@ -283,7 +283,7 @@ test("a key that only reads sees a tool function's header values and URL passwor
   ];
   for (const f of listed) {
     assert.deepEqual(f.headers, { Authorization: "[hidden]" });
-    assert.equal(f.external_url, "https://shop:%5Bhidden%5D@orders.example/api");
+    assert.equal(f.external_url, "https://shop:[hidden]@orders.example/api");
     assert.equal(f.name, "orders");
   }
   const manager = client(worker, (await keyOf(admin, { scopes: ["manage"] })).key);

@@ -238,12 +238,24 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
 /// What a hidden credential reads as in `ToolFunction::to_json_hidden`.
 pub const HIDDEN: &str = "[hidden]";
 
+/// The URL with its password read as `HIDDEN`, written as is: `Url::set_password` would
+/// percent-encode its brackets (`%5Bhidden%5D`).
 fn hide_password(external_url: &str) -> String {
     match url::Url::parse(external_url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             // Only fails for URLs that cannot have a password, which this one has.
-            let _ = parsed.set_password(Some(HIDDEN));
-            parsed.to_string()
+            let _ = parsed.set_password(None);
+            let mut hidden = parsed.to_string();
+            // Without its password the URL reads `scheme://user@host...`, or `scheme://host...`
+            // when the user name is empty too.
+            let after_user = parsed.scheme().len() + "://".len() + parsed.username().len();
+            let marker = if parsed.username().is_empty() {
+                format!(":{HIDDEN}@")
+            } else {
+                format!(":{HIDDEN}")
+            };
+            hidden.insert_str(after_user, &marker);
+            hidden
         }
         _ => external_url.to_string(),
     }
@@ -352,12 +364,18 @@ mod tests {
             hidden["headers"],
             json!({"Authorization": HIDDEN, "X-Trace": HIDDEN})
         );
-        let url = hidden["external_url"].as_str().unwrap();
-        assert!(
-            !url.contains("s3cret") && url.starts_with("https://bot:"),
-            "{url}"
+        assert_eq!(
+            hidden["external_url"], "https://bot:[hidden]@x.example/q?a=1",
+            "the marker reads as written, not percent-encoded"
         );
-        assert!(url.ends_with("@x.example/q?a=1"), "{url}");
+        assert_eq!(
+            hide_password("https://:s3cret@x.example:8443/q"),
+            "https://:[hidden]@x.example:8443/q"
+        );
+        assert_eq!(
+            hide_password("http://b%40t:p%3Ass@x.example/"),
+            "http://b%40t:[hidden]@x.example/"
+        );
         assert_eq!(f.to_json()["headers"]["Authorization"], "Bearer live");
         let plain = ToolFunction {
             external_url: "https://x.example/".into(),
