@@ -1,9 +1,20 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startAccount, newChatbot, firstAgent, expectError, UUID_RE } from "./suite.mjs";
+import { startAccount, startModelAccount, newChatbot, firstAgent, expectError, UUID_RE } from "./suite.mjs";
 
 let worker, api;
 before(async () => ({ worker, api } = await startAccount()));
+
+// A Worker answering through the local model server, started by the first test that needs one.
+let answering;
+function modelWorker() {
+  answering ??= startModelAccount();
+  return answering;
+}
+
+/** The Chat Completions requests the model server received since `mark` (a count). */
+const modelRequests = (model, mark = 0) =>
+  model.requests.filter((r) => r.url === "/v1/chat/completions").slice(mark).map((r) => JSON.parse(r.body));
 
 const ORDER_LOOKUP = {
   name: "lookup_order",
@@ -82,4 +93,26 @@ test("only user-facing agents take tool functions; deleting an agent removes its
   const rows = await worker.sql(`SELECT COUNT(*) AS n FROM tool_functions WHERE agent_uuid = '${second.uuid}'`);
   assert.equal(rows[0].n, 0);
   assert.ok(agent.uuid);
+});
+
+test("OpenAI-compatible: a reply that only called tools ends no turn, so the question before it reaches the model", async () => {
+  const { model, api: m } = await modelWorker();
+  const bot = await newChatbot(m, { name: "Tool history" });
+  const mark = modelRequests(model).length;
+  const r = await m.post("/openai/chat/completions", {
+    body: {
+      model: bot.uuid,
+      messages: [
+        { role: "user", content: "hello" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "answer", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "call_1", content: "42" },
+        { role: "user", content: "and now?" },
+      ],
+    },
+  });
+  assert.equal(r.status, 200, r.text);
+  const [sent] = modelRequests(model, mark);
+  const asked = sent.messages.filter((x) => x.role !== "system");
+  assert.deepEqual(asked.map((x) => [x.role, x.content]), [["user", "hello\nand now?"]], "one turn, both questions");
+  assert.equal(r.json.choices[0].message.content, "You asked: hello and now?.");
 });

@@ -168,7 +168,12 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
         })?;
         let text = content_text(&m["content"], i)?;
         match role {
-            "user" | "assistant" => said.push((role.to_string(), text)),
+            "user" => said.push((role.to_string(), text)),
+            // A reply that only asked for tools (`content: null` beside `tool_calls`) said
+            // nothing to the user: it ends no turn, so the question before it stays with the
+            // one after, as when the caller's tool traffic is left out.
+            "assistant" if text.trim().is_empty() => {}
+            "assistant" => said.push((role.to_string(), text)),
             // The chatbot's agents bring their own instructions; tool traffic is the caller's.
             "system" | "developer" | "tool" | "function" => {}
             _ => {
@@ -315,6 +320,35 @@ mod tests {
                     "Thanks Ada\nAnything else?".to_string()
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn a_reply_that_only_called_tools_ends_no_turn() {
+        let c = call(json!({"model": BOT, "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "answer", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "42"},
+            {"role": "user", "content": "and now?"},
+        ]}))
+        .expect("valid");
+        assert_eq!(c.query, "hello\nand now?");
+        assert_eq!(c.history, Vec::new());
+        // After the tool, a reply with text is the answer to the question before it.
+        let c = call(json!({"model": BOT, "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "answer", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "42"},
+            {"role": "assistant", "content": "It is 42."},
+            {"role": "user", "content": "and now?"},
+        ]}))
+        .expect("valid");
+        assert_eq!(c.query, "and now?");
+        assert_eq!(
+            c.history,
+            vec![("hello".to_string(), "It is 42.".to_string())]
         );
     }
 
