@@ -26,7 +26,14 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         )));
     }
     let body = call.json_body().await?;
-    let function = apply(&body, None, new_uuid(), agent.uuid.clone(), time::now())?;
+    let function = apply(
+        &body,
+        None,
+        new_uuid(),
+        agent.uuid.clone(),
+        &call.config.private_access,
+        time::now(),
+    )?;
     if call.store.list_tool_functions(&agent.uuid).await?.len() >= MAX_TOOL_FUNCTIONS_PER_AGENT {
         return Err(ApiError::Conflict(format!(
             "An agent may have at most {MAX_TOOL_FUNCTIONS_PER_AGENT} tool functions."
@@ -55,6 +62,7 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
         Some(current),
         String::new(),
         String::new(),
+        &call.config.private_access,
         time::now(),
     )?;
     call.store.save_tool_function(&function).await?;

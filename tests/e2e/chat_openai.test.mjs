@@ -256,17 +256,22 @@ test("with a model provider, a background agent judges its tags in one structure
   assert.equal(judging[0].temperature, 0);
 });
 
-test("a tool on a private address is refused without ALLOW_PRIVATE_URLS, and the model is told", async () => {
+test("a tool on a private address is refused when saved without ALLOW_PRIVATE_URLS, as a webhook is", async () => {
   const tool = await startServer(async (req, res) => { res.writeHead(200); res.end("secret internal data"); });
   const { worker: strict, api: a } = await startAccount({ vars: { ...modelVars(model), ALLOW_PRIVATE_URLS: "false" } });
   try {
     const bot = await newChatbot(a, { name: "Strict tools" });
     const agent = await firstAgent(a, bot);
-    assert.equal((await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "internal", external_url: `${tool.base}/data` } })).status, 200);
-    const session = await newSession(a, bot);
-    const r = await a.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "fetch it [tool:internal]" } });
-    assert.equal(r.status, 200, r.text);
-    assert.match(r.json.response, /Tool said: Error: the tool could not be called\. The URL points to a private/);
+    for (const external_url of [`${tool.base}/data`, "http://127.0.0.1:9/x", "http://localhost/x"]) {
+      const refused = expectError(assert, await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "internal", external_url } }), 400, "invalid_request", "external_url");
+      assert.match(refused.message, /^The URL points to a private, loopback or link-local address/, external_url);
+      const hook = expectError(assert, await a.post(`/chatbot/${bot.uuid}/webhook/create`, { body: { url: external_url, events: ["message.created"] } }), 400, "invalid_request", "url");
+      assert.equal(hook.message, refused.message, "the webhooks' rule, in the same words");
+    }
+    assert.deepEqual((await a.get(`/agent/${agent.uuid}/tool-functions`)).json, [], "nothing stored");
+    const f = (await a.post(`/agent/${agent.uuid}/tool-function/create`, { body: { name: "public", external_url: "https://api.example.com/x" } })).json;
+    expectError(assert, await a.post(`/tool-function/${f.uuid}/update`, { body: { external_url: `${tool.base}/data` } }), 400, "invalid_request", "external_url");
+    assert.equal((await a.get(`/agent/${agent.uuid}/tool-functions`)).json[0].external_url, "https://api.example.com/x", "an update refused keeps the record");
     assert.equal(tool.requests.length, 0, "the private address was never called");
   } finally {
     await strict.dispose();

@@ -4,6 +4,7 @@
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::validate::{Body, MAX_DESCRIPTION_CHARS};
 use crate::chat::completion::ToolSpec;
+use crate::knowledge::url_guard::{check_address, PrivateAccess};
 use crate::string_enum::string_enum;
 use serde_json::{json, Map, Value};
 
@@ -121,7 +122,9 @@ fn valid_header_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn parse_url(raw: &str) -> ApiResult<String> {
+/// An absolute http or https URL on an address the Worker may call: a private or loopback one
+/// is refused here, as for webhooks, rather than only when a model calls the function.
+fn parse_url(raw: &str, access: &PrivateAccess) -> ApiResult<String> {
     let url = crate::idn::parse_url(raw.trim()).map_err(|_| {
         ApiError::invalid(
             "external_url",
@@ -134,6 +137,7 @@ fn parse_url(raw: &str) -> ApiResult<String> {
             "`external_url` must be an absolute http or https URL.",
         ));
     }
+    check_address(&url, access).map_err(|reason| ApiError::invalid("external_url", reason))?;
     Ok(url.to_string())
 }
 
@@ -262,12 +266,14 @@ fn hide_password(external_url: &str) -> String {
 }
 
 /// Validates a create body (`name` and `external_url` required) or applies an update body over
-/// `current`.
+/// `current`. `access` is the operator's rule for private addresses (`ALLOW_PRIVATE_URLS`,
+/// `ALLOW_PRIVATE_HOSTS`).
 pub fn apply(
     body: &Map<String, Value>,
     current: Option<ToolFunction>,
     new_uuid: String,
     agent_uuid: String,
+    access: &PrivateAccess,
     now: String,
 ) -> ApiResult<ToolFunction> {
     let b = Body(body);
@@ -304,7 +310,7 @@ pub fn apply(
         f.enabled = e;
     }
     match b.opt_str("external_url", MAX_URL_CHARS)? {
-        Some(u) => f.external_url = parse_url(&u)?,
+        Some(u) => f.external_url = parse_url(&u, access)?,
         None if creating => {
             return Err(ApiError::invalid(
                 "external_url",
@@ -343,7 +349,14 @@ mod tests {
     }
 
     fn create(v: Value) -> ApiResult<ToolFunction> {
-        apply(&obj(v), None, "u".into(), "a".into(), "t".into())
+        apply(
+            &obj(v),
+            None,
+            "u".into(),
+            "a".into(),
+            &PrivateAccess::everything(),
+            "t".into(),
+        )
     }
 
     #[test]
@@ -356,6 +369,7 @@ mod tests {
             None,
             "u".into(),
             "a".into(),
+            &PrivateAccess::default(),
             "t".into(),
         )
         .unwrap();
@@ -461,6 +475,57 @@ mod tests {
     }
 
     #[test]
+    fn private_addresses_are_refused_unless_the_operator_allows_them() {
+        let with = |url: &str, access: &PrivateAccess| {
+            apply(
+                &obj(json!({"name": "f", "external_url": url})),
+                None,
+                "u".into(),
+                "a".into(),
+                access,
+                "t".into(),
+            )
+        };
+        let closed = PrivateAccess::default();
+        for url in [
+            "http://127.0.0.1:9/x",
+            "http://localhost/x",
+            "http://10.0.0.7/admin",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[::1]/x",
+            "https://bot:pw@192.168.1.1/x",
+        ] {
+            let err = with(url, &closed).expect_err(url);
+            assert_eq!(
+                (err.status(), err.field()),
+                (400, Some("external_url")),
+                "{url}"
+            );
+            assert!(
+                err.to_string().contains("private, loopback or link-local"),
+                "{url}: {err}"
+            );
+            assert!(with(url, &PrivateAccess::everything()).is_ok(), "{url}");
+        }
+        let one_host = PrivateAccess::from_settings(false, "127.0.0.1:9");
+        assert!(with("http://127.0.0.1:9/x", &one_host).is_ok());
+        assert!(with("http://127.0.0.1:10/x", &one_host).is_err());
+        // A public endpoint with credentials for it is still a tool's URL.
+        assert!(with("https://bot:pw@api.example.com/x", &closed).is_ok());
+        // An update that moves the URL to a private address keeps the record as it was.
+        let f = with("https://api.example.com/x", &closed).expect("public");
+        let moved = apply(
+            &obj(json!({"external_url": "http://localhost/x"})),
+            Some(f.clone()),
+            String::new(),
+            String::new(),
+            &closed,
+            "t2".into(),
+        );
+        assert_eq!(moved.unwrap_err().field(), Some("external_url"));
+    }
+
+    #[test]
     fn update_changes_only_what_is_sent() {
         let f = create(
             json!({"name": "f", "external_url": "https://x.example/", "headers": {"X-Key": "1"}}),
@@ -471,6 +536,7 @@ mod tests {
             Some(f.clone()),
             "ignored".into(),
             "ignored".into(),
+            &PrivateAccess::default(),
             "t2".into(),
         )
         .unwrap();

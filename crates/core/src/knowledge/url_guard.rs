@@ -123,19 +123,27 @@ pub fn check_url(raw: &str, access: &PrivateAccess) -> Result<Url, String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("URLs with a user name or password are not accepted.".to_string());
     }
+    check_address(&url, access)?;
+    Ok(url)
+}
+
+/// `Ok` when the URL's host is public or one the operator opened, else the reason in a
+/// sentence: the address rule of `check_url` alone, for a URL checked where it is saved (a
+/// tool function's, which may carry credentials for its endpoint).
+pub fn check_address(url: &Url, access: &PrivateAccess) -> Result<(), String> {
     let private = match url.host() {
         None => return Err("The URL has no host.".to_string()),
         Some(Host::Ipv4(ip)) => private_v4(ip),
         Some(Host::Ipv6(ip)) => private_v6(ip),
         Some(Host::Domain(name)) => private_name(name),
     };
-    if private && !access.permits(&url) {
+    if private && !access.permits(url) {
         return Err(
             "The URL points to a private, loopback or link-local address, which this service does not fetch."
                 .to_string(),
         );
     }
-    Ok(url)
+    Ok(())
 }
 
 #[cfg(test)]
