@@ -77,10 +77,41 @@ test("bad tool functions are refused naming the field, and nothing is stored", a
   for (const [body, field] of cases) {
     expectError(assert, await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: JSON.parse(JSON.stringify(body)) }), 400, "invalid_request", field);
   }
+  // Every schema under `parameters` is checked, and the message says where it is wrong.
+  const schemas = [
+    [{ opt: { type: "string", items: 5 } }, "`parameters.properties.opt`: `items` must be a schema object"],
+    [{ opt: { type: "string", enum: "notarray" } }, "`parameters.properties.opt`: `enum` must be a non-empty array"],
+    [{ opt: { type: "string", minLength: "x" } }, "`parameters.properties.opt`: `minLength` must be a number"],
+    [{ tags: { type: "array" } }, "`parameters.properties.tags`: an array needs `items`"],
+    [{ tags: { type: "array", items: { type: "object", properties: { n: { type: "when" } } } } }, "`parameters.properties.tags.items.properties.n`: `type` must be one of"],
+  ];
+  for (const [properties, message] of schemas) {
+    const err = expectError(assert, await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: { ...ORDER_LOOKUP, parameters: { type: "object", properties } } }), 400, "invalid_request", "parameters");
+    assert.ok(err.message.startsWith(message), `${err.message} should start with ${message}`);
+  }
   assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, []);
   const f = (await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: ORDER_LOOKUP })).json;
   expectError(assert, await api.post(`/tool-function/${f.uuid}/update`, { body: { external_url: "gopher://x" } }), 400, "invalid_request", "external_url");
   assert.equal((await api.get(`/agent/${agent.uuid}/tool-functions`)).json[0].external_url, ORDER_LOOKUP.external_url);
+  expectError(assert, await api.post(`/tool-function/${f.uuid}/update`, { body: { description: "changed", parameters: { type: "object", properties: { tags: { type: "array" } } } } }), 400, "invalid_request", "parameters");
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, [f], "a refused update keeps the record as it was");
+});
+
+test("a tool's parameter schema keeps its additionalProperties and nested schemas", async () => {
+  const { agent } = await agentOf();
+  const parameters = {
+    type: "object",
+    properties: {
+      tags: { type: "array", items: { type: "string", enum: ["a", "b"] }, minItems: 1 },
+      note: { type: ["string", "null"], maxLength: 200 },
+    },
+    required: ["tags"],
+    additionalProperties: false,
+  };
+  const r = await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: { ...ORDER_LOOKUP, parameters } });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json.parameters, parameters);
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json[0].parameters, parameters);
 });
 
 test("only user-facing agents take tool functions; deleting an agent removes its functions", async () => {

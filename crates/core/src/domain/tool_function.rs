@@ -28,6 +28,7 @@ string_enum! {
         Boolean = "boolean",
         Array = "array",
         Object = "object",
+        Null = "null",
     }
 }
 
@@ -168,10 +169,27 @@ fn parse_headers(value: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
     Ok(value.clone())
 }
 
-/// The seed's object schema: `{type: "object", properties: {name: {description, type}}, required}`.
+/// How deep schemas may nest in a function's parameters (an object in an array in an
+/// object ...), the top one counted.
+pub const MAX_SCHEMA_DEPTH: usize = 8;
+
+/// The keywords whose value is a number.
+const NUMERIC_KEYWORDS: [&str; 6] = [
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+];
+
+/// A function's arguments as a JSON object schema: `{type: "object", properties: {name:
+/// {type, description, ...}}, required, additionalProperties?}`. Every schema in it is checked
+/// (see `check_schema`), since the model provider gets it as it is stored and refuses a whole
+/// request over one bad schema (OpenAI: an array without `items`), which would fail every
+/// answer of the agent. The top level is kept as those four keys; the schemas under it as sent.
 pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
-    const FIELD: &str = "parameters";
-    let bad = |msg: String| ApiError::invalid(FIELD, msg);
+    let bad = |msg: String| ApiError::invalid(PARAMETERS, msg);
     let obj = value
         .as_object()
         .ok_or_else(|| bad("`parameters` must be an object schema.".into()))?;
@@ -179,64 +197,125 @@ pub fn parse_parameters(value: &Value) -> ApiResult<Value> {
         Some(Value::String(t)) if ParameterType::parse(t) == Some(ParameterType::Object) => {}
         _ => return Err(bad("`parameters.type` must be \"object\".".into())),
     }
-    let properties = match obj.get("properties") {
-        None => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
-        Some(_) => return Err(bad("`parameters.properties` must be an object.".into())),
+    check_schema(obj, PARAMETERS, 1)?;
+    let properties = obj
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    // The top level's names become JSON keys or query parameters of the call.
+    if let Some(name) = properties.keys().find(|name| !valid_name(name)) {
+        return Err(bad(format!("{name:?} is not a valid parameter name.")));
+    }
+    let required = obj.get("required").cloned().unwrap_or_else(|| json!([]));
+    let mut schema =
+        json!({"type": ParameterType::Object, "properties": properties, "required": required});
+    if let Some(additional) = obj.get("additionalProperties") {
+        schema["additionalProperties"] = additional.clone();
+    }
+    Ok(schema)
+}
+
+/// The field every error of a function's parameters names.
+const PARAMETERS: &str = "parameters";
+
+/// The types a schema's `type` names: one, or an array of several; `None` when it names none,
+/// or something else.
+fn schema_types(value: Option<&Value>) -> Option<Vec<ParameterType>> {
+    match value? {
+        Value::String(t) => Some(vec![ParameterType::parse(t)?]),
+        Value::Array(types) if !types.is_empty() => types
+            .iter()
+            .map(|t| t.as_str().and_then(ParameterType::parse))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Checks one schema at `path` (`parameters.properties.tags.items`) and those under it: `type`
+/// one of `ParameterType` (or an array of them), an array's `items` a schema, `enum` a
+/// non-empty array, `properties` schemas, `required` names of them, the length, size and range
+/// keywords numbers, `additionalProperties` a boolean or a schema. Other keywords pass as they
+/// are.
+fn check_schema(schema: &Map<String, Value>, path: &str, depth: usize) -> ApiResult<()> {
+    let bad = |msg: String| ApiError::invalid(PARAMETERS, format!("`{path}`: {msg}"));
+    if depth > MAX_SCHEMA_DEPTH {
+        return Err(bad(format!(
+            "schemas may nest at most {MAX_SCHEMA_DEPTH} levels deep."
+        )));
+    }
+    let types = schema_types(schema.get("type")).ok_or_else(|| {
+        bad(format!(
+            "`type` must be one of {} (or an array of them).",
+            ParameterType::NAMES.join(", ")
+        ))
+    })?;
+    if schema.get("description").is_some_and(|d| !d.is_string()) {
+        return Err(bad("`description` must be a string.".into()));
+    }
+    if let Some(keyword) = NUMERIC_KEYWORDS
+        .iter()
+        .find(|k| schema.get(**k).is_some_and(|v| !v.is_number()))
+    {
+        return Err(bad(format!("`{keyword}` must be a number.")));
+    }
+    match schema.get("enum") {
+        None => {}
+        Some(Value::Array(values)) if !values.is_empty() => {}
+        Some(_) => return Err(bad("`enum` must be a non-empty array.".into())),
+    }
+    match schema.get("items") {
+        Some(Value::Object(items)) => check_schema(items, &format!("{path}.items"), depth + 1)?,
+        Some(_) => return Err(bad("`items` must be a schema object.".into())),
+        None if types.contains(&ParameterType::Array) => {
+            return Err(bad(
+                "an array needs `items`, the schema of its elements.".into()
+            ))
+        }
+        None => {}
+    }
+    let no_properties = Map::new();
+    let properties = match schema.get("properties") {
+        None => &no_properties,
+        Some(Value::Object(p)) => p,
+        Some(_) => return Err(bad("`properties` must be an object of schemas.".into())),
     };
     if properties.len() > MAX_PARAMETERS {
         return Err(bad(format!(
-            "A function may take at most {MAX_PARAMETERS} parameters."
+            "an object may have at most {MAX_PARAMETERS} properties."
         )));
     }
-    for (name, spec) in &properties {
-        if !valid_name(name) {
-            return Err(bad(format!("{name:?} is not a valid parameter name.")));
-        }
-        let spec = spec.as_object().ok_or_else(|| {
-            bad(format!(
-                "The parameter {name:?} must be an object {{description, type}}."
-            ))
+    for (name, property) in properties {
+        let at = format!("{path}.properties.{name}");
+        let property = property.as_object().ok_or_else(|| {
+            ApiError::invalid(
+                PARAMETERS,
+                format!("`{at}`: must be a schema object {{type, description}}."),
+            )
         })?;
-        match spec.get("type") {
-            Some(Value::String(t)) if ParameterType::parse(t).is_some() => {}
-            _ => {
+        check_schema(property, &at, depth + 1)?;
+    }
+    let names_property = |name: &Value| name.as_str().is_some_and(|n| properties.contains_key(n));
+    match schema.get("required") {
+        None => {}
+        Some(Value::Array(names)) if names.iter().all(Value::is_string) => {
+            if let Some(unknown) = names.iter().find(|n| !names_property(n)) {
                 return Err(bad(format!(
-                    "The parameter {name:?} needs a `type`, one of: {}.",
-                    ParameterType::NAMES.join(", ")
-                )))
+                    "`required` names {unknown}, which is not in `properties`."
+                )));
             }
         }
-        match spec.get("description") {
-            None | Some(Value::String(_)) => {}
-            Some(_) => {
-                return Err(bad(format!(
-                    "The description of {name:?} must be a string."
-                )))
-            }
-        }
+        Some(_) => return Err(bad("`required` must be an array of property names.".into())),
     }
-    let required: Vec<String> = match obj.get("required") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| i.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                bad("`parameters.required` must be an array of parameter names.".into())
-            })?,
-        Some(_) => {
-            return Err(bad(
-                "`parameters.required` must be an array of parameter names.".into(),
-            ))
+    match schema.get("additionalProperties") {
+        None | Some(Value::Bool(_)) => Ok(()),
+        Some(Value::Object(extra)) => {
+            check_schema(extra, &format!("{path}.additionalProperties"), depth + 1)
         }
-    };
-    if let Some(unknown) = required.iter().find(|r| !properties.contains_key(*r)) {
-        return Err(bad(format!(
-            "`parameters.required` names {unknown:?}, which is not a parameter."
-        )));
+        Some(_) => Err(bad(
+            "`additionalProperties` must be true, false or a schema object.".into(),
+        )),
     }
-    Ok(json!({"type": ParameterType::Object, "properties": properties, "required": required}))
 }
 
 /// What a hidden credential reads as in `ToolFunction::to_json_hidden`.
@@ -523,6 +602,153 @@ mod tests {
             "t2".into(),
         );
         assert_eq!(moved.unwrap_err().field(), Some("external_url"));
+    }
+
+    #[test]
+    fn every_schema_in_the_parameters_is_checked_and_the_error_names_its_path() {
+        let refused = |properties: Value| {
+            let err = parse_parameters(&json!({"type": "object", "properties": properties}))
+                .expect_err("refused");
+            assert_eq!((err.status(), err.field()), (400, Some("parameters")));
+            err.to_string()
+        };
+        let cases = [
+            (
+                json!({"tags": {"type": "array"}}),
+                "`parameters.properties.tags`: an array needs `items`",
+            ),
+            (
+                json!({"opt": {"type": "string", "items": 5}}),
+                "`parameters.properties.opt`: `items` must be a schema object",
+            ),
+            (
+                json!({"opt": {"type": "string", "enum": "notarray"}}),
+                "`parameters.properties.opt`: `enum` must be a non-empty array",
+            ),
+            (
+                json!({"opt": {"type": "string", "enum": []}}),
+                "`enum` must be a non-empty array",
+            ),
+            (
+                json!({"opt": {"type": "string", "minLength": "x"}}),
+                "`parameters.properties.opt`: `minLength` must be a number",
+            ),
+            (
+                json!({"n": {"type": "integer", "maximum": null}}),
+                "`maximum` must be a number",
+            ),
+            (
+                json!({"when": {"type": "date"}}),
+                "`parameters.properties.when`: `type` must be one of",
+            ),
+            (
+                json!({"when": {"type": ["string", "date"]}}),
+                "`type` must be one of",
+            ),
+            (json!({"when": {"type": []}}), "`type` must be one of"),
+            (
+                json!({"ids": {"type": "array", "items": {"type": "array"}}}),
+                "`parameters.properties.ids.items`: an array needs `items`",
+            ),
+            (
+                json!({"ids": {"type": "array", "items": {"type": "object",
+                    "properties": {"n": {"type": "number", "minItems": true}}}}}),
+                "`parameters.properties.ids.items.properties.n`: `minItems` must be a number",
+            ),
+            (
+                json!({"o": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}}),
+                "`parameters.properties.o`: `required` names \"b\", which is not in `properties`",
+            ),
+            (
+                json!({"o": {"type": "object", "required": [1]}}),
+                "`required` must be an array of property names",
+            ),
+            (
+                json!({"o": {"type": "object", "properties": []}}),
+                "`properties` must be an object of schemas",
+            ),
+            (
+                json!({"o": {"type": "object", "properties": {"a": "string"}}}),
+                "`parameters.properties.o.properties.a`: must be a schema object",
+            ),
+            (
+                json!({"o": {"type": "object", "additionalProperties": "yes"}}),
+                "`additionalProperties` must be true, false or a schema object",
+            ),
+            (
+                json!({"o": {"type": "object", "additionalProperties": {"type": "array"}}}),
+                "`parameters.properties.o.additionalProperties`: an array needs `items`",
+            ),
+            (
+                json!({"d": {"type": "string", "description": 5}}),
+                "`description` must be a string",
+            ),
+        ];
+        for (properties, expected) in cases {
+            let message = refused(properties.clone());
+            assert!(message.contains(expected), "{properties}: {message}");
+        }
+        let mut deep = json!({"type": "string"});
+        for _ in 0..MAX_SCHEMA_DEPTH {
+            deep = json!({"type": "array", "items": deep});
+        }
+        assert!(refused(json!({"deep": deep})).contains("nest at most"));
+        let err = parse_parameters(&json!({"type": "object", "additionalProperties": 1}))
+            .expect_err("refused");
+        assert!(err
+            .to_string()
+            .contains("`parameters`: `additionalProperties`"));
+    }
+
+    #[test]
+    fn a_valid_schema_is_kept_with_its_additional_properties() {
+        let parameters = json!({
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]},
+                    "minItems": 1, "maxItems": 3, "description": "labels"},
+                "note": {"type": ["string", "null"], "maxLength": 200},
+                "size": {"type": "integer", "minimum": 0, "maximum": 10},
+                "address": {"type": "object", "properties": {"city": {"type": "string"}},
+                    "required": ["city"], "additionalProperties": false},
+                "extra": {"type": "object", "additionalProperties": {"type": "number"}},
+            },
+            "required": ["tags"],
+            "additionalProperties": false,
+        });
+        assert_eq!(parse_parameters(&parameters).expect("valid"), parameters);
+        let f = create(
+            json!({"name": "f", "external_url": "https://x.example/", "parameters": parameters}),
+        )
+        .expect("valid");
+        let sent = crate::chat::completion::openai::tool_json(&f.tool_spec());
+        assert_eq!(
+            sent["function"]["parameters"], parameters,
+            "forwarded as stored"
+        );
+        // A top level without `required` gets an empty one.
+        assert_eq!(
+            parse_parameters(&json!({"type": "object"})).expect("valid"),
+            json!({"type": "object", "properties": {}, "required": []})
+        );
+    }
+
+    #[test]
+    fn an_update_with_a_bad_schema_changes_nothing() {
+        let f = create(json!({"name": "f", "external_url": "https://x.example/"})).expect("valid");
+        let err = apply(
+            &obj(
+                json!({"description": "new", "parameters": {"type": "object",
+                "properties": {"tags": {"type": "array"}}}}),
+            ),
+            Some(f.clone()),
+            String::new(),
+            String::new(),
+            &PrivateAccess::default(),
+            "t2".into(),
+        )
+        .expect_err("refused");
+        assert_eq!(err.field(), Some("parameters"));
     }
 
     #[test]
