@@ -1,11 +1,12 @@
 //! Calling a tool function's endpoint for the model: the arguments as a JSON body (a query
 //! string for GET), the function's headers, a time limit and a size cap, and private addresses
 //! refused unless allowed. A tool that fails or hangs is reported to the model as text; it
-//! never fails the answer.
+//! never fails the answer. Arguments that are not a JSON object, or lack one the function
+//! requires, are reported the same way, and the endpoint is not called.
 
 use crate::platform::outbound::{self, Limits, Outgoing};
 use edgechat_core::chat::sse::truncate;
-use edgechat_core::chat::tools::{arguments_object, url_with_query, ToolCall};
+use edgechat_core::chat::tools::{parse_arguments, url_with_query, ToolCall};
 use edgechat_core::config::Config;
 use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use serde_json::Value;
@@ -42,7 +43,12 @@ pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -
     let Some(function) = functions.iter().find(|f| f.name == call.name && f.enabled) else {
         return format!("Error: there is no tool named {:?}.", call.name);
     };
-    let args = arguments_object(&call.arguments);
+    // Arguments that are not what the function takes are the model's mistake to correct: the
+    // endpoint would only be called with something it does not expect.
+    let args = match parse_arguments(&call.arguments, &function.parameters) {
+        Ok(args) => args,
+        Err(refusal) => return refusal,
+    };
     let (url, body) = if function.method == HttpMethod::Get {
         match url_with_query(&function.external_url, &args) {
             Some(u) => (u, None),

@@ -4,7 +4,10 @@
 // "[slow]" waits before the first token, "[late]" before answering at all (no headers yet), "[long]" streams many tokens slowly, "[bench:N]"
 // streams N tokens at the server's pace, "[hang]" never sends a token and "[stall]" goes
 // silent after three (both hold the connection until the caller drops it, recorded in
-// `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; anything else is answered with a short reply that names the question.
+// `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; "[tool:NAME]"
+// calls the tool NAME when it is offered (with `{"order_id": "A1"}`, or see "[badargs]" and
+// "[noargs]" below) and answers from its result; anything else is answered with a short reply
+// that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -69,7 +72,9 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       tokens = ["Tool said: ", String(final.content).slice(0, 120)];
     } else if (toolAsked && request.tools?.some((t) => t.function.name === toolAsked[1])) {
       res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: toolAsked[1], arguments: "" } }] } }] }));
-      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"order_id": "A1"}' } }] } }] }));
+      // "[badargs]" writes arguments that are not JSON, "[noargs]" an object without them.
+      const args = last.includes("[badargs]") ? "{not json" : last.includes("[noargs]") ? "{}" : '{"order_id": "A1"}';
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args } }] } }] }));
       res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }));
       res.write("data: [DONE]\n\n");
       return res.end();

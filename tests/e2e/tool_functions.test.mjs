@@ -1,6 +1,6 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startAccount, startModelAccount, newChatbot, firstAgent, expectError, UUID_RE } from "./suite.mjs";
+import { startAccount, startModelAccount, startServer, newChatbot, firstAgent, newSession, expectError, UUID_RE } from "./suite.mjs";
 
 let worker, api;
 before(async () => ({ worker, api } = await startAccount()));
@@ -146,4 +146,37 @@ test("OpenAI-compatible: a reply that only called tools ends no turn, so the que
   const asked = sent.messages.filter((x) => x.role !== "system");
   assert.deepEqual(asked.map((x) => [x.role, x.content]), [["user", "hello\nand now?"]], "one turn, both questions");
   assert.equal(r.json.choices[0].message.content, "You asked: hello and now?.");
+});
+
+/** A tool endpoint that answers `{"status": "shipped"}` (its requests in `requests`), and an agent with it as `lookup_order`. */
+async function shopWithTool(m, { path = "/ok", handler } = {}) {
+  const tool = await startServer(handler ?? (async (req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ status: "shipped" }));
+  }));
+  const bot = await newChatbot(m, { name: "Tool shop" });
+  const agent = await firstAgent(m, bot);
+  const made = await m.post(`/agent/${agent.uuid}/tool-function/create`, { body: { ...ORDER_LOOKUP, external_url: `${tool.base}${path}` } });
+  assert.equal(made.status, 200, made.text);
+  return { tool, bot, session: await newSession(m, bot) };
+}
+
+test("arguments that are not a JSON object, or lack a required one, are not sent: the model is told why", async () => {
+  const { api: m } = await modelWorker();
+  const { tool, session } = await shopWithTool(m);
+  const broken = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order] [badargs]" } });
+  assert.equal(broken.status, 200, broken.text);
+  assert.match(broken.json.response, /^Tool said: Error: the arguments are not valid JSON .*the tool was not called\.$/);
+  const [call] = JSON.parse(broken.json.meta_json).functions_called;
+  assert.deepEqual([call.name, call.arguments], ["lookup_order", "{not json"]);
+  assert.match(call.content, /^Error: the arguments are not valid JSON/);
+
+  const missing = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order] [noargs]" } });
+  assert.equal(missing.status, 200, missing.text);
+  assert.equal(missing.json.response, 'Tool said: Error: the required argument "order_id" is missing; the tool was not called.');
+  assert.deepEqual(tool.requests, [], "the endpoint was never called");
+
+  const fine = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order]" } });
+  assert.equal(fine.json.response, 'Tool said: {"status":"shipped"}');
+  assert.deepEqual(tool.requests.map((r) => JSON.parse(r.body)), [{ order_id: "A1" }]);
 });

@@ -53,11 +53,48 @@ impl ToolCallCollector {
     }
 }
 
-/// The arguments as an object; a model that wrote nothing or something else sends `{}`.
-pub fn arguments_object(arguments: &str) -> Map<String, Value> {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
+/// The arguments a model wrote, as the object the endpoint is called with, checked against the
+/// function's `parameters` schema: they must be a JSON object (a model that wrote nothing at
+/// all means none, `{}`) holding every property the schema's `required` lists. Otherwise the
+/// endpoint is not called, and the `Err` is the text the model gets back instead of a result,
+/// in the `Error: ...` form of every failed call, so it can correct itself.
+pub fn parse_arguments(arguments: &str, parameters: &Value) -> Result<Map<String, Value>, String> {
+    let not_called = "the tool was not called";
+    let object = if arguments.trim().is_empty() {
+        Map::new()
+    } else {
+        match serde_json::from_str::<Value>(arguments) {
+            Ok(Value::Object(object)) => object,
+            Ok(_) => {
+                return Err(format!(
+                    "Error: the arguments are not valid JSON for this tool: they must be a JSON \
+                     object; {not_called}."
+                ))
+            }
+            Err(err) => {
+                return Err(format!(
+                    "Error: the arguments are not valid JSON ({err}); {not_called}."
+                ))
+            }
+        }
+    };
+    let missing: Vec<String> = parameters["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !object.contains_key(*name))
+        .map(|name| format!("{name:?}"))
+        .collect();
+    match missing.as_slice() {
+        [] => Ok(object),
+        [one] => Err(format!(
+            "Error: the required argument {one} is missing; {not_called}."
+        )),
+        several => Err(format!(
+            "Error: the required arguments {} are missing; {not_called}.",
+            several.join(", ")
+        )),
     }
 }
 
@@ -81,6 +118,7 @@ pub fn url_with_query(base: &str, arguments: &Map<String, Value>) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn pieces_join_by_index() {
@@ -118,12 +156,58 @@ mod tests {
 
     #[test]
     fn arguments_and_query_strings() {
-        let args = arguments_object(r#"{"order": "A 1", "n": 2}"#);
+        let schema = json!({"type": "object", "properties": {}, "required": []});
+        let args = parse_arguments(r#"{"order": "A 1", "n": 2}"#, &schema).expect("valid");
         assert_eq!(
             url_with_query("https://x.example/o?k=v", &args).as_deref(),
             Some("https://x.example/o?k=v&n=2&order=A+1")
         );
-        assert!(arguments_object("not json").is_empty());
-        assert!(arguments_object("[1]").is_empty());
+        assert_eq!(parse_arguments("", &schema), Ok(Map::new()));
+        assert_eq!(parse_arguments(" {} ", &schema), Ok(Map::new()));
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_an_error_for_the_model() {
+        let schema = json!({"type": "object", "properties": {}, "required": []});
+        for bad in [
+            "{not json",
+            "not json",
+            "{\"a\": 1",
+            "[1]",
+            "\"text\"",
+            "42",
+            "null",
+        ] {
+            let err = parse_arguments(bad, &schema).expect_err(bad);
+            assert!(
+                err.starts_with("Error: the arguments are not valid JSON"),
+                "{bad}: {err}"
+            );
+            assert!(err.ends_with("the tool was not called."), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn missing_required_arguments_are_named() {
+        let schema = json!({"type": "object",
+            "properties": {"order_id": {"type": "string"}, "zip": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["order_id", "zip"]});
+        assert_eq!(
+            parse_arguments(r#"{"zip": "1000"}"#, &schema),
+            Err(
+                "Error: the required argument \"order_id\" is missing; the tool was not called."
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse_arguments(r#"{"note": "x"}"#, &schema),
+            Err("Error: the required arguments \"order_id\", \"zip\" are missing; the tool was not called.".into())
+        );
+        assert_eq!(
+            parse_arguments("", &schema).unwrap_err(),
+            "Error: the required arguments \"order_id\", \"zip\" are missing; the tool was not called."
+        );
+        let complete = parse_arguments(r#"{"order_id": "A1", "zip": null}"#, &schema);
+        assert_eq!(complete.expect("complete").len(), 2);
     }
 }
