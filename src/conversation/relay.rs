@@ -10,7 +10,7 @@ use crate::providers::AnswerStream;
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
-use edgechat_core::chat::tools::ToolCallCollector;
+use edgechat_core::chat::tools::{round_separator, ToolCallCollector};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
 use edgechat_core::domain::session::{FinishReason, Message};
@@ -152,8 +152,16 @@ async fn relay(
             let Some(event) = next else { break };
             match event {
                 Ok(CompletionEvent::Text(piece)) => {
-                    text.push_str(&piece);
+                    // A later round's first words do not run on from an earlier round's: the
+                    // separator is written too, so readers get what is stored.
+                    let opening = round > 0 && round_text.is_empty();
                     round_text.push_str(&piece);
+                    let piece = if opening {
+                        format!("{}{piece}", round_separator(&text, &piece))
+                    } else {
+                        piece
+                    };
+                    text.push_str(&piece);
                     if !out.emit(AnswerEvent::Delta(piece)).await {
                         finish = Some(FinishReason::Aborted);
                         break;

@@ -6,7 +6,8 @@
 // silent after three (both hold the connection until the caller drops it, recorded in
 // `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; "[tool:NAME]"
 // calls the tool NAME when it is offered (with `{"order_id": "A1"}`, or see "[badargs]" and
-// "[noargs]" below) and answers from its result; anything else is answered with a short reply
+// "[noargs]" below; "[preface]" says "Let me check." first) and answers from its result;
+// anything else is answered with a short reply
 // that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
@@ -72,6 +73,8 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       tokens = ["Tool said: ", String(final.content).slice(0, 120)];
     } else if (toolAsked && request.tools?.some((t) => t.function.name === toolAsked[1])) {
       res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: toolAsked[1], arguments: "" } }] } }] }));
+      // "[preface]" says something before it calls.
+      if (last.includes("[preface]")) res.write(piece("Let me check."));
       // "[badargs]" writes arguments that are not JSON, "[noargs]" an object without them.
       const args = last.includes("[badargs]") ? "{not json" : last.includes("[noargs]") ? "{}" : '{"order_id": "A1"}';
       res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args } }] } }] }));

@@ -1,6 +1,9 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { startAccount, startModelAccount, startServer, newChatbot, firstAgent, newSession, expectError, UUID_RE } from "./suite.mjs";
+import {
+  startAccount, startModelAccount, startServer, newChatbot, firstAgent, newSession, storedMessages, streamMessage, parseEvents,
+  expectError, UUID_RE,
+} from "./suite.mjs";
 
 let worker, api;
 before(async () => ({ worker, api } = await startAccount()));
@@ -179,4 +182,18 @@ test("arguments that are not a JSON object, or lack a required one, are not sent
   const fine = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order]" } });
   assert.equal(fine.json.response, 'Tool said: {"status":"shipped"}');
   assert.deepEqual(tool.requests.map((r) => JSON.parse(r.body)), [{ order_id: "A1" }]);
+});
+
+test("what the model says in separate tool rounds is set apart by a paragraph break, streamed as it is stored", async () => {
+  const { worker: w, key, api: m } = await modelWorker();
+  const { session } = await shopWithTool(m);
+  const r = await streamMessage(w, key, session.uuid, "where is it? [tool:lookup_order] [preface]", { accept: "text/event-stream" });
+  assert.equal(r.status, 200);
+  const streamed = parseEvents(r.text).filter((e) => e.event === "delta").map((e) => e.data.text).join("");
+  const expected = 'Let me check.\n\nTool said: {"status":"shipped"}';
+  assert.equal(streamed, expected);
+  const [stored] = await storedMessages(m, session);
+  assert.equal(stored.response, expected, "readers and the stored answer agree");
+  const collected = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again [tool:lookup_order] [preface]" } });
+  assert.equal(collected.json.response, expected);
 });

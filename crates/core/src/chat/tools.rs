@@ -98,6 +98,22 @@ pub fn parse_arguments(arguments: &str, parameters: &Value) -> Result<Map<String
     }
 }
 
+/// What goes before the first words of an answer's later round (after its tools ran), given
+/// what the earlier rounds `said`: a paragraph break when the two would otherwise run together
+/// ("Let me check." and "Done checking." as "Let me check.Done checking."), else nothing.
+pub fn round_separator(said: &str, first_piece: &str) -> &'static str {
+    let said_ends_in_text = said.chars().next_back().is_some_and(|c| !c.is_whitespace());
+    let piece_starts_with_text = first_piece
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace());
+    if said_ends_in_text && piece_starts_with_text {
+        "\n\n"
+    } else {
+        ""
+    }
+}
+
 /// The URL for a GET call: the arguments become query parameters (strings as they are, other
 /// values as JSON).
 pub fn url_with_query(base: &str, arguments: &Map<String, Value>) -> Option<String> {
@@ -152,6 +168,18 @@ mod tests {
         );
         assert_eq!(calls[1].name, "weather");
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn rounds_that_would_run_together_are_set_apart() {
+        assert_eq!(round_separator("Let me check.", "Done checking."), "\n\n");
+        assert_eq!(round_separator("Let me check. ", "Done checking."), "");
+        assert_eq!(round_separator("Let me check.\n", "Done."), "");
+        assert_eq!(round_separator("Let me check.", " Done."), "");
+        assert_eq!(round_separator("Let me check.", "\nDone."), "");
+        // Nothing said before, or nothing in the piece yet: nothing to set apart.
+        assert_eq!(round_separator("", "Done."), "");
+        assert_eq!(round_separator("Let me check.", ""), "");
     }
 
     #[test]
