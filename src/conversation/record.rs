@@ -39,7 +39,7 @@ pub fn answered(ex: &Exchange, outcome: &Outcome) -> bool {
         answerer,
         &ex.query,
         (&ex.ranked, tool_answered),
-        &outcome.text,
+        (&outcome.text, outcome.finish),
     )
 }
 

@@ -9,7 +9,7 @@ use crate::platform::stream::StreamSink;
 use crate::providers::AnswerStream;
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
+use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, ToolSpec, Usage};
 use edgechat_core::chat::tools::{round_separator, ToolCallCollector};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
@@ -20,7 +20,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use worker::{Delay, Env};
 
-/// Most rounds of tool calls in one answer; a model that keeps calling is cut off.
+/// Most rounds of tool calls in one answer. A model that still asks for tools after the last
+/// one is called once more without tools, to answer with what it has.
 pub const MAX_TOOL_ROUNDS: usize = 3;
 
 /// Where the answer goes: a client's stream, encoded in the format it chose (the answer ends
@@ -133,7 +134,10 @@ async fn relay(
     let mut messages = ex.prompt.messages();
     let tool_specs = ex.tool_specs();
     let mut answer = first;
-    for round in 0..=MAX_TOOL_ROUNDS {
+    // Set once the model is called without tools, its rounds spent: what it asks for then is
+    // not run.
+    let mut last_call = false;
+    for round in 0..=MAX_TOOL_ROUNDS + 1 {
         let mut calls = ToolCallCollector::default();
         let mut round_text = String::new();
         loop {
@@ -190,6 +194,7 @@ async fn relay(
         // Dropping the stream aborts the upstream call when it is still open.
         drop(answer);
         if calls.is_empty()
+            || last_call
             || matches!(
                 finish,
                 Some(FinishReason::Aborted | FinishReason::Error | FinishReason::Stopped)
@@ -198,25 +203,29 @@ async fn relay(
             break;
         }
         let calls = calls.take();
-        if round == MAX_TOOL_ROUNDS {
-            error = Some(format!(
-                "the model asked for tools more than {MAX_TOOL_ROUNDS} times"
-            ));
-            finish = Some(FinishReason::Error);
-            break;
+        last_call = round == MAX_TOOL_ROUNDS;
+        if last_call {
+            // Its calls are not run, and a call it made has no place in the conversation
+            // without its result; what it said beside them has.
+            if !round_text.is_empty() {
+                messages.extend(tool_round_messages(&round_text, &[], &[]));
+            }
+        } else {
+            let mut results = Vec::with_capacity(calls.len());
+            for call in &calls {
+                let result = tools::run(config, &ex.tools, call).await;
+                functions_called.push(
+                    json!({"name": call.name, "arguments": call.arguments, "content": result}),
+                );
+                results.push(result);
+            }
+            messages.extend(tool_round_messages(&round_text, &calls, &results));
         }
-        let mut results = Vec::with_capacity(calls.len());
-        for call in &calls {
-            let result = tools::run(config, &ex.tools, call).await;
-            functions_called
-                .push(json!({"name": call.name, "arguments": call.arguments, "content": result}));
-            results.push(result);
-        }
-        messages.extend(tool_round_messages(&round_text, &calls, &results));
         finish = None;
+        let offered: &[ToolSpec] = if last_call { &[] } else { &tool_specs };
         answer = match ex
             .provider
-            .open(env, config, &ex.turn(&messages, &tool_specs))
+            .open(env, config, &ex.turn(&messages, offered))
             .await
         {
             Ok(next) => next,

@@ -7,8 +7,9 @@
 // `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; "[tool:NAME]"
 // calls the tool NAME when it is offered (with `{"order_id": "A1"}`, or see "[badargs]" and
 // "[noargs]" below; "[preface]" says "Let me check." first) and answers from its result;
-// anything else is answered with a short reply
-// that names the question.
+// "[tool-loop:NAME]" asks for NAME every time it is offered, and answers once it is not;
+// "[500-after-tool]" fails once it is given a tool's result; anything else is answered with a
+// short reply that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -37,7 +38,8 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     const last = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
     const final = request.messages.at(-1);
     if (last.includes("[late]")) await sleep(1500);
-    if (last.includes("[500]")) {
+    // "[500-after-tool]" fails once it is given a tool's result.
+    if (last.includes("[500]") || (last.includes("[500-after-tool]") && final.role === "tool")) {
       res.writeHead(500, { "Content-Type": "application/json" });
       return res.end(JSON.stringify({ error: { message: "model exploded" } }));
     }
@@ -68,7 +70,20 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       tokens = [`"${previous.replace(/\?$/, "")}: `, `${followUp}"`];
     }
     const toolAsked = last.match(/\[tool:([\w-]+)\]/);
-    if (tokens) { /* judged */ } else if (final.role === "tool") {
+    const looping = last.match(/\[tool-loop:([\w-]+)\]/);
+    if (!tokens && looping) {
+      // Asks for the tool every time, round after round; offered no tools, it still writes a
+      // call beside its answer from the last result.
+      const offered = request.tools?.some((t) => t.function.name === looping[1]);
+      const n = request.messages.filter((m) => m.role === "tool").length;
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${n}`, type: "function", function: { name: looping[1], arguments: '{"order_id": "A1"}' } }] } }] }));
+      if (offered) {
+        res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }));
+        res.write("data: [DONE]\n\n");
+        return res.end();
+      }
+      tokens = ["Out of tools after ", `${n} calls.`];
+    } else if (tokens) { /* judged */ } else if (final.role === "tool") {
       // Second round: answer from what the tool returned.
       tokens = ["Tool said: ", String(final.content).slice(0, 120)];
     } else if (toolAsked && request.tools?.some((t) => t.function.name === toolAsked[1])) {

@@ -197,3 +197,43 @@ test("what the model says in separate tool rounds is set apart by a paragraph br
   const collected = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again [tool:lookup_order] [preface]" } });
   assert.equal(collected.json.response, expected);
 });
+
+test("a model that still asks for tools after the last round is called once more without tools, and answers", async () => {
+  const { model, worker: w, key, api: m } = await modelWorker();
+  const { tool, bot, session } = await shopWithTool(m);
+  const mark = modelRequests(model).length;
+  const r = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order] [tool-loop:lookup_order]" } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.response, "Out of tools after 3 calls.");
+  assert.equal(r.json.finish_reason, "stop");
+  const meta = JSON.parse(r.json.meta_json);
+  assert.equal(meta.functions_called.length, 3, "three rounds ran; the calls of the last answer did not");
+  assert.equal(meta.answered, true);
+  assert.equal(tool.requests.length, 3);
+  const sent = modelRequests(model, mark);
+  assert.equal(sent.length, 5, "the first call, one after each of three rounds, and the last one");
+  assert.ok(sent.slice(0, 4).every((x) => x.tools?.length === 1), "tools offered while rounds are left");
+  assert.equal(sent[4].tools, undefined, "the last call offers no tools");
+  assert.equal(sent[4].messages.filter((x) => x.role === "tool").length, 3, "it answers with what the tools said");
+
+  const other = await newSession(m, bot);
+  const streamed = await streamMessage(w, key, other.uuid, "where is it? [tool-loop:lookup_order]", { accept: "text/event-stream" });
+  const events = parseEvents(streamed.text);
+  assert.ok(!events.some((e) => e.event === "error"), streamed.text);
+  assert.equal(events.filter((e) => e.event === "delta").map((e) => e.data.text).join(""), "Out of tools after 3 calls.");
+  assert.equal(events.at(-1).data.finish_reason, "stop");
+
+  const openai = await m.post("/openai/chat/completions", { body: { model: bot.uuid, messages: [{ role: "user", content: "where is it? [tool-loop:lookup_order]" }] } });
+  assert.equal(openai.status, 200, openai.text);
+  assert.equal(openai.json.choices[0].message.content, "Out of tools after 3 calls.");
+});
+
+test("an answer that fails before it says anything is stored unanswered, whatever its tools found", async () => {
+  const { api: m } = await modelWorker();
+  const { tool, session } = await shopWithTool(m);
+  await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order] [500-after-tool]" } });
+  const [stored] = await storedMessages(m, session);
+  assert.equal(tool.requests.length, 1, "the tool answered");
+  assert.deepEqual([stored.response, stored.finish_reason, stored.answered], ["", "error", false]);
+  assert.equal(JSON.parse(stored.meta_json).answered, false);
+});

@@ -3,6 +3,7 @@
 //! every kind of answer.
 
 use super::engine::{compose, QA_MATCH};
+use crate::domain::session::FinishReason;
 use crate::knowledge::retrieve::Ranked;
 
 /// The least share of the question a retrieved chunk must hold for a model's answer to count
@@ -24,13 +25,17 @@ pub enum Answerer {
 /// Whether the sources held an answer to `query`. The built-in engine knows (it declines when
 /// they do not); a model's answer counts as unanswered when neither retrieval nor a tool
 /// function (`tool_answered`: one of its calls returned a result, not an error) found
-/// anything for the question, or when the model said it does not know.
+/// anything for the question, or when the model said it does not know. An answer that failed
+/// (`finish` error) before it said anything answered nothing, whatever was found for it.
 pub fn decide(
     answerer: Answerer,
     query: &str,
     (ranked, tool_answered): (&[Ranked], bool),
-    response: &str,
+    (response, finish): (&str, FinishReason),
 ) -> bool {
+    if finish == FinishReason::Error && response.trim().is_empty() {
+        return false;
+    }
     match answerer {
         Answerer::Escalation => true,
         // The engine is pure and deterministic: asking it again gives the very flag it
@@ -90,19 +95,19 @@ mod tests {
             Answerer::Escalation,
             "a person please",
             (&[], false),
-            "hold on"
+            ("hold on", FinishReason::Stop)
         ));
         assert!(!decide(
             Answerer::Engine,
             "what is the refund policy",
             (&[], false),
-            ""
+            ("", FinishReason::Stop)
         ));
         assert!(!decide(
             Answerer::Model,
             "what is the refund policy",
             (&[], false),
-            "Refunds take 5 days."
+            ("Refunds take 5 days.", FinishReason::Stop)
         ));
     }
 
@@ -113,13 +118,39 @@ mod tests {
             Answerer::Model,
             query,
             (&[], true),
-            "It has shipped."
+            ("It has shipped.", FinishReason::Stop)
         ));
         assert!(!decide(
             Answerer::Model,
             query,
             (&[], true),
-            "I don't know where it is."
+            ("I don't know where it is.", FinishReason::Stop)
+        ));
+    }
+
+    #[test]
+    fn an_answer_that_failed_before_saying_anything_answered_nothing() {
+        let query = "what is the status of my order A123?";
+        for text in ["", " \n"] {
+            assert!(!decide(
+                Answerer::Model,
+                query,
+                (&[], true),
+                (text, FinishReason::Error)
+            ));
+        }
+        // What it said before failing is judged as any answer.
+        assert!(decide(
+            Answerer::Model,
+            query,
+            (&[], true),
+            ("It has shipped", FinishReason::Error)
+        ));
+        assert!(decide(
+            Answerer::Model,
+            query,
+            (&[], true),
+            ("", FinishReason::Stop)
         ));
     }
 
