@@ -17,6 +17,7 @@ use edgechat_core::domain::session::{FinishReason, Message};
 use futures::future::{select, Either};
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::future::Future;
 use std::rc::Rc;
 use worker::{Delay, Env};
 
@@ -83,7 +84,23 @@ impl Output {
     fn stop_requested(&self) -> bool {
         self.live().is_some_and(|l| l.stop_requested())
     }
+
+    /// What `work` gives, or `None` when the answer is stopped first; once stopped, `work` is
+    /// not started. Only a kept answer can be stopped.
+    async fn unless_stopped<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        match self.live() {
+            Some(live) if live.stop_requested() => None,
+            Some(live) => match select(Box::pin(work), live.stopped()).await {
+                Either::Left((done, _)) => Some(done),
+                Either::Right(_) => None,
+            },
+            None => Some(work.await),
+        }
+    }
 }
+
+/// What `functions_called` records of a call the answer was stopped in the middle of.
+const STOPPED_CALL: &str = "Error: the answer was stopped before the tool answered.";
 
 /// How an answer ended, and what it said.
 pub struct Outcome {
@@ -142,13 +159,7 @@ async fn relay(
         let mut round_text = String::new();
         loop {
             // Someone may stop the answer while the model is silent: waiting ends at once.
-            let next = match out.live() {
-                Some(live) => match select(Box::pin(answer.next()), live.stopped()).await {
-                    Either::Left((next, _)) => next,
-                    Either::Right(_) => None,
-                },
-                None => answer.next().await,
-            };
+            let next = out.unless_stopped(answer.next()).await.flatten();
             if out.stop_requested() {
                 finish = Some(FinishReason::Stopped);
                 break;
@@ -213,23 +224,43 @@ async fn relay(
         } else {
             let mut results = Vec::with_capacity(calls.len());
             for call in &calls {
-                let result = tools::run(config, &ex.tools, call).await;
+                if out.stop_requested() {
+                    break;
+                }
+                // A stop while a tool runs ends the answer then, not when the tool answers (up
+                // to its time limit); its call is dropped, and the model is not asked again.
+                let Some(result) = out
+                    .unless_stopped(tools::run(config, &ex.tools, call))
+                    .await
+                else {
+                    functions_called.push(
+                        json!({"name": call.name, "arguments": call.arguments, "content": STOPPED_CALL}),
+                    );
+                    break;
+                };
                 functions_called.push(
                     json!({"name": call.name, "arguments": call.arguments, "content": result}),
                 );
                 results.push(result);
             }
+            if out.stop_requested() {
+                finish = Some(FinishReason::Stopped);
+                break;
+            }
             messages.extend(tool_round_messages(&round_text, &calls, &results));
         }
         finish = None;
         let offered: &[ToolSpec] = if last_call { &[] } else { &tool_specs };
-        answer = match ex
-            .provider
-            .open(env, config, &ex.turn(&messages, offered))
-            .await
-        {
-            Ok(next) => next,
-            Err(err) => {
+        let opened = out
+            .unless_stopped(ex.provider.open(env, config, &ex.turn(&messages, offered)))
+            .await;
+        answer = match opened {
+            None => {
+                finish = Some(FinishReason::Stopped);
+                break;
+            }
+            Some(Ok(next)) => next,
+            Some(Err(err)) => {
                 error = Some(err.to_string());
                 finish = Some(FinishReason::Error);
                 break;

@@ -69,6 +69,17 @@ fn passing(reason: String) -> FetchError {
     }
 }
 
+/// Aborts the call it controls when dropped: on the time limit, and when the caller stops
+/// waiting (an answer stopped while its tool runs), so no request is left open behind it.
+/// Aborting a call that has ended does nothing.
+struct AbortOnDrop(AbortController);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.0).abort();
+    }
+}
+
 /// Where a redirect may lead: `Err` with the reason when not there.
 pub type Scope<'a> = &'a dyn Fn(&url::Url) -> Result<(), String>;
 
@@ -101,8 +112,8 @@ pub async fn fetch_scoped(
     limits: Limits,
     scope: Scope<'_>,
 ) -> Result<Fetched, FetchError> {
-    let controller = AbortController::default();
-    let signal = controller.signal();
+    let controller = AbortOnDrop(AbortController::default());
+    let signal = controller.0.signal();
     let work = async {
         let mut url = check_url(out.url, access).map_err(lasting)?;
         let mut method = out.method.clone();
@@ -224,7 +235,7 @@ pub async fn fetch_scoped(
     match select(work, timer).await {
         Either::Left((result, _)) => result,
         Either::Right(_) => {
-            controller.abort();
+            drop(controller);
             Err(passing(format!(
                 "The server did not answer within {} seconds.",
                 limits.timeout.as_secs()

@@ -2,7 +2,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import {
   startAccount, startModelAccount, startServer, newChatbot, firstAgent, newSession, storedMessages, streamMessage, parseEvents,
-  expectError, UUID_RE,
+  eventually, expectError, UUID_RE,
 } from "./suite.mjs";
 
 let worker, api;
@@ -236,4 +236,34 @@ test("an answer that fails before it says anything is stored unanswered, whateve
   assert.equal(tool.requests.length, 1, "the tool answered");
   assert.deepEqual([stored.response, stored.finish_reason, stored.answered], ["", "error", false]);
   assert.equal(JSON.parse(stored.meta_json).answered, false);
+});
+
+test("stopping an answer while its tool runs ends it then: no waiting for the tool, no further model call", async () => {
+  const { model, worker: w, key, api: m } = await modelWorker();
+  const closed = [];
+  const { tool, session } = await shopWithTool(m, {
+    // Never answers (the tool time limit is 10 s); notes when the Worker lets go of the call.
+    handler: (req, res) => new Promise((resolve) => res.on("close", () => { closed.push(Date.now()); resolve(); })),
+  });
+  const reading = streamMessage(w, key, session.uuid, "where is it? [tool:lookup_order] [preface]", { accept: "text/event-stream" });
+  await eventually(async () => tool.requests.length === 1 || null);
+  const [running] = (await m.get(`/session/${session.uuid}/messages`)).json;
+  assert.equal(running.finish_reason, "streaming");
+  const mark = modelRequests(model).length;
+  const started = Date.now();
+  const stopped = await m.post(`/message/${running.uuid}/stop`);
+  const tookMs = Date.now() - started;
+  assert.equal(stopped.status, 200, stopped.text);
+  assert.ok(tookMs < 3_000, `the stop took ${tookMs} ms`);
+  assert.equal(stopped.json.finish_reason, "stopped");
+  assert.equal(stopped.json.response, "Let me check.", "stored with what was said");
+  const [call] = JSON.parse(stopped.json.meta_json).functions_called;
+  assert.equal(call.content, "Error: the answer was stopped before the tool answered.");
+  const events = parseEvents((await reading).text);
+  assert.equal(events.at(-1).event, "end");
+  assert.equal(events.at(-1).data.finish_reason, "stopped");
+  assert.equal(events.filter((e) => e.event === "delta").map((e) => e.data.text).join(""), "Let me check.");
+  await eventually(async () => closed.length === 1 || null, 5_000);
+  assert.ok(closed[0] - started < 5_000, "the tool's call was let go of, not held to its time limit");
+  assert.equal(modelRequests(model, mark).length, 0, "no model call after the stop");
 });
