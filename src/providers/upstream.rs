@@ -19,6 +19,9 @@ pub struct UpstreamBody {
     parser: SseParser,
     decode: Decoder,
     ended: bool,
+    /// Whether the model said its answer ended ([DONE] or a finish reason): some servers
+    /// close the stream after the finish without a [DONE].
+    finished: bool,
     /// Aborted when the answer is dropped, so a client that leaves stops the upstream call.
     controller: Option<AbortController>,
     /// The longest wait for the next piece of the answer.
@@ -45,8 +48,20 @@ impl UpstreamBody {
             parser: SseParser::new(),
             decode,
             ended: false,
+            finished: false,
             controller,
             timeout,
+        }
+    }
+
+    /// Decodes `events` of the body onto `pending`, noting whether the answer ended.
+    fn decode_into(&mut self, events: Vec<SseEvent>, pending: &mut VecDeque<CompletionEvent>) {
+        for event in events {
+            for decoded in (self.decode)(&event) {
+                self.finished |=
+                    matches!(decoded, CompletionEvent::Done | CompletionEvent::Finish(_));
+                pending.push_back(decoded);
+            }
         }
     }
 
@@ -64,9 +79,8 @@ impl UpstreamBody {
                 ))
             }
             Either::Left((Some(Ok(bytes)), _)) => {
-                for event in self.parser.feed(&bytes) {
-                    pending.extend((self.decode)(&event));
-                }
+                let events = self.parser.feed(&bytes);
+                self.decode_into(events, pending);
                 Ok(())
             }
             Either::Left((Some(Err(err)), _)) => {
@@ -75,14 +89,10 @@ impl UpstreamBody {
             }
             Either::Left((None, _)) => {
                 self.ended = true;
-                for event in self.parser.finish() {
-                    pending.extend((self.decode)(&event));
-                }
+                let events = self.parser.finish();
+                self.decode_into(events, pending);
                 // A stream that ends without [DONE] or a finish reason was cut off.
-                let finished = pending
-                    .iter()
-                    .any(|e| matches!(e, CompletionEvent::Done | CompletionEvent::Finish(_)));
-                if !finished {
+                if !self.finished {
                     pending.push_back(CompletionEvent::Error(
                         "the model's stream ended early".into(),
                     ));

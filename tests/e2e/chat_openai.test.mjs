@@ -122,6 +122,18 @@ test("a stream cut midway ends the answer and stores what was produced with fini
   assert.equal(m.response, "You asked:");
 });
 
+test("a stream that ends after its finish without [DONE] is whole; a refusal is what the model said", async () => {
+  const { session } = await setup();
+  const whole = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hello [nodone]" } });
+  assert.equal(whole.status, 200, whole.text);
+  assert.equal(whole.json.finish_reason, "stop");
+  assert.equal(whole.json.response, "You asked: hello [nodone].");
+  const refused = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "something bad [refusal]" } });
+  assert.equal(refused.status, 200, refused.text);
+  assert.equal(refused.json.response, "I can't help with that.");
+  assert.equal(refused.json.finish_reason, "stop");
+});
+
 test("a slow first token still answers", async () => {
   const { session } = await setup();
   const r = await streamMessage(worker, key, session.uuid, "take your time [slow]");

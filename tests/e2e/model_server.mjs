@@ -8,8 +8,9 @@
 // calls the tool NAME when it is offered (with `{"order_id": "A1"}`, or see "[badargs]" and
 // "[noargs]" below; "[preface]" says "Let me check." first) and answers from its result;
 // "[tool-loop:NAME]" asks for NAME every time it is offered, and answers once it is not;
-// "[500-after-tool]" fails once it is given a tool's result; anything else is answered with a
-// short reply that names the question.
+// "[500-after-tool]" fails once it is given a tool's result; "[nodone]" ends its stream after
+// the finish without `data: [DONE]`, as some servers do; "[refusal]" refuses in
+// `delta.refusal`; anything else is answered with a short reply that names the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -97,6 +98,12 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
       res.write("data: [DONE]\n\n");
       return res.end();
     }
+    if (last.includes("[refusal]")) {
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", refusal: "I can't help with that." } }] }));
+      res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
+      res.write("data: [DONE]\n\n");
+      return res.end();
+    }
     const bench = last.match(/\[bench:(\d+)\]/);
     if (tokens) { /* answered from a tool result */ }
     else if (bench) tokens = Array.from({ length: Number(bench[1]) }, (_, i) => `w${i} `);
@@ -115,7 +122,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     }
     res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
     res.write(chunk({ id, object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 42, completion_tokens: tokens.length, total_tokens: 42 + tokens.length } }));
-    res.write("data: [DONE]\n\n");
+    if (!last.includes("[nodone]")) res.write("data: [DONE]\n\n");
     res.end();
   });
   return { ...server, base: `${server.base}/v1`, dropped };

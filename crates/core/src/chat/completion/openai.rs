@@ -80,6 +80,8 @@ struct ChoiceJson {
 #[derive(Deserialize)]
 struct DeltaJson {
     content: Option<String>,
+    /// A model's refusal, sent in place of `content`.
+    refusal: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ToolCallJson>,
 }
@@ -124,8 +126,12 @@ pub fn decode(event: &SseEvent) -> Vec<CompletionEvent> {
     }
     for choice in chunk.choices {
         if let Some(delta) = choice.delta {
-            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                out.push(CompletionEvent::Text(text));
+            // A refusal is what the model says instead of an answer: the user reads it as one,
+            // rather than an empty answer with no reason.
+            for text in [delta.content, delta.refusal].into_iter().flatten() {
+                if !text.is_empty() {
+                    out.push(CompletionEvent::Text(text));
+                }
             }
             for call in delta.tool_calls {
                 let (name, arguments) = match call.function {
@@ -244,6 +250,18 @@ mod tests {
             completion_events(&junk)[0],
             CompletionEvent::Error(_)
         ));
+    }
+
+    #[test]
+    fn a_refusal_is_read_as_what_the_model_said() {
+        let e = SseEvent {
+            event: String::new(),
+            data: r#"{"choices":[{"delta":{"role":"assistant","refusal":"I can't help with that."}}]}"#.into(),
+        };
+        assert_eq!(
+            completion_events(&e),
+            vec![CompletionEvent::Text("I can't help with that.".into())]
+        );
     }
 
     #[test]
