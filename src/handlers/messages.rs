@@ -428,6 +428,12 @@ fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Respon
 /// plain text, or an `error` event.
 fn rate_limited(format: WireFormat, refusal: &ApiError) -> ApiResult<Response> {
     let message = refusal.public_message();
+    // The AI SDK's transport reads an error response's body as its message, whole, without
+    // parsing it as a stream: the chatbot's words in plain text are what its user should see.
+    let format = match format {
+        WireFormat::UiMessageStream => WireFormat::Plain,
+        other => other,
+    };
     let body = match format {
         WireFormat::Plain => message,
         _ => Encoder::new(format, "", 0).encode(&AnswerEvent::Error {

@@ -392,6 +392,21 @@ test("ai package: useChat's own transport sends its conversation and reads the a
   assert.equal(message.id, m.uuid);
 });
 
+test("ai package: over the chatbot's rate, the transport's error is the chatbot's own message", async () => {
+  const bot = await llmBot({ rate_limit: [1, 360], rate_limit_message: "Slow down please." });
+  const session = await newSession(api, bot);
+  const transport = new DefaultChatTransport({
+    api: `${worker.base}/api/v1/session/${session.uuid}/message/stream?format=ui-message-stream`,
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  const send = (text) => transport.sendMessages({
+    chatId: session.uuid, trigger: "submit-message", messageId: undefined, abortSignal: undefined,
+    messages: [{ id: text, role: "user", parts: [{ type: "text", text }] }],
+  });
+  for await (const _ of readUIMessageStream({ stream: await send("first"), terminateOnError: true })) { /* read to the end */ }
+  await assert.rejects(send("second"), (err) => err.message === "Slow down please.");
+});
+
 test("ai package: a failure midway arrives as the stream's error; an unknown format is 400", async () => {
   const bot = await llmBot();
   const session = await newSession(api, bot);
