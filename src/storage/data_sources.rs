@@ -3,7 +3,7 @@ use super::{batch_rows, object_text, Arg, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
-use edgechat_core::knowledge::query::is_cjk;
+use edgechat_core::knowledge::query::searched_as_cjk;
 use edgechat_core::knowledge::retrieve::ChunkHit;
 use edgechat_core::knowledge::steps::{split_by_size, Refresh, StagedChunk, DRAFT_STATEMENT_BYTES};
 use serde::Deserialize;
@@ -124,9 +124,9 @@ pub enum SearchIndex {
 }
 
 impl SearchIndex {
-    /// The index for `query`: CJK pairs when it holds CJK characters.
+    /// The index for `query`: CJK pairs when it is mostly CJK (`searched_as_cjk`).
     pub fn for_query(query: &str) -> Self {
-        if query.chars().any(is_cjk) {
+        if searched_as_cjk(query) {
             SearchIndex::CjkPairs
         } else {
             SearchIndex::Words

@@ -212,6 +212,21 @@ test("a Chinese source is found by a Chinese question", async () => {
   assert.equal(refund.meta.answered, true, refund.response);
 });
 
+test("a question in English with a Chinese or Japanese word in it is searched by its English words", async () => {
+  const bot = await newChatbot(api, { name: "Northwind", show_citations: true });
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "What is your refund policy?", answer: "Refunds within 30 days of delivery." } });
+  await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Do you ship abroad?", answer: "We ship to 40 countries." } });
+  const session = await newSession(api, bot);
+  for (const [query, expected] of [
+    ["What is your refund policy? 谢谢", /30 days/],
+    ["What is your refund policy? ありがとう", /30 days/],
+    ["Do you ship abroad to 日本?", /40 countries/],
+  ]) {
+    const r = await ask(session, query);
+    assert.match(r.response, expected, `${query}: ${r.response}`);
+  }
+});
+
 test("a Q&A pair answers a paraphrase of its question alone", async () => {
   const bot = await shopBot();
   await api.post(`/chatbot/${bot.uuid}/data-source/qa`, {

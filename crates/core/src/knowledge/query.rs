@@ -664,6 +664,19 @@ pub fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2ffff)
 }
 
+/// Whether `query` is searched in the CJK index (character pairs) rather than the word
+/// index: when it is mostly CJK, its CJK characters counted as a word every two (about what a
+/// CJK word takes) against its other words. A Latin-script question with a CJK name or a
+/// "谢谢" in it keeps its words searched.
+pub fn searched_as_cjk(query: &str) -> bool {
+    let cjk = query.chars().filter(|c| is_cjk(*c)).count();
+    let other_words = query
+        .split(|c: char| !c.is_alphabetic() || is_cjk(c))
+        .filter(|w| !w.is_empty())
+        .count();
+    cjk > 0 && cjk.div_ceil(2) >= other_words
+}
+
 /// The CJK character pairs of `text`, space-separated: what the CJK index holds for a chunk.
 /// `None` when `text` has no CJK character.
 pub fn cjk_pairs(text: &str) -> Option<String> {
@@ -963,6 +976,28 @@ pub const CANDIDATE_BUDGET: u64 = 3_000;
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_question_is_searched_in_the_script_most_of_it_is_written_in() {
+        for cjk in [
+            "退货政策是什么？",
+            "如何重置 iPhone 密码",
+            "iPhone 充电",
+            "配送にかかる日数は?",
+            "환불 정책",
+        ] {
+            assert!(searched_as_cjk(cjk), "{cjk}");
+        }
+        for words in [
+            "What is your refund policy? 谢谢",
+            "Do you ship abroad to 日本?",
+            "What is your refund policy?",
+            "Возврат товара",
+        ] {
+            assert!(!searched_as_cjk(words), "{words}");
+        }
+    }
+
     use super::*;
 
     #[test]
