@@ -3,13 +3,15 @@
 //! streamed form is `wire::WireFormat::OpenAiChunks`.
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::validate::{as_whole_number, canonical_uuid, check_len, Body};
+use crate::api::validate::{as_whole_number, canonical_uuid, Body};
 use crate::domain::chatbot::Chatbot;
 use crate::domain::session::{Message, MAX_QUERY_CHARS};
 use crate::time;
 use serde_json::{json, Map, Value};
 
-/// Most messages a request may carry (its history is cut to what the prompt budget holds).
+/// Most of a request's messages that are read, the last ones: a client that keeps the
+/// conversation sends all of it on every call, and the prompt holds only the newest turns
+/// its budget fits anyway.
 pub const MAX_MESSAGES: usize = 200;
 
 /// A Chat Completions request, read as a chat turn.
@@ -108,9 +110,16 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
             "The model `{model}` does not exist: `model` is the uuid of one of your chatbots."
         ))
     })?;
-    let stream = b.opt_bool("stream")?.unwrap_or(false);
+    // `null` is OpenAI's "not set", for these fields as for the others.
+    let given = |field: &str| !matches!(body.get(field), None | Some(Value::Null));
+    let stream = given("stream") && b.opt_bool("stream")?.unwrap_or(false);
     let sampling = sampling(&b)?;
-    let include_usage = match b.opt_object("stream_options")? {
+    let stream_options = if given("stream_options") {
+        b.opt_object("stream_options")?
+    } else {
+        None
+    };
+    let include_usage = match stream_options {
         Some(options) => Body(options)
             .opt_bool("include_usage")
             .map_err(|_| {
@@ -125,7 +134,7 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
     // One answer per turn: silently giving one of several choices would mislead.
     match body.get("n") {
         None | Some(Value::Null) => {}
-        Some(n) if n.as_u64() == Some(1) => {}
+        Some(n) if as_whole_number(n) == Some(1) => {}
         Some(_) => {
             return Err(ApiError::invalid(
                 "n",
@@ -133,8 +142,13 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
             ))
         }
     }
+    let metadata = if given("metadata") {
+        b.opt_object("metadata")?
+    } else {
+        None
+    };
     let session_uuid =
-        match b.opt_object("metadata")? {
+        match metadata {
             Some(meta) => match meta.get("session_uuid") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(canonical_uuid(s).ok_or_else(|| {
@@ -150,7 +164,7 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
             None => None,
         };
     let messages = b
-        .opt_array("messages", MAX_MESSAGES)?
+        .opt_array("messages", usize::MAX)?
         .filter(|m| !m.is_empty())
         .ok_or_else(|| {
             ApiError::invalid(
@@ -158,8 +172,9 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
                 "`messages` must hold at least the user's message.",
             )
         })?;
-    let mut said: Vec<(String, String)> = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
+    let first_read = messages.len().saturating_sub(MAX_MESSAGES);
+    let mut said: Vec<(String, String)> = Vec::with_capacity(messages.len() - first_read);
+    for (i, m) in messages.iter().enumerate().skip(first_read) {
         let role = m["role"].as_str().ok_or_else(|| {
             ApiError::invalid(
                 &format!("messages[{i}].role"),
@@ -209,7 +224,14 @@ pub fn parse_call(body: &Map<String, Value>) -> ApiResult<CompletionCall> {
             ))
         }
     };
-    check_len("messages", &query, MAX_QUERY_CHARS)?;
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::invalid(
+            "messages",
+            format!(
+                "The question (the user's last message, with any user messages right before it) must be at most {MAX_QUERY_CHARS} characters."
+            ),
+        ));
+    }
     let mut history: Vec<(String, String)> = Vec::new();
     for (role, text) in turns {
         match (role.as_str(), history.last_mut()) {
@@ -359,6 +381,42 @@ mod tests {
             "messages": [{"role": "user", "content": "hi"}]}))
         .expect("valid");
         assert_eq!(c.session_uuid.as_deref(), Some(s));
+    }
+
+    #[test]
+    fn null_is_not_set_and_a_whole_float_is_a_whole_number() {
+        let c = call(
+            json!({"model": BOT, "stream": null, "stream_options": null, "metadata": null,
+            "n": 1.0, "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .expect("valid");
+        assert!(!c.stream && !c.include_usage && c.session_uuid.is_none());
+    }
+
+    #[test]
+    fn a_long_conversation_is_read_from_its_last_messages() {
+        let mut messages: Vec<Value> = (0..400)
+            .flat_map(|i| {
+                [
+                    json!({"role": "user", "content": format!("question {i}")}),
+                    json!({"role": "assistant", "content": format!("answer {i}")}),
+                ]
+            })
+            .collect();
+        messages.push(json!({"role": "user", "content": "and now?"}));
+        let c = call(json!({"model": BOT, "messages": messages})).expect("valid");
+        assert_eq!(c.query, "and now?");
+        assert_eq!(c.history.len(), MAX_MESSAGES / 2);
+        assert_eq!(
+            c.history.last().map(|(q, a)| (q.as_str(), a.as_str())),
+            Some(("question 399", "answer 399"))
+        );
+        let long = call(json!({"model": BOT, "messages": [
+            {"role": "user", "content": "a".repeat(5000)},
+            {"role": "user", "content": "b".repeat(5000)}]}));
+        let err = long.unwrap_err();
+        assert_eq!(err.field(), Some("messages"));
+        assert!(err.public_message().contains("the user's last message"));
     }
 
     #[test]
