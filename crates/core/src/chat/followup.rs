@@ -137,15 +137,28 @@ pub fn refers_back(query: &str) -> bool {
     let continues = CONTINUATIONS
         .iter()
         .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
-    continues || points_back(query)
+    continues || all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
 }
 
-/// Whether `query` has a word standing for something said before ("how long does that
-/// take?"): its subject is the conversation's, not a new one ("what about returns?").
+/// Pronouns that stand for the thing talked about ("how long does that take?"); not
+/// "there", "one" or "too", which as often start a question of its own ("is there a fee?").
+const STANDS_FOR_SUBJECT: &[&str] = &[
+    "it", "its", "that", "this", "these", "those", "them", "they", "ça", "cela", "ceci", "dies",
+    "diese", "dabei", "dafür", "davon",
+];
+
+/// Most content words a question may name of its own and still be taken to be about the
+/// conversation's subject when it has a pronoun for it: "how long does that take?" names
+/// two, "is it possible to cancel my subscription?" a subject of its own.
+const AT_MOST_OWN_TERMS: usize = 2;
+
+/// Whether `query` is about the conversation's subject rather than one of its own: it stands
+/// for it with a pronoun and names little else (`AT_MOST_OWN_TERMS` content words), as "how
+/// long does that take?" does, and "what about returns?" does not.
 pub fn points_back(query: &str) -> bool {
-    words(query)
-        .iter()
-        .any(|w| BACK_REFERENCES.contains(&w.as_str()))
+    let all = words(query);
+    all.iter().any(|w| STANDS_FOR_SUBJECT.contains(&w.as_str()))
+        && all.iter().filter(|w| !is_stop_word(w)).count() <= AT_MOST_OWN_TERMS
 }
 
 /// The terms of the conversation a follow-up `query` is searched with: the content terms of

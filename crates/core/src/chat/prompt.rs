@@ -6,7 +6,7 @@
 //! `default_value`; a default marked static always wins. A placeholder with no value at all is
 //! removed rather than shown to the model.
 
-use crate::chat::completion::ChatMessage;
+use crate::chat::completion::{ChatMessage, Role};
 use crate::domain::agent::AgentVariable;
 use crate::domain::session::{Message, MessageKind};
 use crate::knowledge::retrieve::Ranked;
@@ -51,7 +51,9 @@ pub fn conversation_turns(messages: Vec<Message>) -> Vec<Turn> {
             MessageKind::Answer => {
                 flush(&mut asked, &mut replied);
                 if !message.response.is_empty() {
-                    flush(&mut vec![message.query], &mut vec![message.response]);
+                    asked.push(message.query);
+                    replied.push(message.response);
+                    flush(&mut asked, &mut replied);
                 }
             }
         }
@@ -125,19 +127,34 @@ pub struct Prompt {
 
 impl Prompt {
     /// The conversation a model is sent: instructions, earlier turns, the question.
+    ///
+    /// Roles alternate, as many chat templates (Mistral's, Gemma's) insist: a reply before
+    /// any question (a greeting a client sent as history, a person's after the assistant's)
+    /// joins the reply before it, and a question nobody answered (a user's last lines in live
+    /// chat) the question after it.
     pub fn messages(&self) -> Vec<ChatMessage> {
-        let mut messages = vec![ChatMessage::system(&self.system)];
-        for turn in &self.history {
-            // A reply before any question (a greeting a client sent as history) has none.
-            if !turn.query.is_empty() {
-                messages.push(ChatMessage::user(&turn.query));
+        let mut said: Vec<(Role, String)> = Vec::new();
+        let mut say = |role: Role, text: &str| match said.last_mut() {
+            Some((last, joined)) if *last == role => {
+                joined.push('\n');
+                joined.push_str(text);
             }
-            // Nor has a question nobody answered (a user's last lines in live chat).
+            _ => said.push((role, text.to_string())),
+        };
+        for turn in &self.history {
+            if !turn.query.is_empty() {
+                say(Role::User, &turn.query);
+            }
             if !turn.response.is_empty() {
-                messages.push(ChatMessage::assistant(&turn.response));
+                say(Role::Assistant, &turn.response);
             }
         }
-        messages.push(ChatMessage::user(&self.query));
+        say(Role::User, &self.query);
+        let mut messages = vec![ChatMessage::system(&self.system)];
+        messages.extend(said.into_iter().map(|(role, text)| match role {
+            Role::User => ChatMessage::user(&text),
+            _ => ChatMessage::assistant(&text),
+        }));
         messages
     }
 }
@@ -344,19 +361,51 @@ mod tests {
             prompt_tokens: 0,
             answer_tokens: 0,
         };
-        use crate::chat::completion::Role;
-        let roles: Vec<Role> = prompt.messages().iter().map(|m| m.role).collect();
+        let said: Vec<(Role, String)> = prompt
+            .messages()
+            .into_iter()
+            .map(|m| (m.role, m.content.unwrap_or_default()))
+            .collect();
         assert_eq!(
-            roles,
+            said.iter().map(|(role, _)| *role).collect::<Vec<_>>(),
             [
                 Role::System,
                 Role::User,
                 Role::Assistant,
                 Role::User,
                 Role::Assistant,
-                Role::User,
                 Role::User
             ]
+        );
+        assert_eq!(said[5].1, "Thanks!\nWhen does it ship?");
+    }
+
+    #[test]
+    fn a_reply_before_any_question_joins_the_reply_before_it() {
+        let turn = |query: &str, response: &str| Turn {
+            query: query.into(),
+            response: response.into(),
+        };
+        let prompt = Prompt {
+            system: "s".into(),
+            history: vec![turn("Hi", "Hello."), turn("", "I'm Bob, from the team.")],
+            query: "Hi Bob".into(),
+            sources_used: 0,
+            prompt_tokens: 0,
+            answer_tokens: 0,
+        };
+        let said: Vec<(Role, Option<String>)> = prompt
+            .messages()
+            .into_iter()
+            .map(|m| (m.role, m.content))
+            .collect();
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert_eq!(
+            said[2],
+            (
+                Role::Assistant,
+                Some("Hello.\nI'm Bob, from the team.".into())
+            )
         );
     }
 

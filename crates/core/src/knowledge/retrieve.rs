@@ -472,10 +472,18 @@ pub fn rank_in_context(
             // Words of the query that no source holds ("in person", "could") say nothing about
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
-            let on_topic = topic.is_empty() || topic.iter().any(|t| chunk_stems.contains(t));
+            let mut on_topic = topic.is_empty() || topic.iter().any(|t| chunk_stems.contains(t));
             let question_match =
-                if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() && on_topic {
-                    dice(&known, &question.stems_as_asked(&hit.heading))
+                if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
+                    let asked = question.stems_as_asked(&hit.heading);
+                    // A stored question naming nothing beyond the follow-up's own words is
+                    // the follow-up itself, whatever the conversation was about.
+                    on_topic |= asked.is_subset(&known);
+                    if on_topic {
+                        dice(&known, &asked)
+                    } else {
+                        0.0
+                    }
                 } else {
                     0.0
                 };
@@ -886,6 +894,52 @@ mod tests {
         let ranked = rank_in_context("what about returns?", &after_refund, pairs(), 3);
         let returns = ranked.iter().find(|r| r.hit.id == 3).expect("ranked");
         assert!(returns.question_match >= crate::chat::engine::QA_MATCH);
+    }
+
+    #[test]
+    fn a_question_of_its_own_asked_after_another_is_matched_as_itself() {
+        let pairs = || {
+            vec![
+                hit(
+                    1,
+                    "qa",
+                    "qa",
+                    "How long does shipping take?",
+                    "Three days.",
+                    -7.0,
+                ),
+                hit(
+                    2,
+                    "qa",
+                    "qa",
+                    "Is there a refund for annual plans?",
+                    "Yes, pro rata.",
+                    -6.0,
+                ),
+                hit(
+                    3,
+                    "qa",
+                    "qa",
+                    "Is it possible to cancel my subscription?",
+                    "Any time, from your account.",
+                    -6.0,
+                ),
+                hit(4, "qa", "qa", "Is it free?", "Yes.", -5.0),
+            ]
+        };
+        let after_shipping = Context {
+            terms: vec!["long".into(), "shipping".into(), "take".into()],
+        };
+        for (query, id) in [
+            ("Is there a refund for annual plans?", 2),
+            ("Is it possible to cancel my subscription?", 3),
+            // A pronoun, and nothing named but what a stored question names.
+            ("Is it free?", 4),
+        ] {
+            let ranked = rank_in_context(query, &after_shipping, pairs(), 4);
+            assert_eq!(ranked[0].hit.id, id, "{query}: {ranked:?}");
+            assert!(ranked[0].question_match >= crate::chat::engine::QA_MATCH);
+        }
     }
 
     #[test]
