@@ -171,6 +171,7 @@ function listen() {
   listening = controller;
   (async () => {
     let reconnecting = false;
+    let wait = 1000;
     while (listening === controller && visitor.session) {
       try {
         if (reconnecting) await catchUp();
@@ -185,10 +186,15 @@ function listen() {
             conversation.addStored(data);
           },
         }));
+        wait = 1000;
       } catch (err) {
         if (err?.name === "AbortError") return;
+        // Refused (the chatbot closed to visitors, the session gone): the next question
+        // listens again once it is answered. Anything else is tried again, less and less often.
+        if ([401, 403, 404].includes(err?.status)) break;
+        wait = Math.min(wait * 2, 30_000);
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, wait));
     }
     if (listening === controller) listening = null;
   })();
