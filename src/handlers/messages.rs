@@ -196,7 +196,9 @@ pub(crate) async fn begin_turn(
     let context = match early {
         Some(context) => context,
         None => {
-            let asked = query.as_deref().ok();
+            // A session still answering needs only its state read, to tell live chat from a
+            // 409: nothing is searched for a message that is refused.
+            let asked = query.as_deref().ok().filter(|_| busy.is_none());
             read_turn(&call.store, &call.config, owner, session_uuid, asked)
                 .await?
                 .1
@@ -428,12 +430,7 @@ fn live_chat_accepted(format: WireFormat, message: &Message) -> ApiResult<Respon
 /// plain text, or an `error` event.
 fn rate_limited(format: WireFormat, refusal: &ApiError) -> ApiResult<Response> {
     let message = refusal.public_message();
-    // The AI SDK's transport reads an error response's body as its message, whole, without
-    // parsing it as a stream: the chatbot's words in plain text are what its user should see.
-    let format = match format {
-        WireFormat::UiMessageStream => WireFormat::Plain,
-        other => other,
-    };
+    let format = format.for_refusal();
     let body = match format {
         WireFormat::Plain => message,
         _ => Encoder::new(format, "", 0).encode(&AnswerEvent::Error {

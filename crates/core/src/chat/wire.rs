@@ -104,6 +104,16 @@ impl WireFormat {
     }
 
     /// The whole body of an answer that is already known (a refusal, a live-chat receipt).
+    /// The format a refusal before any answer (a rate limit) is written in: the AI SDK's
+    /// transport reads an error response's body as its message, whole, without parsing it as
+    /// a stream, so UI-message-stream callers get plain text; the others their own format.
+    pub fn for_refusal(self) -> Self {
+        match self {
+            WireFormat::UiMessageStream => WireFormat::Plain,
+            other => other,
+        }
+    }
+
     pub fn encode_all(self, model: &str, created: i64, events: &[AnswerEvent]) -> String {
         let mut encoder = Encoder::new(self, model, created);
         events.iter().map(|e| encoder.encode(e)).collect()
@@ -564,6 +574,16 @@ mod tests {
             .iter()
             .map(|l| serde_json::from_str(l).expect("json"))
             .collect()
+    }
+
+    #[test]
+    fn a_refusal_is_plain_text_to_the_ai_sdk_and_in_their_own_format_to_others() {
+        assert_eq!(WireFormat::UiMessageStream.for_refusal(), WireFormat::Plain);
+        assert_eq!(
+            WireFormat::EventStream.for_refusal(),
+            WireFormat::EventStream
+        );
+        assert_eq!(WireFormat::Plain.for_refusal(), WireFormat::Plain);
     }
 
     #[test]
