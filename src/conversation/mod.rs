@@ -13,6 +13,7 @@ pub mod retrieval;
 pub mod tagging;
 pub mod tools;
 
+use crate::platform::log;
 pub use relay::Output;
 
 use crate::providers::{ChatProvider, ChatTurn, Grounding};
@@ -31,7 +32,7 @@ use edgechat_core::config::Config;
 use edgechat_core::domain::agent::Agent;
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::session::{Message, Session};
-use edgechat_core::domain::tool_function::ToolFunction;
+use edgechat_core::domain::tool_function::{parse_parameters, ToolFunction};
 use edgechat_core::knowledge::retrieve::Ranked;
 use edgechat_core::time;
 use futures::future::{select, Either};
@@ -241,7 +242,19 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
 
 impl Exchange {
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(ToolFunction::tool_spec).collect()
+        self.tools
+            .iter()
+            .filter(|function| match parse_parameters(&function.parameters) {
+                Ok(_) => true,
+                // Stored before schemas were checked: the provider would refuse the whole
+                // request over it, so the agent answers without it until it is mended.
+                Err(err) => {
+                    log::background_failure("offering a tool function", &function.uuid, &err);
+                    false
+                }
+            })
+            .map(ToolFunction::tool_spec)
+            .collect()
     }
 
     /// The call to the provider for one round, with `messages` sent as the conversation.
@@ -251,6 +264,7 @@ impl Exchange {
                 model: self.model.upstream,
                 messages,
                 tools,
+                may_call_tools: true,
                 temperature: self
                     .sampling
                     .temperature

@@ -9,7 +9,7 @@ use crate::platform::stream::StreamSink;
 use crate::providers::AnswerStream;
 use crate::storage::Store;
 use edgechat_core::api::error::ApiResult;
-use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, ToolSpec, Usage};
+use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
 use edgechat_core::chat::tools::{round_separator, ToolCallCollector};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
@@ -22,8 +22,15 @@ use std::rc::Rc;
 use worker::{Delay, Env};
 
 /// Most rounds of tool calls in one answer. A model that still asks for tools after the last
-/// one is called once more without tools, to answer with what it has.
+/// one is told they are spent and called once more, allowed none, to answer with what it has.
 pub const MAX_TOOL_ROUNDS: usize = 3;
+
+/// Most calls run in one round: each is a subrequest of the invocation (a Worker has 50 on
+/// the free plan, redirects included), and one model asking for many at once would spend them.
+const MAX_CALLS_PER_ROUND: usize = 8;
+
+/// What the model hears of a call made after its rounds are spent.
+const ROUNDS_SPENT: &str = "Error: no more tool calls in this answer; answer with what you have.";
 
 /// Where the answer goes: a client's stream, encoded in the format it chose (the answer ends
 /// when that client leaves); the session's object, which keeps the answer's events for any
@@ -151,10 +158,10 @@ async fn relay(
     let mut messages = ex.prompt.messages();
     let tool_specs = ex.tool_specs();
     let mut answer = first;
-    // Set once the model is called without tools, its rounds spent: what it asks for then is
-    // not run.
-    let mut last_call = false;
-    for round in 0..=MAX_TOOL_ROUNDS + 1 {
+    // Set once the answer's tool rounds are spent: the model is called once more, allowed no
+    // tool, and what it asks for then is not run.
+    let mut tools_withdrawn = false;
+    for round in 0.. {
         let mut calls = ToolCallCollector::default();
         let mut round_text = String::new();
         loop {
@@ -205,7 +212,7 @@ async fn relay(
         // Dropping the stream aborts the upstream call when it is still open.
         drop(answer);
         if calls.is_empty()
-            || last_call
+            || tools_withdrawn
             || matches!(
                 finish,
                 Some(FinishReason::Aborted | FinishReason::Error | FinishReason::Stopped)
@@ -214,45 +221,49 @@ async fn relay(
             break;
         }
         let calls = calls.take();
-        last_call = round == MAX_TOOL_ROUNDS;
-        if last_call {
-            // Its calls are not run, and a call it made has no place in the conversation
-            // without its result; what it said beside them has.
-            if !round_text.is_empty() {
-                messages.extend(tool_round_messages(&round_text, &[], &[]));
+        tools_withdrawn = round == MAX_TOOL_ROUNDS;
+        let mut results = Vec::with_capacity(calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            // Every call gets its result, run or not: a call without one has no place in the
+            // conversation the model is sent.
+            if tools_withdrawn {
+                results.push(ROUNDS_SPENT.to_string());
+                continue;
             }
-        } else {
-            let mut results = Vec::with_capacity(calls.len());
-            for call in &calls {
-                if out.stop_requested() {
-                    break;
-                }
-                // A stop while a tool runs ends the answer then, not when the tool answers (up
-                // to its time limit); its call is dropped, and the model is not asked again.
-                let Some(result) = out
-                    .unless_stopped(tools::run(config, &ex.tools, call))
-                    .await
-                else {
-                    functions_called.push(
-                        json!({"name": call.name, "arguments": call.arguments, "content": STOPPED_CALL}),
-                    );
-                    break;
-                };
-                functions_called.push(
-                    json!({"name": call.name, "arguments": call.arguments, "content": result}),
-                );
-                results.push(result);
+            if i >= MAX_CALLS_PER_ROUND {
+                results.push(format!(
+                    "Error: at most {MAX_CALLS_PER_ROUND} tools are called in one round; this one was not."
+                ));
+                continue;
             }
             if out.stop_requested() {
-                finish = Some(FinishReason::Stopped);
                 break;
             }
-            messages.extend(tool_round_messages(&round_text, &calls, &results));
+            // A stop while a tool runs ends the answer then, not when the tool answers (up to
+            // its time limit); its call is dropped, and the model is not asked again.
+            let Some(result) = out
+                .unless_stopped(tools::run(config, &ex.tools, call))
+                .await
+            else {
+                functions_called.push(
+                    json!({"name": call.name, "arguments": call.arguments, "content": STOPPED_CALL}),
+                );
+                break;
+            };
+            functions_called
+                .push(json!({"name": call.name, "arguments": call.arguments, "content": result}));
+            results.push(result);
         }
+        if out.stop_requested() {
+            finish = Some(FinishReason::Stopped);
+            break;
+        }
+        messages.extend(tool_round_messages(&round_text, &calls, &results));
         finish = None;
-        let offered: &[ToolSpec] = if last_call { &[] } else { &tool_specs };
+        let mut turn = ex.turn(&messages, &tool_specs);
+        turn.request.may_call_tools = !tools_withdrawn;
         let opened = out
-            .unless_stopped(ex.provider.open(env, config, &ex.turn(&messages, offered)))
+            .unless_stopped(ex.provider.open(env, config, &turn))
             .await;
         answer = match opened {
             None => {

@@ -6,7 +6,7 @@
 
 use crate::platform::outbound::{self, Limits, Outgoing};
 use edgechat_core::chat::sse::truncate;
-use edgechat_core::chat::tools::{parse_arguments, url_with_query, ToolCall};
+use edgechat_core::chat::tools::{credentials_of, parse_arguments, url_with_query, ToolCall};
 use edgechat_core::config::Config;
 use edgechat_core::domain::tool_function::{HttpMethod, ToolFunction};
 use serde_json::Value;
@@ -49,14 +49,20 @@ pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -
         Ok(args) => args,
         Err(refusal) => return refusal,
     };
+    // Credentials in the URL are sent as HTTP sends them, unless a header of the function's
+    // already authorizes the call.
+    let credentials = credentials_of(&function.external_url);
+    let external_url = credentials
+        .as_ref()
+        .map_or(function.external_url.as_str(), |(url, _)| url.as_str());
     let (url, body) = if function.method == HttpMethod::Get {
-        match url_with_query(&function.external_url, &args) {
+        match url_with_query(external_url, &args) {
             Some(u) => (u, None),
             None => return "Error: the tool's URL is not valid.".to_string(),
         }
     } else {
         (
-            function.external_url.clone(),
+            external_url.to_string(),
             Some(Value::Object(args).to_string()),
         )
     };
@@ -65,12 +71,16 @@ pub async fn run(config: &Config, functions: &[ToolFunction], call: &ToolCall) -
         .iter()
         .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
         .collect();
-    if body.is_some()
-        && !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-    {
+    let has = |headers: &[(String, String)], name: &str| {
+        headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name))
+    };
+    if body.is_some() && !has(&headers, "content-type") {
         headers.push(("Content-Type".into(), "application/json".into()));
+    }
+    if let Some((_, authorization)) = credentials {
+        if !has(&headers, "authorization") {
+            headers.push(("Authorization".into(), authorization));
+        }
     }
     let result = outbound::fetch(
         Outgoing {

@@ -69,14 +69,37 @@ fn passing(reason: String) -> FetchError {
     }
 }
 
-/// Aborts the call it controls when dropped: on the time limit, and when the caller stops
-/// waiting (an answer stopped while its tool runs), so no request is left open behind it.
+/// Aborts the call it controls when dropped: on a time limit, when the caller stops waiting
+/// (an answer stopped while its tool or its model's next round is called), and when a
+/// streamed answer is dropped (a reader that left), so no request is left open behind it.
 /// Aborting a call that has ended does nothing.
-struct AbortOnDrop(AbortController);
+pub struct AbortOnDrop(Option<AbortController>);
+
+impl AbortOnDrop {
+    pub fn new() -> Self {
+        AbortOnDrop(Some(AbortController::default()))
+    }
+
+    /// The signal to send the call with.
+    pub fn signal(&self) -> worker::AbortSignal {
+        match &self.0 {
+            Some(controller) => controller.signal(),
+            None => AbortController::default().signal(),
+        }
+    }
+}
+
+impl Default for AbortOnDrop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        std::mem::take(&mut self.0).abort();
+        if let Some(controller) = self.0.take() {
+            controller.abort();
+        }
     }
 }
 
@@ -112,8 +135,8 @@ pub async fn fetch_scoped(
     limits: Limits,
     scope: Scope<'_>,
 ) -> Result<Fetched, FetchError> {
-    let controller = AbortOnDrop(AbortController::default());
-    let signal = controller.0.signal();
+    let controller = AbortOnDrop::new();
+    let signal = controller.signal();
     let work = async {
         let mut url = check_url(out.url, access).map_err(lasting)?;
         let mut method = out.method.clone();

@@ -129,6 +129,7 @@ impl ChatProvider {
                 model: model.upstream,
                 messages,
                 tools: &[],
+                may_call_tools: false,
                 temperature: 0.0,
                 max_tokens,
             },

@@ -3,13 +3,14 @@
 
 use super::upstream::{AnswerStream, UpstreamBody};
 use super::{upstream_error, ChatTurn};
+use crate::platform::outbound::AbortOnDrop;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::openai;
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::config::OpenAiEndpoint;
 use futures::future::{select, Either};
 use std::time::Duration;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{Delay, Fetch, Headers, Method, Request, RequestInit};
 
 pub async fn open(
     endpoint: &OpenAiEndpoint,
@@ -27,7 +28,9 @@ pub async fn open(
         .with_body(Some(wasm_bindgen::JsValue::from_str(&body.to_string())));
     let request =
         Request::new_with_init(&format!("{}/chat/completions", endpoint.base_url), &init)?;
-    let controller = AbortController::default();
+    // Dropped with the call (a stop while the model has not answered yet), or with the
+    // answer's stream once it has, it aborts the request.
+    let controller = AbortOnDrop::new();
     let signal = controller.signal();
     let fetch = Fetch::Request(request);
     let send = fetch.send_with_signal(&signal);
@@ -39,7 +42,7 @@ pub async fn open(
             return Err(upstream_error(format!("could not reach it ({e})")))
         }
         Either::Right(_) => {
-            controller.abort();
+            drop(controller);
             return Err(upstream_error(format!(
                 "it did not answer within {} seconds",
                 timeout.as_secs()

@@ -2,13 +2,14 @@
 //! pieces of any size; each provider supplies the decoder for its own events. The built-in
 //! engine's answer is already whole and is replayed as the same events.
 
+use crate::platform::outbound::AbortOnDrop;
 use edgechat_core::chat::completion::CompletionEvent;
 use edgechat_core::chat::sse::{SseEvent, SseParser};
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::time::Duration;
-use worker::{AbortController, ByteStream, Delay};
+use worker::{ByteStream, Delay};
 
 /// A provider's decoder: one server-sent event to what it means.
 pub type Decoder = fn(&SseEvent) -> Vec<CompletionEvent>;
@@ -22,25 +23,17 @@ pub struct UpstreamBody {
     /// Whether the model said its answer ended ([DONE] or a finish reason): some servers
     /// close the stream after the finish without a [DONE].
     finished: bool,
-    /// Aborted when the answer is dropped, so a client that leaves stops the upstream call.
-    controller: Option<AbortController>,
+    /// Aborts the upstream call when the answer is dropped, so a client that leaves stops it.
+    _controller: Option<AbortOnDrop>,
     /// The longest wait for the next piece of the answer.
     timeout: Duration,
-}
-
-impl Drop for UpstreamBody {
-    fn drop(&mut self) {
-        if let Some(controller) = self.controller.take() {
-            controller.abort();
-        }
-    }
 }
 
 impl UpstreamBody {
     pub fn new(
         body: ByteStream,
         decode: Decoder,
-        controller: Option<AbortController>,
+        controller: Option<AbortOnDrop>,
         timeout: Duration,
     ) -> Self {
         UpstreamBody {
@@ -49,7 +42,7 @@ impl UpstreamBody {
             decode,
             ended: false,
             finished: false,
-            controller,
+            _controller: controller,
             timeout,
         }
     }

@@ -73,10 +73,10 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     const toolAsked = last.match(/\[tool:([\w-]+)\]/);
     const looping = last.match(/\[tool-loop:([\w-]+)\]/);
     if (!tokens && looping) {
-      // Asks for the tool every time, round after round; offered no tools, it still writes a
-      // call beside its answer from the last result.
-      const offered = request.tools?.some((t) => t.function.name === looping[1]);
-      const n = request.messages.filter((m) => m.role === "tool").length;
+      // Asks for the tool every time, round after round; allowed none (`tool_choice: "none"`),
+      // it still writes a call beside its answer from the results it was given.
+      const offered = request.tool_choice !== "none" && request.tools?.some((t) => t.function.name === looping[1]);
+      const n = request.messages.filter((m) => m.role === "tool" && !String(m.content).startsWith("Error:")).length;
       res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${n}`, type: "function", function: { name: looping[1], arguments: '{"order_id": "A1"}' } }] } }] }));
       if (offered) {
         res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }));

@@ -152,17 +152,28 @@ test("OpenAI-compatible: a reply that only called tools ends no turn, so the que
 });
 
 /** A tool endpoint that answers `{"status": "shipped"}` (its requests in `requests`), and an agent with it as `lookup_order`. */
-async function shopWithTool(m, { path = "/ok", handler } = {}) {
+async function shopWithTool(m, { path = "/ok", handler, userinfo = "" } = {}) {
   const tool = await startServer(handler ?? (async (req, res) => {
     res.writeHead(200, { "Content-Type": "application/json" });
     res.end(JSON.stringify({ status: "shipped" }));
   }));
   const bot = await newChatbot(m, { name: "Tool shop" });
   const agent = await firstAgent(m, bot);
-  const made = await m.post(`/agent/${agent.uuid}/tool-function/create`, { body: { ...ORDER_LOOKUP, external_url: `${tool.base}${path}` } });
+  const url = tool.base.replace("://", `://${userinfo}`);
+  const made = await m.post(`/agent/${agent.uuid}/tool-function/create`, { body: { ...ORDER_LOOKUP, external_url: `${url}${path}` } });
   assert.equal(made.status, 200, made.text);
   return { tool, bot, session: await newSession(m, bot) };
 }
+
+test("a user name and password in a tool's URL are sent as Basic authorization, not in the URL", async () => {
+  const { api: m } = await modelWorker();
+  const { tool, session } = await shopWithTool(m, { userinfo: "shop:s3cret@" });
+  const r = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order]" } });
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.json.response, /^Tool said: \{"status":"shipped"\}/);
+  assert.equal(tool.requests.length, 1);
+  assert.equal(tool.requests[0].headers.authorization, `Basic ${Buffer.from("shop:s3cret").toString("base64")}`);
+});
 
 test("arguments that are not a JSON object, or lack a required one, are not sent: the model is told why", async () => {
   const { api: m } = await modelWorker();
@@ -212,9 +223,14 @@ test("a model that still asks for tools after the last round is called once more
   assert.equal(tool.requests.length, 3);
   const sent = modelRequests(model, mark);
   assert.equal(sent.length, 5, "the first call, one after each of three rounds, and the last one");
-  assert.ok(sent.slice(0, 4).every((x) => x.tools?.length === 1), "tools offered while rounds are left");
-  assert.equal(sent[4].tools, undefined, "the last call offers no tools");
-  assert.equal(sent[4].messages.filter((x) => x.role === "tool").length, 3, "it answers with what the tools said");
+  assert.ok(sent.slice(0, 4).every((x) => x.tools?.length === 1 && x.tool_choice === "auto"), "tools offered while rounds are left");
+  assert.equal(sent[4].tool_choice, "none", "the last call allows no tool");
+  const told = sent[4].messages.filter((x) => x.role === "tool").map((x) => x.content);
+  assert.equal(told.length, 4, "every call has its result, the last one's unrun");
+  assert.match(told[3], /^Error: no more tool calls/);
+  // Roles stay well formed: every assistant call is answered before the next message.
+  const calls = sent[4].messages.filter((x) => x.role === "assistant").flatMap((x) => x.tool_calls ?? []);
+  assert.deepEqual(calls.map((c) => c.id).sort(), sent[4].messages.filter((x) => x.role === "tool").map((x) => x.tool_call_id).sort());
 
   const other = await newSession(m, bot);
   const streamed = await streamMessage(w, key, other.uuid, "where is it? [tool-loop:lookup_order]", { accept: "text/event-stream" });

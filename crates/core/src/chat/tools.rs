@@ -55,7 +55,7 @@ impl ToolCallCollector {
 
 /// The arguments a model wrote, as the object the endpoint is called with, checked against the
 /// function's `parameters` schema: they must be a JSON object (a model that wrote nothing at
-/// all means none, `{}`) holding every property the schema's `required` lists. Otherwise the
+/// all, or `null`, means none, `{}`) holding every property the schema's `required` lists. Otherwise the
 /// endpoint is not called, and the `Err` is the text the model gets back instead of a result,
 /// in the `Error: ...` form of every failed call, so it can correct itself.
 pub fn parse_arguments(arguments: &str, parameters: &Value) -> Result<Map<String, Value>, String> {
@@ -65,10 +65,11 @@ pub fn parse_arguments(arguments: &str, parameters: &Value) -> Result<Map<String
     } else {
         match serde_json::from_str::<Value>(arguments) {
             Ok(Value::Object(object)) => object,
+            // Some servers write `null` for a function without parameters.
+            Ok(Value::Null) => Map::new(),
             Ok(_) => {
                 return Err(format!(
-                    "Error: the arguments are not valid JSON for this tool: they must be a JSON \
-                     object; {not_called}."
+                    "Error: the arguments must be a JSON object; {not_called}."
                 ))
             }
             Err(err) => {
@@ -114,6 +115,35 @@ pub fn round_separator(said: &str, first_piece: &str) -> &'static str {
     }
 }
 
+/// A tool URL's user name and password (`https://shop:s3cret@orders.example/api`) as the
+/// `Authorization: Basic` value they stand for, and the URL without them: a URL is never sent
+/// with credentials in it. `None` for a URL that holds none (or is not one).
+pub fn credentials_of(url: &str) -> Option<(String, String)> {
+    let mut parsed = url::Url::parse(url).ok()?;
+    if parsed.username().is_empty() && parsed.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let pair = format!(
+        "{}:{}",
+        decode(parsed.username()),
+        decode(parsed.password().unwrap_or(""))
+    );
+    parsed.set_username("").ok()?;
+    parsed.set_password(None).ok()?;
+    Some((
+        parsed.to_string(),
+        format!(
+            "Basic {}",
+            crate::domain::widget::base64_encode(pair.as_bytes())
+        ),
+    ))
+}
+
 /// The URL for a GET call: the arguments become query parameters (strings as they are, other
 /// values as JSON).
 pub fn url_with_query(base: &str, arguments: &Map<String, Value>) -> Option<String> {
@@ -135,6 +165,22 @@ pub fn url_with_query(base: &str, arguments: &Map<String, Value>) -> Option<Stri
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn credentials_in_a_url_become_basic_authorization() {
+        let (url, header) =
+            credentials_of("https://shop:s3cret@orders.example/api?x=1").expect("credentials");
+        assert_eq!(url, "https://orders.example/api?x=1");
+        // "shop:s3cret", as RFC 7617 encodes it.
+        assert_eq!(header, "Basic c2hvcDpzM2NyZXQ=");
+        let (_, encoded) = credentials_of("https://a%40b:p%3Aw@h.example/").expect("credentials");
+        assert_eq!(
+            encoded,
+            format!("Basic {}", crate::domain::widget::base64_encode(b"a@b:p:w"))
+        );
+        assert_eq!(credentials_of("https://orders.example/api"), None);
+        assert_eq!(crate::domain::widget::base64_encode(b"ab"), "YWI=");
+    }
 
     #[test]
     fn pieces_join_by_index() {
@@ -197,22 +243,22 @@ mod tests {
     #[test]
     fn arguments_that_are_not_an_object_are_an_error_for_the_model() {
         let schema = json!({"type": "object", "properties": {}, "required": []});
-        for bad in [
-            "{not json",
-            "not json",
-            "{\"a\": 1",
-            "[1]",
-            "\"text\"",
-            "42",
-            "null",
+        for (bad, why) in [
+            ("{not json", "are not valid JSON"),
+            ("not json", "are not valid JSON"),
+            ("{\"a\": 1", "are not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            ("\"text\"", "must be a JSON object"),
+            ("42", "must be a JSON object"),
         ] {
             let err = parse_arguments(bad, &schema).expect_err(bad);
             assert!(
-                err.starts_with("Error: the arguments are not valid JSON"),
+                err.starts_with(&format!("Error: the arguments {why}")),
                 "{bad}: {err}"
             );
             assert!(err.ends_with("the tool was not called."), "{bad}: {err}");
         }
+        assert_eq!(parse_arguments("null", &schema), Ok(Map::new()));
     }
 
     #[test]

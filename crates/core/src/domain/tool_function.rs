@@ -688,11 +688,18 @@ mod tests {
             let message = refused(properties.clone());
             assert!(message.contains(expected), "{properties}: {message}");
         }
-        let mut deep = json!({"type": "string"});
-        for _ in 0..MAX_SCHEMA_DEPTH {
-            deep = json!({"type": "array", "items": deep});
-        }
-        assert!(refused(json!({"deep": deep})).contains("nest at most"));
+        // The parameters are the first level and a property the second: a property may nest
+        // MAX_SCHEMA_DEPTH - 2 levels below it, and no more.
+        let nested = |levels: usize| {
+            let mut deep = json!({"type": "string"});
+            for _ in 0..levels {
+                deep = json!({"type": "array", "items": deep});
+            }
+            json!({"type": "object", "properties": {"deep": deep}})
+        };
+        assert!(parse_parameters(&nested(MAX_SCHEMA_DEPTH - 2)).is_ok());
+        let too_deep = parse_parameters(&nested(MAX_SCHEMA_DEPTH - 1)).expect_err("refused");
+        assert!(too_deep.to_string().contains("nest at most"));
         let err = parse_parameters(&json!({"type": "object", "additionalProperties": 1}))
             .expect_err("refused");
         assert!(err

@@ -333,6 +333,22 @@ pub fn base64url_encode(bytes: &[u8]) -> String {
     out
 }
 
+/// `bytes` in standard base64 (`+`, `/` and `=` padding), as HTTP's Basic credentials are.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out: String = base64url_encode(bytes)
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !out.len().is_multiple_of(4) {
+        out.push('=');
+    }
+    out
+}
+
 /// The inverse of `base64url_encode`; `None` for anything it would not have produced.
 pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| BASE64URL.iter().position(|&x| x == c).map(|p| p as u32);

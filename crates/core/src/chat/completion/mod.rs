@@ -80,6 +80,9 @@ pub struct CompletionRequest<'a> {
     pub messages: &'a [ChatMessage],
     /// Empty when no tools are offered.
     pub tools: &'a [ToolSpec],
+    /// `false` once an answer's tool rounds are spent: the tools are still described (the
+    /// conversation holds their calls) but none may be called (`tool_choice: "none"`).
+    pub may_call_tools: bool,
     pub temperature: f64,
     pub max_tokens: usize,
 }

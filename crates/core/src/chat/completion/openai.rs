@@ -57,7 +57,11 @@ pub fn request_body(request: &CompletionRequest) -> Value {
     });
     if !request.tools.is_empty() {
         body["tools"] = request.tools.iter().map(tool_json).collect();
-        body["tool_choice"] = json!("auto");
+        body["tool_choice"] = json!(if request.may_call_tools {
+            "auto"
+        } else {
+            "none"
+        });
     }
     body
 }
@@ -250,6 +254,28 @@ mod tests {
             completion_events(&junk)[0],
             CompletionEvent::Error(_)
         ));
+    }
+
+    #[test]
+    fn spent_tools_are_described_but_not_to_be_called() {
+        let tools = [ToolSpec {
+            name: "lookup".into(),
+            description: "Finds an order.".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        }];
+        let messages = [ChatMessage::user("where is it?")];
+        let request = |may_call_tools| CompletionRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+            may_call_tools,
+            temperature: 0.2,
+            max_tokens: 100,
+        };
+        assert_eq!(request_body(&request(true))["tool_choice"], "auto");
+        let spent = request_body(&request(false));
+        assert_eq!(spent["tool_choice"], "none");
+        assert_eq!(spent["tools"][0]["function"]["name"], "lookup");
     }
 
     #[test]
