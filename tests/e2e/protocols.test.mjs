@@ -192,6 +192,7 @@ test("openai client: in live chat the completion is empty and marked live_chat, 
   const whole = await client.chat.completions.create({ model: bot.uuid, metadata, messages: [{ role: "user", content: "still there?" }] });
   assert.equal(whole.live_chat, true);
   assert.equal(whole.choices[0].message.content, "");
+  assert.equal(whole.usage.total_tokens, 0, "usage is always an object, as OpenAI sends it");
   const stored = await messagesOf(api, session.json);
   assert.deepEqual(stored.filter((m) => m.kind === "user").map((m) => m.query), ["line 0", "line 1", "line 2", "line 3", "line 4", "line 5", "still there?"]);
   // Once the person hands back, the chatbot's limit applies again.

@@ -14,6 +14,11 @@ use serde_json::{json, Map, Value};
 /// its budget fits anyway.
 pub const MAX_MESSAGES: usize = 200;
 
+/// The usage of a turn no model answered.
+pub fn no_usage() -> Value {
+    json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+}
+
 /// A Chat Completions request, read as a chat turn.
 #[derive(Debug, PartialEq)]
 pub struct CompletionCall {
@@ -265,7 +270,13 @@ pub fn finish_reason(ours: &str) -> &'static str {
 /// `citations` holds the answer's sources only when the chatbot shows them (`show_citations`),
 /// as its streamed answers do.
 pub fn completion(message: &Message, model: &str, created: i64, show_citations: bool) -> Value {
-    let usage = message.meta.get("usage").cloned().unwrap_or(Value::Null);
+    // OpenAI always sends usage; a message no model answered (live chat) used none.
+    let usage = message
+        .meta
+        .get("usage")
+        .filter(|u| u.is_object())
+        .cloned()
+        .unwrap_or_else(no_usage);
     json!({
         "id": format!("chatcmpl-{}", message.uuid),
         "object": "chat.completion",

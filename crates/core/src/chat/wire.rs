@@ -370,7 +370,7 @@ impl Encoder {
         let end = AnswerEvent::End {
             message_uuid: message_uuid.to_string(),
             finish_reason: "stop".into(),
-            usage: Value::Null,
+            usage: super::openai_compat::no_usage(),
             answered: None,
         };
         format!("data: {opening}\n\n{}", self.openai(&end))
@@ -781,6 +781,7 @@ mod tests {
         assert_eq!(chunks[0]["session_uuid"], "s1");
         assert_eq!(chunks[1]["choices"][0]["finish_reason"], "stop");
         assert_eq!(chunks[2]["choices"], json!([]));
+        assert_eq!(chunks[2]["usage"]["total_tokens"], 0);
     }
 
     #[test]
