@@ -70,8 +70,9 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
 }
 
 pub async fn update(mut call: Call) -> ApiResult<Response> {
-    let mut agent = owned_agent(&call).await?;
+    let before = owned_agent(&call).await?;
     let body = call.json_body().await?;
+    let mut agent = before.clone();
     agent.config = apply_update(&body, agent.config)?;
     if body.contains_key("data_source_uuids") {
         check_sources_of_chatbot(
@@ -83,7 +84,7 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
         .await?;
     }
     agent.modified_at = time::now();
-    call.store.update_agent(&agent).await?;
+    call.store.update_agent(&before, &agent).await?;
     json_response(&agent.to_json(EnabledAs::Boolean, tool_functions(&call, &agent).await?))
 }
 

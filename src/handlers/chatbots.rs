@@ -55,11 +55,16 @@ pub async fn get(call: Call) -> ApiResult<Response> {
 pub async fn update(mut call: Call) -> ApiResult<Response> {
     let uuid = call.uuid_param(0, "chatbot")?;
     let account = call.account()?.to_string();
-    let mut chatbot = owned_chatbot(&call.store, &account, &uuid).await?;
+    let before = owned_chatbot(&call.store, &account, &uuid).await?;
     let body = call.json_body().await?;
-    chatbot.settings = settings_for_update(&body, &chatbot.settings)?;
+    let mut chatbot = before.clone();
+    chatbot.settings = settings_for_update(&body, &before.settings)?;
     chatbot.modified_at = time::now();
-    if !call.store.update_chatbot(&account, &chatbot).await? {
+    if !call
+        .store
+        .update_chatbot(&account, &before, &chatbot)
+        .await?
+    {
         // Deleted between the read and the write.
         return Err(ApiError::not_found("chatbot"));
     }

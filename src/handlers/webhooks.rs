@@ -72,24 +72,26 @@ pub async fn list(call: Call) -> ApiResult<Response> {
 
 /// `POST /webhook/{uuid}/update {url?, events?, description?, enabled?}`
 pub async fn update(mut call: Call) -> ApiResult<Response> {
-    let mut webhook = owned_webhook(&call).await?;
+    let before = owned_webhook(&call).await?;
     let body = call.json_body().await?;
     let changes = WebhookChanges::from_body(&Body(&body))?;
     if let Some(url) = &changes.url {
         guarded(&call.config, url)?;
     }
+    let mut webhook = before.clone();
     changes.apply(&mut webhook, &time::now());
-    call.store.update_webhook(&webhook).await?;
+    call.store.update_webhook(&before, &webhook).await?;
     json_response(&webhook.to_json())
 }
 
 /// `POST /webhook/{uuid}/rotate-secret`: a new secret, shown this once; the old one signs
 /// nothing from now on.
 pub async fn rotate_secret(call: Call) -> ApiResult<Response> {
-    let mut webhook = owned_webhook(&call).await?;
+    let before = owned_webhook(&call).await?;
+    let mut webhook = before.clone();
     webhook.secret = secret()?;
     webhook.modified_at = time::now();
-    call.store.update_webhook(&webhook).await?;
+    call.store.update_webhook(&before, &webhook).await?;
     json_response(&webhook.with_secret())
 }
 

@@ -214,9 +214,11 @@ impl Store {
         row.map(Agent::try_from).transpose()
     }
 
-    pub async fn update_agent(&self, agent: &Agent) -> ApiResult<()> {
-        let row = AgentRow::new(agent)?;
-        let update = Sql::update(&row);
+    /// Writes what `after` changed of `before` (`Sql::update_changed`).
+    pub async fn update_agent(&self, before: &Agent, after: &Agent) -> ApiResult<()> {
+        let was = AgentRow::new(before)?;
+        let row = AgentRow::new(after)?;
+        let update = Sql::update_changed(&was, &row);
         self.execute(update.text(), update.args()).await.map(|_| ())
     }
 

@@ -129,9 +129,16 @@ impl Store {
         Ok(rows.into_iter().map(Chatbot::from).collect())
     }
 
-    pub async fn update_chatbot(&self, account_uuid: &str, chatbot: &Chatbot) -> ApiResult<bool> {
-        let row = ChatbotRow::new(chatbot, account_uuid)?;
-        let mut update = Sql::update(&row);
+    /// Writes what `after` changed of `before` (`Sql::update_changed`).
+    pub async fn update_chatbot(
+        &self,
+        account_uuid: &str,
+        before: &Chatbot,
+        after: &Chatbot,
+    ) -> ApiResult<bool> {
+        let was = ChatbotRow::new(before, account_uuid)?;
+        let row = ChatbotRow::new(after, account_uuid)?;
+        let mut update = Sql::update_changed(&was, &row);
         let account = update.bind(Arg::Text(account_uuid));
         update.push(&format!(" AND account_uuid = {account}"));
         let changed = self.execute(update.text(), update.args()).await?;

@@ -1,6 +1,6 @@
 use super::table::{table, Sql};
-use super::{Arg, Store};
-use edgechat_core::api::error::ApiResult;
+use super::{batch_rows, Arg, Store};
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::feedback::{Feedback, Rating};
 use serde_json::Value;
 
@@ -72,16 +72,24 @@ impl Store {
     pub async fn save_feedback(&self, f: &Feedback) -> ApiResult<Feedback> {
         let row = FeedbackRow::from(f);
         let upsert = Sql::upsert(&row);
-        self.execute(upsert.text(), upsert.args()).await?;
-        let stored: Option<FeedbackRow> = self
-            .row(
+        // One batch, so the record read back is the one this call wrote: a rating given at
+        // the same moment cannot land between the write and the read.
+        let statements = vec![
+            self.statement(upsert.text(), upsert.args())?,
+            self.statement(
                 &format!(
                     "SELECT {} FROM message_feedback f WHERE f.message_uuid = ?1",
                     FEEDBACK.select("f")
                 ),
                 &[Arg::Text(&f.message_uuid)],
-            )
+            )?,
+        ];
+        let results = self
+            .batch(statements, || {
+                ApiError::internal("unexpected conflict saving a rating")
+            })
             .await?;
+        let stored = batch_rows::<FeedbackRow>(&results, 1)?.into_iter().next();
         Ok(stored.map_or_else(|| f.clone(), |r| r.into_parts().0))
     }
 

@@ -241,9 +241,27 @@ impl<'a> Sql<'a> {
     /// `UPDATE t SET (every set column) WHERE (every key column)`; the caller may append
     /// further conditions (`AND ...`).
     pub fn update<R: Row>(row: &'a R) -> Self {
+        Self::update_where(row, |_| true)
+    }
+
+    /// `UPDATE t SET (the set columns `after` holds otherwise than `before`) WHERE (every key
+    /// column)`: a partial update writes what it changed and nothing else, so two updates of
+    /// different fields at the same moment both stand, rather than the later one writing the
+    /// earlier one's fields back as it read them.
+    pub fn update_changed<R: Row>(before: &R, after: &'a R) -> Self {
+        let (was, now) = (before.values(), after.values());
+        if was == now {
+            // Nothing changed: a statement that sets nothing is no statement.
+            return Self::update(after);
+        }
+        Self::update_where(after, |i| was[i] != now[i])
+    }
+
+    fn update_where<R: Row>(row: &'a R, write: impl Fn(usize) -> bool) -> Self {
         let values = row.values();
         let set = R::TABLE
             .with_role(Role::Set)
+            .filter(|(i, _)| write(*i))
             .map(|(i, c)| (c.name, values[i]))
             .collect();
         let mut sql = Self::update_columns(R::TABLE, set);
@@ -613,6 +631,21 @@ mod tests {
              WHERE uuid = ?5 AND owner = ?6"
         );
         assert_eq!(texts(&sql), ["n", "3", "NULL", "m", "u", "o"]);
+        check_count(&sql);
+    }
+
+    #[test]
+    fn an_update_of_some_fields_writes_only_those() {
+        let before = thing();
+        let mut after = thing();
+        after.size = 4;
+        after.modified_at = "m2".into();
+        let sql = Sql::update_changed(&before, &after);
+        assert_eq!(
+            sql.text(),
+            "UPDATE things SET size = ?1, modified_at = ?2 WHERE uuid = ?3"
+        );
+        assert_eq!(texts(&sql), ["4", "m2", "u"]);
         check_count(&sql);
     }
 

@@ -160,9 +160,11 @@ impl Store {
         self.execute(insert.text(), insert.args()).await.map(|_| ())
     }
 
-    pub async fn update_webhook(&self, w: &Webhook) -> ApiResult<()> {
-        let row = WebhookRow::from(w);
-        let update = Sql::update(&row);
+    /// Writes what `after` changed of `before` (`Sql::update_changed`).
+    pub async fn update_webhook(&self, before: &Webhook, after: &Webhook) -> ApiResult<()> {
+        let was = WebhookRow::from(before);
+        let row = WebhookRow::from(after);
+        let update = Sql::update_changed(&was, &row);
         self.execute(update.text(), update.args()).await.map(|_| ())
     }
 

@@ -129,3 +129,28 @@ test("delete removes the chatbot and every row it owns", async () => {
   );
   assert.deepEqual(rows[0], { chatbots: 0, agents: 0 });
 });
+
+test("updates of different fields sent at the same moment all stand", async () => {
+  const bot = (await create({ name: "race" })).json;
+  const [agent] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  for (let round = 1; round <= 3; round++) {
+    const answers = await Promise.all([
+      api.post(`/chatbot/${bot.uuid}/update`, { body: { name: `name ${round}` } }),
+      api.post(`/chatbot/${bot.uuid}/update`, { body: { rate_limit: [round, 60] } }),
+      api.post(`/chatbot/${bot.uuid}/update`, { body: { show_citations: round % 2 === 1 } }),
+      api.post(`/chatbot/${bot.uuid}/update`, { body: { visibility: round % 2 === 1 ? "public" : "private" } }),
+      api.post(`/agent/${agent.uuid}/update`, { body: { temperature: round / 10 } }),
+      api.post(`/agent/${agent.uuid}/update`, { body: { description: `description ${round}` } }),
+      api.post(`/agent/${agent.uuid}/update`, { body: { prompt: `prompt ${round}` } }),
+    ]);
+    for (const r of answers) assert.equal(r.status, 200, r.text);
+    const stored = (await api.get(`/chatbot/${bot.uuid}`)).json;
+    assert.deepEqual(
+      [stored.name, stored.meta.rate_limit, stored.meta.show_citations, stored.meta.visibility],
+      [`name ${round}`, [round, 60], round % 2 === 1, round % 2 === 1 ? "public" : "private"],
+      `round ${round}`,
+    );
+    const [a] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+    assert.deepEqual([a.meta.temperature, a.description, a.prompt], [round / 10, `description ${round}`, `prompt ${round}`], `round ${round}`);
+  }
+});

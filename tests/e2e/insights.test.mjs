@@ -232,3 +232,15 @@ test("a session reads as a plain-text transcript; exports hold every message as 
   assert.ok((await api.get(`/chatbot/${bot.uuid}/export?format=csv`)).text.includes(`"'${formula.replaceAll('"', '""')}"`));
   assert.ok((await api.get(`/chatbot/${bot.uuid}/export?format=jsonl`)).text.includes(JSON.stringify(formula)));
 });
+
+test("ratings of one answer sent at the same moment each answer with what that call stored", async () => {
+  const bot = await shopChatbot(api);
+  const session = await newSession(api, bot);
+  const message = await ask(session, "Do you ship abroad?");
+  const sent = [1, 2, 3, 4, 5, 6].map((i) => ({ rating: i <= 3 ? "up" : "down", comment: `c${i}` }));
+  const answers = await Promise.all(sent.map((body) => api.post(`/message/${message.uuid}/feedback`, { body })));
+  answers.forEach((r, i) => {
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.json.rating, r.json.comment], [sent[i].rating, sent[i].comment]);
+  });
+});
