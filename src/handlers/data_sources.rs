@@ -89,7 +89,11 @@ pub async fn create_qa(mut call: Call) -> ApiResult<Response> {
     let chunks = qa_chunks(&qa.question, &qa.answer);
     source.tokens = estimate_tokens(&format!("{}\n{}", qa.question, qa.answer)) as i64;
     source.status = Status::Success;
-    call.store.insert_source(&source, None, chunks).await?;
+    // The same pair twice (a form sent twice) is one source, as the same file twice is.
+    let content_hash = sha256_hex(format!("qa\n{}\n{}", qa.question, qa.answer).as_bytes());
+    call.store
+        .insert_source(&source, Some(&content_hash), chunks)
+        .await?;
     call.log.record(&source.uuid);
     // Ready as it is stored: webhooks hear of it now, as they do when a reading ends.
     call.ctx.wait_until(crate::webhooks::notify(

@@ -521,7 +521,39 @@ impl Store {
     ) -> ApiResult<()> {
         let mut statements = vec![self.insert_source_statement(source, content_hash)?];
         statements.extend(self.insert_chunk_statements(source, chunks)?);
-        self.batch(statements, duplicate_upload).await.map(|_| ())
+        match self.batch(statements, duplicate_upload).await {
+            Err(ApiError::Conflict(_)) => Err(self.holding(source, content_hash).await),
+            done => done.map(|_| ()),
+        }
+    }
+
+    /// The conflict of a source whose content the chatbot holds already, naming the source
+    /// that holds it, so it can be found (and, when it failed, deleted to try again).
+    async fn holding(&self, source: &DataSource, content_hash: Option<&str>) -> ApiError {
+        #[derive(serde::Deserialize)]
+        struct Holder {
+            uuid: String,
+            status: String,
+        }
+        let holder: Option<Holder> = match content_hash {
+            Some(hash) => self
+                .row(
+                    "SELECT uuid, status FROM data_sources WHERE chatbot_uuid = ?1 AND content_hash = ?2",
+                    &[Arg::Text(&source.chatbot_uuid), Arg::Text(hash)],
+                )
+                .await
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        match holder {
+            Some(h) => ApiError::Conflict(format!(
+                "This chatbot already has a data source with exactly this content: {} (status {}); \
+                 delete it to add the content again.",
+                h.uuid, h.status
+            )),
+            None => duplicate_upload(),
+        }
     }
 
     /// A source, if its chatbot belongs to `account_uuid`.

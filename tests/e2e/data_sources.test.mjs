@@ -67,6 +67,11 @@ test("a Q&A pair is stored, indexed at once and found by a paraphrase", async ()
   for (const [body, field] of [[{ question: "q" }, "answer"], [{ answer: "a" }, "question"], [{ question: "", answer: "a" }, "question"], [{ question: 1, answer: "a" }, "question"]]) {
     expectError(assert, await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body }), 400, "invalid_request", field);
   }
+  // The same pair sent twice (a form submitted twice) is one source; another answer is not.
+  const twice = await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: s.title, answer: JSON.parse(s.meta_json).answer } });
+  expectError(assert, twice, 409, "conflict");
+  assert.match(twice.json.error.message, new RegExp(s.uuid));
+  assert.equal((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: s.title, answer: "No." } })).status, 200);
 });
 
 test("a web page is fetched, its readable text indexed and its title taken", async () => {
@@ -356,7 +361,9 @@ test("bad uploads get the contract's error and change nothing", async () => {
   expectError(assert, await upload(worker, key, bot.uuid, { name: "empty.txt", bytes: Buffer.alloc(0) }), 400, "invalid_request", "file");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "photo.png", bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]), type: "image/png" }), 415, "unsupported_media_type");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "big.txt", bytes: Buffer.alloc(400_000, 97) }), 413, "payload_too_large");
-  expectError(assert, await upload(worker, key, bot.uuid, { name: "again.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays.") }), 409, "conflict");
+  const again = await upload(worker, key, bot.uuid, { name: "again.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays.") });
+  expectError(assert, again, 409, "conflict");
+  assert.match(again.json.error.message, new RegExp(`${ok.json.uuid} \\(status success\\)`), "names the source holding the bytes");
   expectError(assert, await upload(worker, key, bot.uuid, { name: "x.txt", bytes: Buffer.from("x"), meta: "{not json" }), 400, "invalid_request", "meta_json");
   const two = new FormData();
   for (const name of ["a.txt", "b.txt"]) two.append("file", new Blob([`Text of ${name}.`], { type: "text/plain" }), name);
@@ -475,6 +482,7 @@ test("source tags group sources; bad sources are refused", async () => {
   expectError(assert, await api.post(`/source-tag/${tag.uuid}/update`, { body: { data_source_uuids: [foreign.uuid] } }), 400, "invalid_request", "data_source_uuids");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "x", color: "blue" } }), 400, "invalid_request", "color");
   expectError(assert, await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { color: "#fff" } }), 400, "invalid_request", "name");
+  expectError(assert, await api.post(`/source-tag/${tag.uuid}/update`, { body: {} }), 400, "invalid_request", "name");
   // Names are the chatbot's own, whatever their case; another chatbot may use them.
   const twice = await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "faq", color: "#fff" } });
   expectError(assert, twice, 409, "conflict");

@@ -283,6 +283,12 @@ pub fn source_tag_change(body: &Map<String, Value>, creating: bool) -> ApiResult
         Some(items) if items.is_empty() => Some(Vec::new()),
         Some(_) => Some(uuid_list(body, "data_source_uuids")?),
     };
+    if name.is_none() && color.is_none() && data_source_uuids.is_none() {
+        return Err(ApiError::invalid(
+            "name",
+            "Send name, color, data_source_uuids, or some of them.",
+        ));
+    }
     Ok(SourceTagChange {
         name,
         color,
@@ -466,6 +472,8 @@ mod tests {
                 .field(),
             Some("color")
         );
+        let nothing = source_tag_change(&obj(json!({})), false).expect_err("refused");
+        assert!(nothing.public_message().contains("Send name, color"));
         let u = source_tag_change(&obj(json!({"data_source_uuids": []})), false).unwrap();
         assert_eq!(
             u,
