@@ -328,7 +328,7 @@ fn docx_title_falls_back_to_first_heading_and_handles_odd_markup() {
     let doc = r#"<?xml version="1.0" encoding="UTF-8"?>
 <w:document xmlns:w="x" xmlns:mc="m"><w:body>
 <w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Fish &amp; Chips</w:t></w:r></w:p>
-<w:p><w:r><w:t xml:space="preserve">Kept </w:t></w:r><w:del><w:r><w:delText>deleted </w:delText></w:r></w:del><w:r><w:instrText>PAGE</w:instrText><w:t>text&#x21;</w:t></w:r></w:p>
+<w:p><w:r><w:t xml:space="preserve">Kept </w:t></w:r><w:del><w:r><w:delText>deleted </w:delText></w:r></w:del><w:r><w:instrText>PAGE</w:instrText><w:t>text&#x21;</w:t></w:r><w:r><w:rPr><w:vanish/></w:rPr><w:t xml:space="preserve"> hidden words</w:t><w:tab/></w:r><w:r><w:rPr><w:vanish w:val="0"/></w:rPr><w:t xml:space="preserve"> Shown.</w:t></w:r></w:p>
 <w:p><mc:AlternateContent><mc:Choice><w:r><w:t>new</w:t></w:r></mc:Choice><mc:Fallback><w:r><w:t>old</w:t></w:r></mc:Fallback></mc:AlternateContent></w:p>
 <w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="3"/></w:numPr></w:pPr><w:r><w:t>direct numbering</w:t></w:r></w:p>
 <w:tbl><w:tr><w:tc><w:p><w:r><w:t>outer</w:t></w:r></w:p>
@@ -340,7 +340,7 @@ fn docx_title_falls_back_to_first_heading_and_handles_odd_markup() {
     assert_eq!(e.title.as_deref(), Some("Fish & Chips"));
     assert_eq!(
         e.text,
-        "## Fish & Chips\n\nKept text!\n\nnew\n\n- direct numbering\n\nouter in1 in2 | right"
+        "## Fish & Chips\n\nKept text! Shown.\n\nnew\n\n- direct numbering\n\nouter in1 in2 | right"
     );
 }
 

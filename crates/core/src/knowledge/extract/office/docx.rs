@@ -156,12 +156,23 @@ fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
     let mut tables: Vec<Table> = Vec::new();
     let mut in_text = false;
     let mut run_depth = 0usize;
+    // A run marked hidden (`<w:vanish/>` in its properties) is not shown to a reader of the
+    // document, so it is not read either, as hidden slides and sheets are not.
+    let mut hidden_run = false;
     for ev in Reader::new(xml).skipping(skipped) {
         match ev {
             Ev::Start(name, a, empty) => match name {
                 "p" if !empty => paras.push(Para::default()),
                 "t" if !empty => in_text = true,
-                "r" if !empty => run_depth += 1,
+                "r" if !empty => {
+                    run_depth += 1;
+                    hidden_run = false;
+                }
+                "vanish" if run_depth > 0 => {
+                    hidden_run =
+                        attr(a, "val").is_none_or(|v| !matches!(&*v, "0" | "false" | "off"));
+                }
+                _ if hidden_run => {}
                 "pStyle" => {
                     if let (Some(p), Some(v)) = (paras.last_mut(), attr(a, "val")) {
                         p.style = Some(v.into_owned());
@@ -204,13 +215,16 @@ fn body_blocks(xml: &str, styles: &FastMap<String, StyleInfo>) -> Vec<Block> {
                 _ => {}
             },
             Ev::Text(s) => {
-                if in_text {
+                if in_text && !hidden_run {
                     push_text(&mut paras, &s);
                 }
             }
             Ev::End(name) => match name {
                 "t" => in_text = false,
-                "r" => run_depth = run_depth.saturating_sub(1),
+                "r" => {
+                    run_depth = run_depth.saturating_sub(1);
+                    hidden_run = false;
+                }
                 "p" => {
                     if let Some(p) = paras.pop() {
                         finish_para(p, styles, &mut tables, &mut blocks);
