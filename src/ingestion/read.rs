@@ -16,7 +16,7 @@ use edgechat_core::knowledge::crawl::urls::{normalize, page_identity};
 use edgechat_core::knowledge::crawl::USER_AGENT;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{
-    begin_reading, detect_page, detect_upload, read_document, DocKind, Reading,
+    begin_reading, detect_page, detect_upload, read_document, unread_charset, DocKind, Reading,
 };
 use edgechat_core::knowledge::steps::{
     slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, MAX_SLICES,
@@ -188,6 +188,9 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
         if let Some(crawl_uuid) = &marks.crawl_uuid {
             crawl::follow_links(ctx, crawl_uuid, &marks, &page.url, &page.body).await?;
         }
+    }
+    if let Some(ExtractError(reason)) = unread_charset(page.content_type.as_deref(), &page.body) {
+        return fail(ctx, source, reason).await;
     }
     let document = match read_document(kind, page.body) {
         Ok(d) => d,

@@ -23,6 +23,11 @@ before(async () => {
         res.writeHead(200, { "Content-Type": "text/html" });
         return res.end(`<html><head><title>Notice v${pageVersion}</title></head><body><p>The ${pageVersion === 1 ? "aardvark" : "zebra"} edition of the notice.</p></body></html>`);
       }
+      if (url.pathname === "/cp1251") {
+        // "Красный самовар" as a Russian site may still serve it.
+        res.writeHead(200, { "Content-Type": "text/html; charset=windows-1251" });
+        return res.end(Buffer.concat([Buffer.from("<html><body><p>"), Buffer.from([0xCA, 0xF0, 0xE0, 0xF1, 0xED, 0xFB, 0xE9, 0x20, 0xF1, 0xE0, 0xEC, 0xEE, 0xE2, 0xE0, 0xF0]), Buffer.from("</p></body></html>")]));
+      }
       if (url.pathname === "/image") {
         res.writeHead(200, { "Content-Type": "image/png" });
         return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
@@ -72,6 +77,14 @@ test("a Q&A pair is stored, indexed at once and found by a paraphrase", async ()
   expectError(assert, twice, 409, "conflict");
   assert.match(twice.json.error.message, new RegExp(s.uuid));
   assert.equal((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: s.title, answer: "No." } })).status, 200);
+});
+
+test("a page in an encoding this service does not read fails with the encoding's name, not as noise", async () => {
+  const bot = await newChatbot();
+  const done = await addUrl(bot, `${site.base}/cp1251`);
+  assert.equal(done.status, "error");
+  assert.match(JSON.parse(done.meta_json).error, /encoded as windows-1251, which is not read/);
+  assert.deepEqual(await search(bot, "Êðàñíûé"), []);
 });
 
 test("a web page is fetched, its readable text indexed and its title taken", async () => {

@@ -234,6 +234,67 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
 /// that is not UTF-16) are refused: indexed, they would fill search with noise. The bytes'
 /// memory is reused when they are UTF-8 already: at the largest upload a second copy is a
 /// good part of a Worker's memory.
+fn not_read(charset: &str) -> ExtractError {
+    ExtractError(format!(
+        "The text is encoded as {charset}, which is not read: save it as UTF-8 (or UTF-16) and \
+         send it again."
+    ))
+}
+
+/// The failure of a page whose server names an encoding this reader lacks (`Content-Type:
+/// text/html; charset=windows-1251`) and whose bytes are not UTF-8 or UTF-16 after all: read
+/// as Windows-1252 it would fill the index with noise.
+pub fn unread_charset(content_type: Option<&str>, bytes: &[u8]) -> Option<ExtractError> {
+    let lower = content_type?.to_ascii_lowercase();
+    let name = declared_charset(lower.as_bytes())?;
+    let readable = reads_as_1252(&name)
+        || utf16_order(bytes).is_some()
+        || std::str::from_utf8(bytes).is_ok()
+        || mostly_utf8(bytes);
+    (!readable).then(|| not_read(&name))
+}
+
+/// The encoding a document names in its first kilobyte: an HTML `<meta charset="...">` (or
+/// `content="text/html; charset=..."`) or an XML declaration's `encoding="..."`.
+fn declared_charset(bytes: &[u8]) -> Option<String> {
+    let head: String = bytes[..bytes.len().min(1024)]
+        .iter()
+        .map(|&b| char::from(b.to_ascii_lowercase()))
+        .collect();
+    let at = ["charset=", "encoding="]
+        .iter()
+        .filter_map(|key| head.find(key).map(|i| i + key.len()))
+        .min()?;
+    let name: String = head[at..]
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Whether an encoding's name is one this reader reads text in when it is not UTF-8:
+/// Windows-1252 and the Latin-1 and ASCII it extends (UTF-8 and UTF-16 are read first).
+fn reads_as_1252(name: &str) -> bool {
+    matches!(
+        name,
+        "windows-1252"
+            | "cp1252"
+            | "iso-8859-1"
+            | "iso8859-1"
+            | "latin1"
+            | "latin-1"
+            | "l1"
+            | "us-ascii"
+            | "ascii"
+            | "utf-8"
+            | "utf8"
+            | "utf-16"
+            | "utf-16le"
+            | "utf-16be"
+    )
+}
+
 fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
     if let Some((big_endian, mark)) = utf16_order(&bytes) {
         let units = bytes[mark..].chunks_exact(2).map(|pair| {
@@ -270,6 +331,11 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
         Err(e) => {
             let mut bytes = e.into_bytes();
             if !mostly_utf8(&bytes) {
+                // A document that says it is in an encoding this reader lacks (windows-1251,
+                // Shift_JIS...) would be indexed as Windows-1252 noise: it fails with why.
+                if let Some(name) = declared_charset(&bytes).filter(|name| !reads_as_1252(name)) {
+                    return Err(not_read(&name));
+                }
                 return Ok(bytes.iter().map(|&b| windows_1252(b)).collect());
             }
             // A file cut short mid-character (a truncated download, a size limit) ends in
@@ -775,6 +841,46 @@ mod tests {
     fn text_decoding_falls_back_to_windows_1252() {
         assert_eq!(decode_plainly(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
         assert_eq!(decode_plainly(b"caf\xE9 \x93quoted\x94"), "café “quoted”");
+    }
+
+    #[test]
+    fn a_document_in_an_encoding_not_read_fails_with_its_name() {
+        // "Красный самовар" in windows-1251, as a page that says so.
+        let mut page =
+            b"<html><head><meta charset=\"windows-1251\"><title>x</title></head><body>".to_vec();
+        page.extend_from_slice(&[
+            0xCA, 0xF0, 0xE0, 0xF1, 0xED, 0xFB, 0xE9, 0x20, 0xF1, 0xE0, 0xEC, 0xEE,
+        ]);
+        page.extend_from_slice(b"</body></html>");
+        let err = extract(DocKind::Html, &page).expect_err("refused");
+        assert!(err.0.contains("windows-1251"), "{}", err.0);
+        let xml = [
+            &b"<?xml version='1.0' encoding='Shift_JIS'?><a>"[..],
+            &[0x93, 0x8c, 0x8b, 0x9e],
+            b"</a>",
+        ]
+        .concat();
+        assert!(decode_text(xml)
+            .expect_err("refused")
+            .0
+            .contains("shift_jis"));
+        // Latin-1 pages read as before, and a page whose bytes are UTF-8 whatever it says.
+        let latin =
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=ISO-8859-1\">caf\xE9";
+        assert!(decode_text(latin.to_vec()).expect("read").ends_with("café"));
+        let utf8 = "<meta charset=\"windows-1251\">Красный".as_bytes().to_vec();
+        assert!(decode_text(utf8).expect("read").ends_with("Красный"));
+        // The server's word for a page's encoding counts as the page's own.
+        let cp1251 = [0xCA, 0xF0, 0xE0, 0xF1, 0xED, 0xFB, 0xE9];
+        let named = unread_charset(Some("text/html; charset=Windows-1251"), &cp1251);
+        assert!(named.expect("refused").0.contains("windows-1251"));
+        assert!(unread_charset(
+            Some("text/html; charset=windows-1251"),
+            "Красный".as_bytes()
+        )
+        .is_none());
+        assert!(unread_charset(Some("text/html; charset=iso-8859-1"), b"caf\xE9").is_none());
+        assert!(unread_charset(Some("text/html"), &cp1251).is_none());
     }
 
     #[test]
