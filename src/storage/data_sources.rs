@@ -3,7 +3,7 @@ use super::{batch_rows, object_text, Arg, Owner, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
-use edgechat_core::knowledge::query::searched_as_cjk;
+use edgechat_core::knowledge::cjk::searched_as_cjk;
 use edgechat_core::knowledge::retrieve::ChunkHit;
 use edgechat_core::knowledge::steps::{split_by_size, Refresh, StagedChunk, DRAFT_STATEMENT_BYTES};
 use serde::Deserialize;

@@ -8,8 +8,9 @@
 //! `query::Variant::Joined`; a source's compound starting with a question's word is found by
 //! the prefix search of languages other than English.)
 
+use super::cjk::is_cjk;
 use super::language::Language;
-use super::query::{content_terms, is_cjk, is_stop_word};
+use super::query::{content_terms, is_stop_word};
 
 /// Shortest half a word is cut into: two letters are rarely a word of their own, and would
 /// match too much.

@@ -8,6 +8,7 @@
 //! through [`query`] and [`retrieve`]. [`ingest`] strings these together.
 
 pub mod chunk;
+pub mod cjk;
 pub mod compounds;
 pub mod crawl;
 pub mod extract;

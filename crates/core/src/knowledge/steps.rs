@@ -165,7 +165,7 @@ pub struct StagedChunk {
     pub heading: String,
     pub text: String,
     pub tokens: u32,
-    /// The chunk's CJK character pairs (`knowledge::query::cjk_pairs`), when it holds CJK
+    /// The chunk's CJK character pairs (`knowledge::cjk::cjk_pairs`), when it holds CJK
     /// text: worked out by the step that writes the slice, indexed when the reading is swapped in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<String>,
@@ -187,7 +187,7 @@ impl StagedChunk {
     /// Works out the chunk's CJK pairs from its heading and text, as a chunk written in one
     /// step has them.
     pub fn index_pairs(&mut self) {
-        self.pairs = super::query::cjk_pairs(&format!("{}\n{}", self.heading, self.text));
+        self.pairs = super::cjk::cjk_pairs(&format!("{}\n{}", self.heading, self.text));
     }
 }
 
