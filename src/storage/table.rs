@@ -241,7 +241,7 @@ impl<'a> Sql<'a> {
     /// `UPDATE t SET (every set column) WHERE (every key column)`; the caller may append
     /// further conditions (`AND ...`).
     pub fn update<R: Row>(row: &'a R) -> Self {
-        Self::update_where(row, |_| true)
+        Self::update_where(row, |_, _| true)
     }
 
     /// `UPDATE t SET (the set columns `after` holds otherwise than `before`) WHERE (every key
@@ -249,21 +249,24 @@ impl<'a> Sql<'a> {
     /// different fields at the same moment both stand, rather than the later one writing the
     /// earlier one's fields back as it read them.
     pub fn update_changed<R: Row>(before: &R, after: &'a R) -> Self {
-        let (was, now) = (before.values(), after.values());
-        if was == now {
-            // Nothing changed: a statement that sets nothing is no statement.
-            return Self::update(after);
-        }
-        Self::update_where(after, |i| was[i] != now[i])
+        let was = before.values();
+        Self::update_where(after, |i, now| was[i] != *now)
     }
 
-    fn update_where<R: Row>(row: &'a R, write: impl Fn(usize) -> bool) -> Self {
+    /// `update` of the set columns `write` picks (by index and value); all of them when it
+    /// picks none, since a statement that sets nothing is no statement.
+    fn update_where<R: Row>(row: &'a R, write: impl Fn(usize, &Arg<'a>) -> bool) -> Self {
         let values = row.values();
-        let set = R::TABLE
-            .with_role(Role::Set)
-            .filter(|(i, _)| write(*i))
-            .map(|(i, c)| (c.name, values[i]))
-            .collect();
+        let columns = || R::TABLE.with_role(Role::Set);
+        let picked: Vec<_> = columns().filter(|(i, _)| write(*i, &values[*i])).collect();
+        let set = if picked.is_empty() {
+            columns().collect()
+        } else {
+            picked
+        }
+        .into_iter()
+        .map(|(i, c)| (c.name, values[i]))
+        .collect();
         let mut sql = Self::update_columns(R::TABLE, set);
         let keys: Vec<String> = R::TABLE
             .with_role(Role::Key)

@@ -54,11 +54,10 @@ const CONTINUATIONS: &[&str] = &[
     "auch",
 ];
 
-/// Words that point back at something said before.
+/// Words that point back at something said before, beside the pronouns that stand for its
+/// subject (`STANDS_FOR_SUBJECT`).
 const BACK_REFERENCES: &[&str] = &[
-    "it", "its", "that", "this", "these", "those", "them", "they", "there", "one", "ones", "too",
-    "instead", "else", "ça", "cela", "ceci", "lui", "leur", "dies", "diese", "dort", "ihn", "ihm",
-    "dabei", "dafür", "davon",
+    "there", "one", "ones", "too", "instead", "else", "lui", "leur", "dort", "ihn", "ihm",
 ];
 
 /// Opens the request that asks a model to rewrite a follow-up; the reply is the question only.
@@ -137,7 +136,10 @@ pub fn refers_back(query: &str) -> bool {
     let continues = CONTINUATIONS
         .iter()
         .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
-    continues || all.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
+    continues
+        || all.iter().any(|w| {
+            BACK_REFERENCES.contains(&w.as_str()) || STANDS_FOR_SUBJECT.contains(&w.as_str())
+        })
 }
 
 /// Pronouns that stand for the thing talked about ("how long does that take?"); not

@@ -359,13 +359,20 @@ impl Encoder {
         }
     }
 
+    /// The first chunk of the completion for `message_uuid`, which names it from here on:
+    /// the assistant's role, and the session it is in (an extra field).
+    fn openai_opening(&mut self, message_uuid: &str, session_uuid: &str) -> Value {
+        self.id = format!("chatcmpl-{message_uuid}");
+        let mut opening = self.chunk(json!({"role": "assistant", "content": ""}), None);
+        opening["session_uuid"] = json!(session_uuid);
+        opening
+    }
+
     /// A turn a person answers (live chat) as Chat Completions chunks: the user's message
     /// is stored and no words follow, so an opening chunk marked `live_chat: true` (as the
     /// unstreamed completion is) and the finish, then `[DONE]`.
     pub fn openai_live_chat(&mut self, message_uuid: &str, session_uuid: &str) -> String {
-        self.id = format!("chatcmpl-{message_uuid}");
-        let mut opening = self.chunk(json!({"role": "assistant", "content": ""}), None);
-        opening["session_uuid"] = json!(session_uuid);
+        let mut opening = self.openai_opening(message_uuid, session_uuid);
         opening["live_chat"] = json!(true);
         let end = AnswerEvent::End {
             message_uuid: message_uuid.to_string(),
@@ -393,12 +400,7 @@ impl Encoder {
                 message_uuid,
                 session_uuid,
                 ..
-            } => {
-                self.id = format!("chatcmpl-{message_uuid}");
-                let mut chunk = self.chunk(json!({"role": "assistant", "content": ""}), None);
-                chunk["session_uuid"] = json!(session_uuid);
-                data(chunk)
-            }
+            } => data(self.openai_opening(message_uuid, session_uuid)),
             AnswerEvent::Delta(text) => data(self.chunk(json!({"content": text}), None)),
             // Standard clients ignore fields they do not know; ours read `citations`.
             AnswerEvent::Citations(cite_data) => {
