@@ -176,7 +176,7 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
         .form_data()
         .await
         .map_err(|_| ApiError::invalid_request("The multipart body could not be read."))?;
-    let meta = upload_meta(form.get_field("meta_json").as_deref())?;
+    let meta = upload_meta(meta_json_part(&form).await?.as_deref())?;
     let mut parts = form.get_all("file").unwrap_or_default();
     if parts.len() > 1 {
         return Err(ApiError::invalid(
@@ -241,6 +241,29 @@ pub async fn upload(mut call: Call) -> ApiResult<Response> {
     .await?;
     // A new source has no tags yet.
     json_response(&source.to_json(&[]))
+}
+
+/// The upload's `meta_json` part as text. Common HTTP clients send a JSON value as a file part
+/// (`curl -F meta_json=@meta.json`, a `files=` entry in Python's requests), so its bytes are
+/// read as the text field would be rather than passed over.
+async fn meta_json_part(form: &worker::FormData) -> ApiResult<Option<String>> {
+    let mut parts = form.get_all("meta_json").unwrap_or_default();
+    if parts.len() > 1 {
+        return Err(ApiError::invalid(
+            "meta_json",
+            "Send `meta_json` once per upload.",
+        ));
+    }
+    match parts.pop() {
+        None => Ok(None),
+        Some(FormEntry::Field(text)) => Ok(Some(text)),
+        Some(FormEntry::File(file)) => {
+            let bytes = file.bytes().await?;
+            String::from_utf8(bytes).map(Some).map_err(|_| {
+                ApiError::invalid("meta_json", "`meta_json` must be UTF-8 text holding JSON.")
+            })
+        }
+    }
 }
 
 pub async fn get(call: Call) -> ApiResult<Response> {

@@ -363,6 +363,29 @@ test("OpenDocument text, spreadsheet and presentation uploads are read", async (
   assert.equal(prizes[0].data_source_uuid, uploads["talk.odp"]);
 });
 
+test("meta_json sent as a file part is read, its link stored as the address a browser opens", async () => {
+  const bot = await newChatbot();
+  const send = async (parts) => {
+    const form = new FormData();
+    form.append("file", new Blob([`Notes ${Math.random()} on the reading room.`], { type: "text/plain" }), "notes.txt");
+    for (const [value, fileName] of parts) {
+      if (fileName) form.append("meta_json", new Blob([value], { type: "application/json" }), fileName);
+      else form.append("meta_json", value);
+    }
+    const res = await fetch(`${worker.base}/api/v1/chatbot/${bot.uuid}/data-source/upload`, { method: "POST", headers: { Authorization: `Bearer ${key}` }, body: form });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, json: JSON.parse(text) };
+  };
+  // What `curl -F meta_json=@meta.json` and Python requests' `files=` send.
+  const asFile = await send([[JSON.stringify({ reference_source_link: "https:example.com/reading room" }), "meta_json"]]);
+  assert.equal(asFile.status, 200, asFile.text);
+  assert.equal(JSON.parse(asFile.json.meta_json).reference_source_link, "https://example.com/reading%20room");
+  const twice = await send([[JSON.stringify({ reference_source_link: "https://a.example/" })], [JSON.stringify({ reference_source_link: "https://b.example/" })]]);
+  expectError(assert, twice, 400, "invalid_request", "meta_json");
+  const sources = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
+  assert.deepEqual(sources.map((s) => s.uuid), [asFile.json.uuid], "the refused upload stored nothing");
+});
+
 test("bad uploads get the contract's error and change nothing", async () => {
   const bot = await newChatbot();
   const ok = await upload(worker, key, bot.uuid, { name: "notes.txt", bytes: Buffer.from("Opening hours are nine to five on weekdays."), type: "text/plain" });

@@ -201,20 +201,21 @@ pub fn upload_meta(raw: Option<&str>) -> ApiResult<Map<String, Value>> {
         None | Some(Value::Null) => {}
         Some(Value::String(link)) => {
             check_len("meta_json", link, MAX_URL_CHARS)?;
-            // Stored as validated: the untrimmed string would be the citation's URL.
-            let link = link.trim();
             // Shown to readers as where the file came from: a web address, never a script.
-            let web =
-                crate::idn::parse_url(link).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
-            if !web {
-                return Err(ApiError::invalid(
-                    "meta_json",
-                    "`meta_json.reference_source_link` must be an http or https URL.",
-                ));
-            }
+            // Stored as parsed, so a link a browser would read another way ("https:host",
+            // a bare space) is the address it was taken for.
+            let web = crate::idn::parse_url(link.trim())
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https"))
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "meta_json",
+                        "`meta_json.reference_source_link` must be an http or https URL.",
+                    )
+                })?;
             meta.insert(
                 "reference_source_link".into(),
-                Value::String(link.to_string()),
+                Value::String(web.to_string()),
             );
         }
         Some(_) => {
@@ -417,6 +418,20 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(spaced["reference_source_link"], "https://ex.com/a");
+        for (sent, stored) in [
+            ("https:example.com", "https://example.com/"),
+            ("https:/example.com/a b", "https://example.com/a%20b"),
+            (
+                "HTTPS://Example.COM/Guide.pdf",
+                "https://example.com/Guide.pdf",
+            ),
+        ] {
+            let raw = json!({ "reference_source_link": sent }).to_string();
+            assert_eq!(
+                upload_meta(Some(&raw)).unwrap()["reference_source_link"],
+                stored
+            );
+        }
         assert!(upload_meta(None).unwrap().is_empty());
         assert!(upload_meta(Some("  ")).unwrap().is_empty());
         assert_eq!(
