@@ -10,6 +10,12 @@ mkdir -p "$STATE_DIR"
 STATE_DIR="$(cd "$STATE_DIR" && pwd)"
 
 "$ROOT/scripts/setup.sh"
+# Another server on the port would answer the readiness check below in this Worker's place;
+# checked before the build, which takes minutes.
+if node -e 'const s=require("net").createServer();s.on("error",()=>process.exit(1));s.listen(+process.argv[1],"127.0.0.1",()=>s.close())' "$PORT"; then :; else
+  die "port $PORT on 127.0.0.1 is in use; stop what runs there or choose another with PORT=..."
+fi
+
 build_worker
 
 # The operator's token: as given, else the one this state folder was first run with.
