@@ -20,7 +20,7 @@ use crate::providers::{ChatProvider, ChatTurn, Grounding};
 use crate::storage::SearchFound;
 use edgechat_core::api::error::ApiResult;
 use edgechat_core::chat::completion::{ChatMessage, CompletionRequest, ToolSpec};
-use edgechat_core::chat::followup::Context;
+use edgechat_core::chat::followup::{stands_alone, Context};
 use edgechat_core::chat::models::ModelInfo;
 use edgechat_core::chat::openai_compat::Sampling;
 use edgechat_core::chat::prompt::{assemble, conversation_turns, Prompt, PromptInput};
@@ -184,10 +184,16 @@ pub fn prepare(config: &Config, req: Request) -> Exchange {
     let ranked = retrieved.ranked;
     // The built-in engine answers the question as searched: spelled right.
     let searched = retrieved.corrected_query.as_deref().unwrap_or(&query);
-    let grounding_query = std::iter::once(searched)
-        .chain(context.terms.iter().map(String::as_str))
-        .collect::<Vec<_>>()
-        .join(" ");
+    // A follow-up that stands alone is answered for its own words (ranking measured passages
+    // against them); any other question for them with the conversation's.
+    let grounding_query = if stands_alone(&query, &context) {
+        searched.to_string()
+    } else {
+        std::iter::once(searched)
+            .chain(context.terms.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let started_ms = time::now_ms();
     let created_at = time::now();
     let escalation_reply = escalating.then(|| {

@@ -256,6 +256,28 @@ test("a follow-up about the conversation's subject is not answered by a pair tha
   assert.match(followUp.response, /within 5 days/);
 });
 
+test("a follow-up naming a subject of its own is answered about it, not about the previous question", async () => {
+  const bot = await newChatbot(api, { name: "Policies", show_citations: true });
+  await uploadText(bot, "policies.md", [
+    "# Store policies",
+    "## Shipping",
+    "Standard shipping within the EU takes three to five days. Express shipping costs 12 euros and arrives the next working day.",
+    "## Returns",
+    "You can return any item within 30 days. Refunds are issued to the original payment method within 14 days.",
+    "## Payment",
+    "We accept Visa, Mastercard, PayPal and bank transfer.",
+    "## Account",
+    "To reset your password, click Forgot password on the sign-in page.",
+  ].join("\n\n"));
+  const session = await newSession(api, bot);
+  const first = await ask(session, "How much is express shipping?");
+  assert.match(first.response, /12 euros/);
+  const refunds = await ask(session, "Refunds?");
+  assert.match(refunds.response, /^Refunds are issued/, refunds.response);
+  const paypal = await ask(session, "Do you take PayPal too?");
+  assert.match(paypal.response, /^We accept Visa/, paypal.response);
+});
+
 test("a Q&A pair answers a question that shares none of its words, said as customers say it, in English and German", async () => {
   const bot = await newChatbot(api, { name: "Parcels", show_citations: true });
   const pairs = [

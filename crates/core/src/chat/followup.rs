@@ -163,6 +163,25 @@ pub fn points_back(query: &str) -> bool {
         && all.iter().filter(|w| !is_stop_word(w)).count() <= AT_MOST_OWN_TERMS
 }
 
+/// Whether `query`, asked with the conversation's `context`, names a subject of its own
+/// ("Refunds?", "what about returns?", "can it carry a signed message?") rather than pointing
+/// back at the conversation's: passages about that subject rank first, the conversation's
+/// words narrowing the search but not replacing it.
+pub fn names_own_subject(query: &str, context: &Context) -> bool {
+    !context.is_empty() && !points_back(query)
+}
+
+/// Whether `query`, asked with the conversation's `context`, is about its own words alone,
+/// with no pronoun standing for the conversation's subject ("Refunds?", "what about
+/// returns?"): whether a passage answers it is measured against those words. "Can it carry a
+/// signed message?" still means the thing talked about, which the answer must hold too.
+pub fn stands_alone(query: &str, context: &Context) -> bool {
+    !context.is_empty()
+        && !words(query)
+            .iter()
+            .any(|w| STANDS_FOR_SUBJECT.contains(&w.as_str()))
+}
+
 /// The terms of the conversation a follow-up `query` is searched with: the content terms of
 /// the previous question that `query` does not already hold. Empty when `query` is not a
 /// follow-up or there is no previous question.

@@ -5,7 +5,7 @@
 use super::language::{fold, Language};
 use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
 use super::thesaurus;
-use crate::chat::followup::{points_back, Context};
+use crate::chat::followup::{names_own_subject, points_back, stands_alone, Context};
 use crate::domain::data_source::SourceType;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
@@ -379,6 +379,13 @@ pub fn mark_follow_up_misses(
 /// words, but about something else.
 const OFF_TOPIC: f64 = 0.7;
 
+/// What a passage holding none of a follow-up's own words keeps of its score when the
+/// follow-up names a subject of its own ("Refunds?" after a question on shipping) and some
+/// passage holds it: low enough that the previous question's words, which the passage may
+/// hold all of, do not outrank the one word the user asked about, even where that word is
+/// common in the index and theirs are rare (full-text relevance weighs them so).
+const NOT_WHAT_WAS_ASKED: f64 = 0.2;
+
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
 /// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
@@ -403,9 +410,9 @@ pub fn rank_in_context(
     } else {
         HashSet::new()
     };
+    let names_own_subject = names_own_subject(query, context);
     let question = question.with(context.terms.iter().map(|t| language.term(t)));
     let query_set = &question.terms;
-    let term_count = query_set.len() as f64;
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     // Which of the query's terms each candidate holds: all the comparisons below ask.
     let chunk_stems: Vec<HashSet<String>> = hits
@@ -435,9 +442,24 @@ pub fn rank_in_context(
         .filter(|t| own.contains(**t))
         .map(|t| (*t).clone())
         .collect();
-    // The share of the query's terms that any candidate holds.
-    let known_share = if term_count > 0.0 {
-        weights.len() as f64 / term_count
+    // What `coverage` and the rest measure how much of the question a passage holds against:
+    // the question the answer is composed for. A follow-up that stands alone is composed for
+    // its own words (the conversation's only narrowed the search), any other question for its
+    // words and the conversation's.
+    let stands_alone = stands_alone(query, context);
+    let measured: HashSet<&String> = query_set
+        .iter()
+        .filter(|t| !stands_alone || own.contains(*t))
+        .collect();
+    let measured_count = measured.len() as f64;
+    let measured_weight: f64 = weights
+        .iter()
+        .filter(|(t, _)| measured.contains(*t))
+        .map(|(_, w)| w)
+        .sum();
+    // The share of the measured terms that any candidate holds.
+    let known_share = if measured_count > 0.0 {
+        weights.keys().filter(|t| measured.contains(*t)).count() as f64 / measured_count
     } else {
         0.0
     };
@@ -450,29 +472,39 @@ pub fn rank_in_context(
             } else {
                 0.0
             };
-            let coverage = if term_count > 0.0 {
-                query_set
+            let coverage = if measured_count > 0.0 {
+                measured
                     .iter()
-                    .filter(|t| chunk_stems.contains(*t))
+                    .filter(|t| chunk_stems.contains(**t))
                     .count() as f64
-                    / term_count
+                    / measured_count
             } else {
                 0.0
             };
-            let weighted_coverage = if total_weight > 0.0 {
-                weights
-                    .iter()
-                    .filter(|(t, _)| chunk_stems.contains(**t))
-                    .map(|(_, w)| w)
-                    .sum::<f64>()
-                    / total_weight
-            } else {
-                0.0
+            let held_weight = |total: f64, counted: &dyn Fn(&String) -> bool| {
+                if total > 0.0 {
+                    weights
+                        .iter()
+                        .filter(|(t, _)| counted(t) && chunk_stems.contains(**t))
+                        .map(|(_, w)| w)
+                        .sum::<f64>()
+                        / total
+                } else {
+                    0.0
+                }
             };
+            // Ranking weighs every term searched; the answer's measure only the measured ones.
+            let searched_coverage = held_weight(total_weight, &|_| true);
+            let weighted_coverage = held_weight(measured_weight, &|t| measured.contains(t));
             // Words of the query that no source holds ("in person", "could") say nothing about
             // which stored question it matches, so the comparison uses the others, as long as
             // they are at least a third of the query.
             let mut on_topic = topic.is_empty() || topic.iter().any(|t| chunk_stems.contains(t));
+            // A passage holding none of an own-subject follow-up's known terms answers the
+            // previous question, not this one.
+            let answers_own = !names_own_subject
+                || known.is_empty()
+                || known.iter().any(|t| chunk_stems.contains(t));
             let question_match =
                 if hit.source_type == SourceType::Qa && known.len() * 3 >= own.len() {
                     let asked = question.stems_as_asked(&hit.heading);
@@ -487,12 +519,15 @@ pub fn rank_in_context(
                 } else {
                     0.0
                 };
-            let mut score = 0.5 * relevance + 0.5 * weighted_coverage;
+            let mut score = 0.5 * relevance + 0.5 * searched_coverage;
             if question_match > 0.0 {
                 score = score.max(0.4 * relevance + 0.6 * question_match) + 0.1 * question_match;
             }
             if !on_topic {
                 score *= OFF_TOPIC;
+            }
+            if !answers_own {
+                score *= NOT_WHAT_WAS_ASKED;
             }
             Ranked {
                 hit,
@@ -940,6 +975,53 @@ mod tests {
             assert_eq!(ranked[0].hit.id, id, "{query}: {ranked:?}");
             assert!(ranked[0].question_match >= crate::chat::engine::QA_MATCH);
         }
+    }
+
+    #[test]
+    fn a_follow_up_naming_its_own_subject_is_answered_about_it() {
+        // One help page's sections; the first question was about express shipping.
+        let sections = || {
+            vec![
+                hit(
+                    1,
+                    "page",
+                    "file",
+                    "Shipping",
+                    "Express shipping costs 12 euros and arrives the next day.",
+                    -9.0,
+                ),
+                hit(
+                    2,
+                    "page",
+                    "file",
+                    "Returns",
+                    "Refunds are issued to the original payment method within 14 days.",
+                    -6.0,
+                ),
+                hit(
+                    3,
+                    "page",
+                    "file",
+                    "Payment",
+                    "We accept Visa, Mastercard and PayPal.",
+                    -6.0,
+                ),
+            ]
+        };
+        let after_shipping = Context {
+            terms: vec!["much".into(), "express".into(), "shipping".into()],
+        };
+        for (query, id) in [
+            ("Refunds?", 2),
+            ("and what about refunds?", 2),
+            ("Do you take PayPal too?", 3),
+        ] {
+            let ranked = rank_in_context(query, &after_shipping, sections(), 3);
+            assert_eq!(ranked[0].hit.id, id, "{query}: {ranked:?}");
+        }
+        // A follow-up about the conversation's subject still finds it.
+        let ranked = rank_in_context("how long does it take?", &after_shipping, sections(), 3);
+        assert_eq!(ranked[0].hit.id, 1, "{ranked:?}");
     }
 
     #[test]
