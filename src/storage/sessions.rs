@@ -207,8 +207,9 @@ impl Store {
     }
 
     /// Closes an answer left `streaming` by a runtime that went away: what was said is kept,
-    /// with `finish_reason: interrupted` and its completion tokens counted. Returns the stored
-    /// usage and `answered`, or `None` when the answer had ended meanwhile (nothing changes).
+    /// with `finish_reason: interrupted`, its completion tokens counted and `answered: false`
+    /// (nothing judged it answered). Returns the stored usage and `answered`, or `None` when
+    /// the answer had ended meanwhile (nothing changes).
     pub async fn interrupt_message(
         &self,
         uuid: &str,
@@ -223,9 +224,14 @@ impl Store {
         let completion_tokens = estimate_tokens(response) as i64;
         let closed: Option<Closed> = self
             .row(
+                // A bound number reaches D1 as a JavaScript number, which it stores as REAL:
+                // cast, so the counts stay whole numbers in the JSON as everywhere else.
                 "UPDATE messages SET response = ?2, finish_reason = 'interrupted', modified_at = ?3, \
-                 meta_json = json_set(meta_json, '$.usage.completion_tokens', ?4, \
-                   '$.usage.total_tokens', coalesce(json_extract(meta_json, '$.usage.prompt_tokens'), 0) + ?4) \
+                 answered = 0, meta_json = json_set(meta_json, \
+                   '$.usage.completion_tokens', CAST(?4 AS INTEGER), \
+                   '$.usage.total_tokens', \
+                   coalesce(json_extract(meta_json, '$.usage.prompt_tokens'), 0) + CAST(?4 AS INTEGER), \
+                   '$.answered', json('false')) \
                  WHERE uuid = ?1 AND finish_reason = 'streaming' \
                  RETURNING json_extract(meta_json, '$.usage') AS usage, answered",
                 &[

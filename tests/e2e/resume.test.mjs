@@ -343,6 +343,9 @@ test("a restart of the Worker mid-answer leaves a stored message that says it wa
   // The end says what the stored message holds, tokens of what was said counted.
   const usage = JSON.parse(stored.meta_json).usage;
   assert.ok(usage.completion_tokens > 0, JSON.stringify(usage));
+  assert.doesNotMatch(stored.meta_json, /_tokens":-?\d+\./, "token counts stay whole numbers");
+  assert.equal(stored.answered, false, "nothing was found to be answered");
+  assert.equal(JSON.parse(stored.meta_json).answered, false);
   const end = frames((await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } })).text).at(-1);
   assert.deepEqual(end.data.usage, usage);
   assert.equal(end.data.answered, stored.answered);
