@@ -11,6 +11,11 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use worker::{ByteStream, Delay};
 
+/// How long the rest of a stream is waited for once the model has given its finish reason:
+/// long enough for a trailing usage chunk (OpenAI's `stream_options.include_usage`), not the
+/// whole silence timeout for a server that holds the connection open without `[DONE]`.
+const AFTER_FINISH: Duration = Duration::from_secs(2);
+
 /// A provider's decoder: one server-sent event to what it means.
 pub type Decoder = fn(&SseEvent) -> Vec<CompletionEvent>;
 
@@ -58,12 +63,22 @@ impl UpstreamBody {
         }
     }
 
-    /// Reads more of the body into `pending`; `Err` when the stream broke or went silent.
+    /// Reads more of the body into `pending`; `Err` when the stream broke or went silent
+    /// before the model's finish (silence after it ends the answer).
     async fn fill(&mut self, pending: &mut VecDeque<CompletionEvent>) -> Result<(), String> {
         let read = self.body.next();
-        let timer = Delay::from(self.timeout);
+        let wait = if self.finished {
+            AFTER_FINISH.min(self.timeout)
+        } else {
+            self.timeout
+        };
+        let timer = Delay::from(wait);
         futures::pin_mut!(read);
         match select(read, timer).await {
+            Either::Right(_) if self.finished => {
+                self.ended = true;
+                Ok(())
+            }
             Either::Right(_) => {
                 self.ended = true;
                 Err(format!(

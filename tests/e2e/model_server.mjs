@@ -10,7 +10,9 @@
 // "[tool-loop:NAME]" asks for NAME every time it is offered, and answers once it is not;
 // "[500-after-tool]" fails once it is given a tool's result; "[nodone]" ends its stream after
 // the finish without `data: [DONE]`, as some servers do; "[refusal]" refuses in
-// `delta.refusal`; anything else is answered with a short reply that names the question.
+// `delta.refusal`; "[finish-hang]" sends its finish and usage chunks, then holds the
+// connection open without `[DONE]`; anything else is answered with a short reply that names
+// the question.
 import { startServer, sleep } from "./harness.mjs";
 
 export const FAKE_KEY = "sk-test-local";
@@ -122,6 +124,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     }
     res.write(chunk({ id, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
     res.write(chunk({ id, object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 42, completion_tokens: tokens.length, total_tokens: 42 + tokens.length } }));
+    if (last.includes("[finish-hang]")) return silence(res, last);
     if (!last.includes("[nodone]")) res.write("data: [DONE]\n\n");
     res.end();
   });

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startAccount, startModelAccount, chatbotWithSession, eventually, expectError, sleep } from "./suite.mjs";
 
-const { worker, key, api } = await startModelAccount();
+const { model, worker, key, api } = await startModelAccount();
 
 async function newSession() {
   const { session } = await chatbotWithSession(api, { name: "Resumable" });
@@ -448,4 +448,18 @@ test("an answer whose model has not answered yet is listed, refuses a second mes
   // A model that fails before answering still leaves nothing behind.
   expectError(assert, await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "fail late [late] [500]" } }), 502, "upstream_error");
   assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json.map((m) => m.uuid), [waiting.uuid]);
+});
+
+test("a model that sends its finish and then holds its stream open without [DONE] ends the answer after a short grace", async () => {
+  const session = await newSession();
+  const started = Date.now();
+  const got = frames((await ask(session, "finish but linger [finish-hang]", { headers: { Accept: "text/event-stream" } })).text);
+  const elapsed = Date.now() - started;
+  const end = got.at(-1);
+  assert.equal(end.event, "end");
+  assert.equal(end.data.finish_reason, "stop");
+  assert.equal(end.data.usage.prompt_tokens, 42, "the usage chunk after the finish is read");
+  assert.ok(elapsed < 10_000, `ended after ${elapsed} ms`);
+  assert.equal((await ended(end.data.message_uuid)).finish_reason, "stop");
+  await eventually(async () => model.dropped.some((d) => d.query.includes("[finish-hang]")));
 });
