@@ -13,7 +13,7 @@ use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usag
 use edgechat_core::chat::tools::{round_separator, ToolCallCollector};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
 use edgechat_core::config::Config;
-use edgechat_core::domain::session::{FinishReason, Message};
+use edgechat_core::domain::session::{fit_answer, FinishReason, Message};
 use futures::future::{select, Either};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -161,7 +161,7 @@ async fn relay(
     // Set once the answer's tool rounds are spent: the model is called once more, allowed no
     // tool, and what it asks for then is not run.
     let mut tools_withdrawn = false;
-    for round in 0.. {
+    'rounds: for round in 0.. {
         let mut calls = ToolCallCollector::default();
         let mut round_text = String::new();
         loop {
@@ -183,10 +183,18 @@ async fn relay(
                     } else {
                         piece
                     };
+                    // A model that ignores its token limit is not read past what a message
+                    // can hold; the rest of its stream is let go.
+                    let (fits, full) = fit_answer(text.len(), &piece);
+                    let piece = if full { fits.to_string() } else { piece };
                     text.push_str(&piece);
                     if !out.emit(AnswerEvent::Delta(piece)).await {
                         finish = Some(FinishReason::Aborted);
                         break;
+                    }
+                    if full {
+                        finish = Some(FinishReason::Length);
+                        break 'rounds;
                     }
                 }
                 Ok(CompletionEvent::Cited(indices)) => cited = Some(indices),

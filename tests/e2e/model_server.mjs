@@ -10,7 +10,7 @@
 // "[tool-loop:NAME]" asks for NAME every time it is offered, and answers once it is not;
 // "[500-after-tool]" fails once it is given a tool's result; "[nodone]" ends its stream after
 // the finish without `data: [DONE]`, as some servers do; "[refusal]" refuses in
-// `delta.refusal`; "[finish-hang]" sends its finish and usage chunks, then holds the
+// `delta.refusal`; "[huge]" streams about 2.4 MB of text, ignoring max_tokens; "[finish-hang]" sends its finish and usage chunks, then holds the
 // connection open without `[DONE]`; anything else is answered with a short reply that names
 // the question.
 import { startServer, sleep } from "./harness.mjs";
@@ -109,6 +109,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     const bench = last.match(/\[bench:(\d+)\]/);
     if (tokens) { /* answered from a tool result */ }
     else if (bench) tokens = Array.from({ length: Number(bench[1]) }, (_, i) => `w${i} `);
+    else if (last.includes("[huge]")) tokens = Array.from({ length: 300 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(7995)} `);
     else if (last.includes("[long]")) tokens = Array.from({ length: 200 }, (_, i) => `word${i} `);
     else tokens = ["You", " asked", ":", ` ${last.replace(/\s+/g, " ").slice(0, 80)}`, "."];
     for (let i = 0; i < tokens.length; i++) {

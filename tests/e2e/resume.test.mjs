@@ -450,6 +450,18 @@ test("an answer whose model has not answered yet is listed, refuses a second mes
   assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json.map((m) => m.uuid), [waiting.uuid]);
 });
 
+test("an answer that runs past 256 KiB is cut there, and stored and told with finish_reason length", async () => {
+  const session = await newSession();
+  const got = frames((await ask(session, "say everything [huge]", { headers: { Accept: "text/event-stream" } })).text);
+  assert.equal(got.at(-1).event, "end");
+  assert.equal(got.at(-1).data.finish_reason, "length");
+  const stored = await ended(got[0].data.message_uuid);
+  assert.equal(stored.finish_reason, "length");
+  const bytes = Buffer.byteLength(stored.response);
+  assert.ok(bytes <= 256 * 1024 && bytes > 248 * 1024, `kept ${bytes} bytes`);
+  assert.equal(textOf(got), stored.response, "the reader got what was stored");
+});
+
 test("a model that sends its finish and then holds its stream open without [DONE] ends the answer after a short grace", async () => {
   const session = await newSession();
   const started = Date.now();

@@ -6,6 +6,25 @@ use crate::string_enum::string_enum;
 use serde_json::{json, Map, Value};
 
 pub const MAX_QUERY_CHARS: usize = 8_000;
+/// Most text one answer keeps, in UTF-8 bytes. A model that ignores its token limit is cut
+/// off here (`fit_answer`) and the answer ends with `finish_reason: length`: its message must
+/// fit one D1 row (2 MB, beside its sources and metadata), and a reader wants no more anyway.
+pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
+
+/// The part of `piece` that fits after `so_far` bytes of answer (cut at a character
+/// boundary), and whether the answer is full: what did not fit is dropped.
+pub fn fit_answer(so_far: usize, piece: &str) -> (&str, bool) {
+    let room = MAX_ANSWER_BYTES.saturating_sub(so_far);
+    if piece.len() <= room {
+        return (piece, false);
+    }
+    let mut cut = room;
+    while !piece.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (&piece[..cut], true)
+}
+
 pub const MAX_VARIABLES: usize = 100;
 pub const MAX_VARIABLE_CHARS: usize = 2_000;
 
@@ -364,5 +383,16 @@ mod tests {
         assert!(s.to_json().get("initial_variables").is_none());
         assert_eq!(FinishReason::from_provider("length"), FinishReason::Length);
         assert_eq!(FinishReason::from_provider("stop"), FinishReason::Stop);
+    }
+
+    #[test]
+    fn an_answer_is_cut_where_it_is_full_and_never_inside_a_character() {
+        assert_eq!(fit_answer(0, "hello"), ("hello", false));
+        assert_eq!(fit_answer(MAX_ANSWER_BYTES - 5, "hello"), ("hello", false));
+        assert_eq!(fit_answer(MAX_ANSWER_BYTES - 3, "hello"), ("hel", true));
+        assert_eq!(fit_answer(MAX_ANSWER_BYTES, "x"), ("", true));
+        // "é" takes two bytes: one byte of room keeps none of it.
+        assert_eq!(fit_answer(MAX_ANSWER_BYTES - 2, "aé"), ("a", true));
+        assert_eq!(fit_answer(MAX_ANSWER_BYTES + 10, ""), ("", false));
     }
 }
