@@ -19,6 +19,7 @@ use edgechat_core::config::Config;
 use edgechat_core::domain::agent::{Agent, AgentType};
 use edgechat_core::domain::chatbot::Chatbot;
 use edgechat_core::domain::data_source::uuid_list;
+use edgechat_core::domain::rate_limit::Limit;
 use edgechat_core::domain::session::{query_from_body, FinishReason, Message};
 use edgechat_core::domain::webhook::Event;
 use edgechat_core::domain::widget::visitor_message_json;
@@ -47,26 +48,45 @@ pub(crate) enum Plan {
 ///
 /// The key's refusal is an error, as on every other route; the chatbot's is `Plan::Limited`.
 async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
+    let logs = message_logs(call, chatbot);
+    let (key, messages) = futures::join!(call.count_key(), admit_messages(&call.env, &logs));
+    if let Err(refused) = key {
+        if let Ok(Decision::Admitted { .. }) = messages {
+            release(call, &logs).await;
+        }
+        return Err(refused);
+    }
+    Ok(widget::within_limits(&chatbot.settings, messages?)
+        .err()
+        .map(Plan::Limited))
+}
+
+/// The chatbot's logs a message counts in (`admit`), with their limits.
+fn message_logs(call: &Call, chatbot: &Chatbot) -> Vec<(String, Limit)> {
     let settings = &chatbot.settings;
-    let logs = match &call.caller {
+    match &call.caller {
         Caller::Visitor(visitor) => widget::visitor_logs(
             settings,
             &limit_names::visitor_messages(&chatbot.uuid, &visitor.visitor_id),
             &chatbot.uuid,
         ),
         _ => vec![(chatbot.uuid.clone(), widget::chatbot_limit(settings))],
-    };
-    let (key, messages) = futures::join!(call.count_key(), admit_messages(&call.env, &logs));
-    if let Err(refused) = key {
-        if let Ok(Decision::Admitted { .. }) = messages {
-            let names: Vec<&str> = logs.iter().map(|(name, _)| name.as_str()).collect();
-            release_messages(&call.env, &names).await;
-        }
-        return Err(refused);
     }
-    Ok(widget::within_limits(settings, messages?)
-        .err()
-        .map(Plan::Limited))
+}
+
+async fn release(call: &Call, logs: &[(String, Limit)]) {
+    let names: Vec<&str> = logs.iter().map(|(name, _)| name.as_str()).collect();
+    release_messages(&call.env, &names).await;
+}
+
+/// `opened` as it is; when the model failed before answering, the message's admission is
+/// taken back first, as a refused one's is: an outage of the provider does not use up the
+/// chatbot's rate limit, and its users can ask again once it is over.
+async fn or_released<T>(call: &Call, chatbot: &Chatbot, opened: ApiResult<T>) -> ApiResult<T> {
+    if opened.is_err() {
+        release(call, &message_logs(call, chatbot)).await;
+    }
+    opened
 }
 
 /// Admits one more message while a person answers (live chat). The chatbot's `rate_limit`
@@ -503,10 +523,11 @@ pub(crate) async fn stream_answer(
         .as_ref()
         .map(|claim| claim.start(&exchange.message_uuid))
         .transpose()?;
-    let answer = match &live {
-        Some(live) => relay::open_kept(&store, &call.env, &call.config, &exchange, live).await?,
-        None => relay::open(&call.env, &call.config, &exchange).await?,
+    let opened = match &live {
+        Some(live) => relay::open_kept(&store, &call.env, &call.config, &exchange, live).await,
+        None => relay::open(&call.env, &call.config, &exchange).await,
     };
+    let answer = or_released(call, &exchange.chatbot, opened).await?;
     let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
     let headers = stream_headers(encoder.format())?;
     // Sent as-is: the platform's automatic compression buffers a streamed body, which would
@@ -550,18 +571,19 @@ pub(crate) async fn collect_answer(
     claim: Option<Claim>,
 ) -> ApiResult<Message> {
     call.log.record(&exchange.message_uuid);
-    let (answer, output) = match &claim {
+    let (opened, output) = match &claim {
         Some(claim) => {
             let live = claim.start(&exchange.message_uuid)?;
-            let answer =
-                relay::open_kept(&call.store, &call.env, &call.config, &exchange, &live).await?;
-            (answer, Output::Live(live))
+            let opened =
+                relay::open_kept(&call.store, &call.env, &call.config, &exchange, &live).await;
+            (opened, Output::Live(live))
         }
         None => (
-            relay::open(&call.env, &call.config, &exchange).await?,
+            relay::open(&call.env, &call.config, &exchange).await,
             Output::Collect,
         ),
     };
+    let answer = or_released(call, &exchange.chatbot, opened).await?;
     let message = run_to_end(
         &call.store,
         (&call.env, &call.config),

@@ -26,7 +26,12 @@ fn emit(level: &str, mut line: Map<String, Value>) {
 fn error_fields(err: &ApiError) -> Value {
     match err {
         ApiError::Internal(cause) => json!({"code": err.code(), "cause": cause.chain()}),
-        ApiError::Upstream(detail) => json!({"code": err.code(), "cause": [detail]}),
+        ApiError::Upstream(detail)
+        | ApiError::UpstreamBusy {
+            message: detail, ..
+        } => {
+            json!({"code": err.code(), "cause": [detail]})
+        }
         _ => json!({"code": err.code(), "message": err.public_message()}),
     }
 }
@@ -97,7 +102,7 @@ impl RequestLog {
         let error = self.error.borrow();
         let msg = match error.as_ref() {
             Some(ApiError::Internal(_)) => "internal error",
-            Some(ApiError::Upstream(_)) => "upstream error",
+            Some(ApiError::Upstream(_) | ApiError::UpstreamBusy { .. }) => "upstream error",
             _ => "request",
         };
         line.insert("msg".into(), json!(msg));

@@ -4,7 +4,7 @@
 use super::upstream::{AnswerStream, UpstreamBody};
 use super::{upstream_error, ChatTurn};
 use crate::platform::outbound::AbortOnDrop;
-use edgechat_core::api::error::ApiResult;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::completion::openai;
 use edgechat_core::chat::sse::truncate;
 use edgechat_core::config::OpenAiEndpoint;
@@ -51,6 +51,11 @@ pub async fn open(
     };
     let status = response.status_code();
     if !(200..300).contains(&status) {
+        // A provider asking for time is passed on, so a client waits as long as it asked.
+        let retry_after_secs = (status == 429)
+            .then(|| response.headers().get("Retry-After").ok().flatten())
+            .flatten()
+            .and_then(|v| v.trim().parse::<u64>().ok());
         // The provider's own words may hold details the client must not see: logged only.
         let text = response.text().await.unwrap_or_default();
         crate::platform::log::upstream_failure(
@@ -58,7 +63,14 @@ pub async fn open(
             &endpoint.base_url,
             &format!("HTTP {status}: {}", truncate(text.trim(), 500)),
         );
-        return Err(upstream_error(format!("it answered HTTP {status}")));
+        let err = upstream_error(format!("it answered HTTP {status}"));
+        return Err(match retry_after_secs {
+            Some(retry_after_secs) => ApiError::UpstreamBusy {
+                message: err.public_message(),
+                retry_after_secs,
+            },
+            None => err,
+        });
     }
     Ok(AnswerStream::upstream(UpstreamBody::new(
         response.stream()?,

@@ -10,7 +10,7 @@
 // "[tool-loop:NAME]" asks for NAME every time it is offered, and answers once it is not;
 // "[500-after-tool]" fails once it is given a tool's result; "[nodone]" ends its stream after
 // the finish without `data: [DONE]`, as some servers do; "[refusal]" refuses in
-// `delta.refusal`; "[huge]" streams about 2.4 MB of text, ignoring max_tokens; "[finish-hang]" sends its finish and usage chunks, then holds the
+// `delta.refusal`; "[429]" refuses with 429 and `Retry-After: 7`; "[huge]" streams about 2.4 MB of text, ignoring max_tokens; "[finish-hang]" sends its finish and usage chunks, then holds the
 // connection open without `[DONE]`; anything else is answered with a short reply that names
 // the question.
 import { startServer, sleep } from "./harness.mjs";
@@ -45,6 +45,10 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     if (last.includes("[500]") || (last.includes("[500-after-tool]") && final.role === "tool")) {
       res.writeHead(500, { "Content-Type": "application/json" });
       return res.end(JSON.stringify({ error: { message: "model exploded" } }));
+    }
+    if (last.includes("[429]")) {
+      res.writeHead(429, { "Content-Type": "application/json", "Retry-After": "7" });
+      return res.end(JSON.stringify({ error: { message: "slow down" } }));
     }
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
     const id = "chatcmpl-test";

@@ -475,3 +475,14 @@ test("a model that sends its finish and then holds its stream open without [DONE
   assert.equal((await ended(end.data.message_uuid)).finish_reason, "stop");
   await eventually(async () => model.dropped.some((d) => d.query.includes("[finish-hang]")));
 });
+
+test("a model call that fails before answering uses up none of the chatbot's rate limit, and the provider's Retry-After is passed on", async () => {
+  const { session } = await chatbotWithSession(api, { name: "Limited", rate_limit: [1, 300] });
+  expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "fail [500]" } }), 502, "upstream_error");
+  const busy = await api.post(`/session/${session.uuid}/message/stream`, { body: { query: "too busy [429]" } });
+  expectError(assert, busy, 502, "upstream_error");
+  assert.equal(busy.headers.get("retry-after"), "7");
+  const answered = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hello" } });
+  assert.equal(answered.status, 200, answered.text);
+  expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again" } }), 429, "rate_limited");
+});

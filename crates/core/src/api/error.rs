@@ -97,6 +97,12 @@ pub enum ApiError {
     },
     /// A model provider or other outside party failed; the message is safe to show.
     Upstream(String),
+    /// A model provider refused for now (its own 429): still a failure upstream, which
+    /// passes on how long the provider asked to wait.
+    UpstreamBusy {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// Anything we did not expect. The cause is logged, never sent to the client.
     Internal(Cause),
 }
@@ -154,7 +160,7 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => 413,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::RateLimited { .. } => 429,
-            ApiError::Upstream(_) => 502,
+            ApiError::Upstream(_) | ApiError::UpstreamBusy { .. } => 502,
             ApiError::Internal(_) => 500,
         }
     }
@@ -171,7 +177,7 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::RateLimited { .. } => "rate_limited",
-            ApiError::Upstream(_) => "upstream_error",
+            ApiError::Upstream(_) | ApiError::UpstreamBusy { .. } => "upstream_error",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -188,7 +194,8 @@ impl ApiError {
             | ApiError::PayloadTooLarge(m)
             | ApiError::UnsupportedMediaType(m)
             | ApiError::RateLimited { message: m, .. }
-            | ApiError::Upstream(m) => m.clone(),
+            | ApiError::Upstream(m)
+            | ApiError::UpstreamBusy { message: m, .. } => m.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path does not accept that method; allowed: {}.",
                 allow.join(", ")
@@ -212,6 +219,9 @@ impl ApiError {
             ApiError::Unauthorized(_) => vec![("WWW-Authenticate", "Bearer".to_string())],
             ApiError::MethodNotAllowed { allow } => vec![("Allow", allow.join(", "))],
             ApiError::RateLimited {
+                retry_after_secs, ..
+            }
+            | ApiError::UpstreamBusy {
                 retry_after_secs, ..
             } => vec![("Retry-After", retry_after_secs.to_string())],
             _ => Vec::new(),
@@ -242,7 +252,9 @@ impl ApiError {
     pub fn log_line(&self) -> Option<String> {
         match self {
             ApiError::Internal(cause) => Some(format!("internal error: {cause}")),
-            ApiError::Upstream(cause) => Some(format!("upstream error: {cause}")),
+            ApiError::Upstream(cause) | ApiError::UpstreamBusy { message: cause, .. } => {
+                Some(format!("upstream error: {cause}"))
+            }
             _ => None,
         }
     }
@@ -332,6 +344,14 @@ mod tests {
                 "rate_limited",
             ),
             (ApiError::Upstream("x".into()), 502, "upstream_error"),
+            (
+                ApiError::UpstreamBusy {
+                    message: "x".into(),
+                    retry_after_secs: 7,
+                },
+                502,
+                "upstream_error",
+            ),
             (ApiError::internal("db exploded"), 500, "internal"),
         ];
         for (err, status, code) in cases {
