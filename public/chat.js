@@ -107,6 +107,8 @@ async function readEvents(url, { method = "GET", token, body, onEvent, signal })
     throw new ApiError(0, "network", "The service could not be reached. Check the connection and try again.");
   }
   if (!res.ok) throw await errorFrom(res);
+  // Nothing more to come (an answer's stream followed past its end).
+  if (res.status === 204) return;
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let pending = "";

@@ -2,7 +2,7 @@ use crate::app::http::{json_response, read_json_object, success_response};
 use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, retrieval, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
-use crate::platform::chat_session::{self, Claim, Room};
+use crate::platform::chat_session::{self, Claim, Followed, Room};
 use crate::platform::log;
 use crate::platform::rate_limit::{
     admit_message, admit_messages, names as limit_names, release_messages, Decision,
@@ -707,12 +707,18 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
         u8::from(citations),
     );
     let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
-    if answer.status_code() == 200 {
-        let (_, body) = answer.into_parts();
-        return Ok(Response::builder()
-            .with_status(200)
-            .with_headers(headers)
-            .body(body));
+    match answer.status_code() {
+        200 => {
+            let (_, body) = answer.into_parts();
+            return Ok(Response::builder()
+                .with_status(200)
+                .with_headers(headers)
+                .body(body));
+        }
+        // The reader has the ended answer's last event: a 204 tells an EventSource, which
+        // reconnects after any stream that ends, that there is nothing more to come.
+        204 => return Ok(Response::builder().with_status(204).empty()),
+        _ => {}
     }
     // Replayed from the stored message, the text is one piece and the events are numbered
     // anew: an event id from the answer as it streamed cannot be resumed from exactly, and a
@@ -901,7 +907,10 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
         offset,
         citations,
     )? {
-        Some(readable) => Ok(Response::builder().with_status(200).stream(readable)),
+        Some(Followed::Stream(readable)) => {
+            Ok(Response::builder().with_status(200).stream(readable))
+        }
+        Some(Followed::Over) => Ok(Response::builder().with_status(204).empty()),
         None => Ok(Response::builder().with_status(404).empty()),
     }
 }

@@ -468,26 +468,45 @@ impl Room {
         after: Option<usize>,
         offset: usize,
         citations: bool,
-    ) -> ApiResult<Option<ReadableStream>> {
+    ) -> ApiResult<Option<Followed>> {
         let live = self
             .live
             .borrow()
             .clone()
             .filter(|l| l.message_uuid == message_uuid);
+        let stored = match &live {
+            Some(_) => None,
+            None => match self.stored_events(message_uuid)? {
+                Some(events) => Some(events),
+                None => return Ok(None),
+            },
+        };
+        let last = match (&live, &stored) {
+            (Some(live), _) => live
+                .ended
+                .get()
+                .then(|| live.events.borrow().len().checked_sub(1))
+                .flatten(),
+            (None, Some(events)) => events
+                .last()
+                .filter(|(_, e)| matches!(e, AnswerEvent::End { .. }))
+                .map(|(seq, _)| *seq),
+            (None, None) => None,
+        };
+        if after.is_some_and(|after| last.is_some_and(|last| after >= last)) {
+            return Ok(Some(Followed::Over));
+        }
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let mut reader = Reader::new(sink, encoder, offset);
         reader.after = after;
         reader.citations = citations;
         if let Some(live) = live {
             live.attach(reader);
-            return Ok(Some(readable));
+        } else if let Some(events) = stored {
+            reader.replay(events.iter().map(|(seq, e)| (*seq, e)));
+            reader.close();
         }
-        let Some(events) = self.stored_events(message_uuid)? else {
-            return Ok(None);
-        };
-        reader.replay(events.iter().map(|(seq, e)| (*seq, e)));
-        reader.close();
-        Ok(Some(readable))
+        Ok(Some(Followed::Stream(readable)))
     }
 
     /// Asks the answer `message_uuid` to stop; `false` when it is not being produced here.
@@ -511,6 +530,13 @@ impl Room {
         }
         true
     }
+}
+
+/// What a reader coming back to a kept answer gets.
+pub enum Followed {
+    Stream(ReadableStream),
+    /// Nothing more: the answer has ended and the reader has its last event already.
+    Over,
 }
 
 /// One answer being produced: its events so far, who reads them, whether it was asked to stop.

@@ -48,7 +48,7 @@ async function read(url, { body, headers = {}, until } = {}) {
   const decoder = new TextDecoder();
   let text = "";
   try {
-    for await (const piece of res.body) {
+    for await (const piece of res.body ?? []) {
       text += decoder.decode(piece, { stream: true });
       if (until?.(text)) {
         controller.abort();
@@ -485,4 +485,20 @@ test("a model call that fails before answering uses up none of the chatbot's rat
   const answered = await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "hello" } });
   assert.equal(answered.status, 200, answered.text);
   expectError(assert, await api.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "again" } }), 429, "rate_limited");
+});
+
+test("a reader coming back at or past an ended answer's last event gets 204 No Content, so an EventSource stops", async () => {
+  const session = await newSession();
+  const all = frames((await ask(session, "hello there", { headers: { Accept: "text/event-stream" } })).text);
+  const uuid = all[0].data.message_uuid;
+  const last = all.at(-1).id;
+  for (const id of [last, last + 10]) {
+    const r = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(id) } });
+    assert.equal(r.status, 204, `after ${id}: ${r.status} ${r.text}`);
+    assert.equal(r.text, "");
+  }
+  assert.equal((await read(`/message/${uuid}/stream?format=event-stream&last_event_id=${last}`)).status, 204);
+  const before = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(last - 1) } });
+  assert.equal(before.status, 200);
+  assert.deepEqual(frames(before.text).map((f) => f.event), ["end"]);
 });
