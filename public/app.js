@@ -408,6 +408,7 @@ async function resumeAnswer(message) {
   const answer = conversation.startAnswer();
   say("chat-status", "Answering…");
   let failed = false;
+  let ended = false;
   $("send").disabled = true;
   try {
     await followMessage({
@@ -418,8 +419,12 @@ async function resumeAnswer(message) {
         else if (name === "citations") answer.cite(data);
         else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
         else if (name === "end" && data.finish_reason === "interrupted") { failed = true; answer.fail("The answer was cut off."); }
+        if (name === "end") ended = true;
       },
     });
+    // A stream that closes without its end (an answer whose model failed before a word says
+    // so in an error event) was not answered.
+    if (!ended && !failed) { failed = true; answer.fail("The answer did not come to an end."); }
     answer.done();
     if (!failed) answer.rateable(message.uuid);
     say("chat-status", failed ? "The answer stopped with an error." : "Answered.", { error: failed });

@@ -315,7 +315,7 @@ const SLOW_MODEL: std::time::Duration = std::time::Duration::from_millis(100);
 /// it before its first word. When the model takes its time (a reasoning model), the answer's
 /// `streaming` record is written while it waits, so the answer is already listed, and can be
 /// followed and stopped; if the model then cannot be reached, the call fails and nothing of
-/// it stays: the record goes again and anyone already following hears the stream end.
+/// it stays: the record goes again and anyone already following hears the call's error.
 pub async fn open_kept(
     store: &Store,
     env: &Env,
@@ -333,8 +333,8 @@ pub async fn open_kept(
         Either::Left((opened, _)) => opened,
         Either::Right(_) => futures::join!(list_started(store, ex, live), opening).1,
     };
-    if opened.is_err() {
-        live.abandon();
+    if let Err(err) = &opened {
+        live.abandon(err);
         if live.listed() {
             let uuids = std::slice::from_ref(&ex.message_uuid);
             if let Err(err) = store.delete_messages(uuids).await {

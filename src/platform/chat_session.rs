@@ -671,12 +671,21 @@ impl LiveAnswer {
         self.listed.get()
     }
 
-    /// The answer will not be: its model could not be reached before it said anything.
-    /// Readers already following it see their stream end; nothing was kept of it.
-    pub fn abandon(&self) {
+    /// The answer will not be: its model failed before it said anything (`err`, what the
+    /// asker is answered). Readers already following it hear that error, as does one coming
+    /// before the session is let go, and their streams end; nothing of it is stored.
+    pub fn abandon(&self, err: &ApiError) {
+        let error = AnswerEvent::Error {
+            code: err.code().into(),
+            message: err.public_message(),
+        };
         self.ended.set(true);
         self.settled.set(true);
+        let mut events = self.events.borrow_mut();
+        events.push(error);
+        let seq = events.len() - 1;
         for reader in self.readers.borrow_mut().drain(..) {
+            reader.write(reader.render(seq, &events[seq]));
             reader.close();
         }
     }

@@ -450,6 +450,33 @@ test("an answer whose model has not answered yet is listed, refuses a second mes
   assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json.map((m) => m.uuid), [waiting.uuid]);
 });
 
+/** Once the session's answer is stored as `streaming` (its model not answered yet), that message. */
+const waitingAnswer = (session) =>
+  eventually(async () => {
+    const [m] = (await api.get(`/session/${session.uuid}/messages`)).json;
+    return m?.finish_reason === "streaming" && m;
+  });
+
+test("readers of an answer whose model fails before its first word hear the asker's error (event stream) and then their streams end", async () => {
+  const session = await newSession();
+  const asking = ask(session, "fail late [late] [500]", { headers: { Accept: "text/event-stream" } });
+  const waiting = await waitingAnswer(session);
+  const [asked, sse, plain] = await Promise.all([
+    asking,
+    read(`/message/${waiting.uuid}/stream`, { headers: { Accept: "text/event-stream" } }),
+    read(`/message/${waiting.uuid}/stream`),
+  ]);
+  assert.equal(asked.status, 502, asked.text);
+  const { error } = JSON.parse(asked.text);
+  assert.equal(error.code, "upstream_error");
+  assert.equal(sse.status, 200);
+  assert.deepEqual(frames(sse.text).map((f) => [f.event, f.data]), [["error", { code: "upstream_error", message: error.message }]]);
+  assert.ok(!sse.broken, "the event stream ends after its error");
+  assert.equal(plain.status, 200);
+  assert.equal(plain.text, "");
+  assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json, [], "nothing is kept");
+});
+
 test("an answer that runs past 256 KiB is cut there, and stored and told with finish_reason length", async () => {
   const session = await newSession();
   const got = frames((await ask(session, "say everything [huge]", { headers: { Accept: "text/event-stream" } })).text);
