@@ -253,10 +253,12 @@ impl Store {
 
     /// Closes every answer still `streaming` that started before `before_ms`: its runtime
     /// went away before the session's object kept a record of it, so no object will close it.
+    /// As `interrupt_message` does, it is stored `answered: false`.
     /// Returns how many were closed.
     pub async fn interrupt_stale_answers(&self, before_ms: i64, now: &str) -> ApiResult<usize> {
         self.execute(
-            "UPDATE messages SET finish_reason = 'interrupted', modified_at = ?2 \
+            "UPDATE messages SET finish_reason = 'interrupted', modified_at = ?2, answered = 0, \
+             meta_json = json_set(meta_json, '$.answered', json('false')) \
              WHERE finish_reason = 'streaming' AND started_ms < ?1",
             &[Arg::Int(before_ms), Arg::Text(now)],
         )

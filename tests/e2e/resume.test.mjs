@@ -380,6 +380,7 @@ test("the scheduled handler closes answers left streaming by a runtime that went
   const closed = await read(stale);
   assert.equal(closed.finish_reason, "interrupted");
   assert.equal(closed.response, "partial", "what was said is kept");
+  assert.equal(JSON.parse(closed.meta_json).answered, false, closed.meta_json);
   assert.equal((await read(running)).finish_reason, "streaming", "an answer that may still run is left alone");
 });
 
