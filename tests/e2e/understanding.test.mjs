@@ -276,6 +276,11 @@ test("a follow-up naming a subject of its own is answered about it, not about th
   assert.match(refunds.response, /^Refunds are issued/, refunds.response);
   const paypal = await ask(session, "Do you take PayPal too?");
   assert.match(paypal.response, /^We accept Visa/, paypal.response);
+  // "sent by email" is not shipping: a passage holding only another word for the question's
+  // is not stitched in beside the one that answers.
+  const abroad = await ask(await newSession(api, bot), "Do you ship to the USA?");
+  assert.match(abroad.response, /shipping/);
+  assert.doesNotMatch(abroad.response, /password/, abroad.response);
 });
 
 test("a Q&A pair answers a question that shares none of its words, said as customers say it, in English and German", async () => {

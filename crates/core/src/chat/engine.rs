@@ -400,6 +400,15 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         if chunk > 0 && (r.coverage < needed / 2.0 || r.score < best.score * RELATIVE_FLOOR) {
             continue;
         }
+        // Beside the best passage, one that holds the question only through other words for
+        // it ("sent by email" for "can I send you a letter?", read as shipping) is about
+        // something else.
+        if chunk > 0
+            && !question.holds_own_word(&r.hit.heading)
+            && !question.holds_own_word(&r.hit.text)
+        {
+            continue;
+        }
         // A Q&A pair's answer answers its own question: beside a better passage it is quoted
         // only when that question shares something with the one asked.
         if chunk > 0 && r.hit.source_type == SourceType::Qa && r.question_match == 0.0 {
@@ -779,6 +788,36 @@ mod tests {
         let c = compose(q, &ranked, true);
         assert_eq!(c.text(), "We accept Visa, PayPal and bank transfer. [1]");
         assert_eq!(ranked[c.cited[0]].hit.data_source_uuid, "payment");
+    }
+
+    #[test]
+    fn a_passage_holding_the_question_only_through_other_words_is_not_stitched_in() {
+        let sections = vec![
+            hit(
+                1,
+                "policies",
+                "file",
+                "Shipping",
+                "We ship to every EU country; standard shipping takes three to five days.",
+                "{}",
+                -6.0,
+            ),
+            hit(
+                2,
+                "account",
+                "file",
+                "Account",
+                "To reset your password, click Forgot password; a link is sent by email.",
+                "{}",
+                -5.5,
+            ),
+        ];
+        let q = "Do you ship to the USA?";
+        let ranked = rank(q, sections, 5);
+        assert_eq!(ranked[0].hit.data_source_uuid, "policies");
+        let c = compose(q, &ranked, true);
+        assert_eq!(c.cited.len(), 1, "{}", c.text());
+        assert!(!c.text().contains("password"), "{}", c.text());
     }
 
     #[test]

@@ -290,6 +290,21 @@ impl QuestionTerms {
         self.with_alternatives_read(text, held)
     }
 
+    /// Whether `text` holds one of the terms in the question's own words or spelling, not
+    /// only another word for one (`thesaurus::alternatives`).
+    pub fn holds_own_word(&self, text: &str) -> bool {
+        let mut own = self.terms.clone();
+        own.extend(self.joined.iter().map(|(word, _)| word.clone()));
+        !held_stems(text, &own, self.language).is_empty()
+            || self.split.iter().any(|(first, second, _)| {
+                holds_pair(
+                    text,
+                    |w| word_holds(Language::English, w, first),
+                    |w| w == second,
+                )
+            })
+    }
+
     /// `text`'s stemmed content words (`stems_in`), with the alternatives it holds read as
     /// the question's words they stand for: what a stored question is compared by.
     pub fn stems_as_asked(&self, text: &str) -> HashSet<String> {
