@@ -259,6 +259,31 @@ fn pdf_reads_into_blocks_and_its_tables_have_no_header() {
     );
 }
 
+#[test]
+fn a_pdf_in_two_columns_is_read_a_column_at_a_time() {
+    let doc = pdf::read(&fixture_bytes("office", "columns_fpdf.pdf")).expect("fixture PDF");
+    let text = render(&doc);
+    for sentence in [
+        "Family memberships cover two adults and up to three children and cost 90 euros per year.",
+        "The library closes for refurbishment from the tenth of June until the end of July.",
+        "During the closure, returns can be dropped in the box outside the main entrance.",
+    ] {
+        assert!(
+            text.contains(sentence),
+            "{sentence:?} not whole in:\n{text}"
+        );
+    }
+    assert!(
+        !text.contains(" | "),
+        "columns read across as cells:\n{text}"
+    );
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s:?} in:\n{text}"));
+    assert!(at("Library newsletter") < at("Membership renewals"));
+    assert!(at("cost 90 euros per year.") < at("The library closes"));
+    assert!(at("children's corner in August.") < at("Questions about either notice"));
+    assert!(first_table(&doc.blocks).is_none(), "{:?}", doc.blocks);
+}
+
 const ROWS: [[&str; 3]; 3] = [
     ["Name", "Count", "Colour"],
     ["Alpha", "12", "Red"],

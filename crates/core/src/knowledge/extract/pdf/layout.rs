@@ -9,6 +9,8 @@ use crate::knowledge::extract::document::{Block, PushFlat, Row};
 /// A stretch of a line without wide gaps: a table cell, or the whole line.
 pub(super) struct Seg {
     pub(super) x0: f64,
+    /// Where its last run ends.
+    pub(super) x1: f64,
     pub(super) text: String,
 }
 
@@ -172,10 +174,115 @@ pub(super) fn layout(spans: Vec<Span>) -> Vec<Line> {
     let mut lines = Vec::new();
     for k in keys {
         if let Some(v) = frames.remove(&k) {
-            layout_frame(v, k, &mut lines);
+            let mut frame_lines = Vec::new();
+            layout_frame(v, k, &mut frame_lines);
+            lines.extend(unweave_columns(frame_lines));
         }
     }
     lines
+}
+
+/// Fewest lines split in two at one gutter that make a stretch of two columns.
+const MIN_COLUMN_LINES: usize = 3;
+/// Fewest characters the lines of each column hold on average: columns of prose run most of
+/// a line's width, where a table's cells, also split at gutters, are mostly short.
+const MIN_COLUMN_CHARS: usize = 25;
+
+/// Where a line stands against a gutter whose right column starts at `x`.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    /// A line of each column, side by side.
+    Both,
+    Left,
+    Right,
+    /// Text across the gutter: the stretch of columns ends.
+    Across,
+}
+
+fn side(l: &Line, x: f64) -> Side {
+    let near = |at: f64| (at - x).abs() <= 0.6 * l.h;
+    match l.segs.as_slice() {
+        [a, b] if near(b.x0) && a.x1 < x => Side::Both,
+        [a] if near(a.x0) => Side::Right,
+        [a] if a.x1 < x => Side::Left,
+        _ => Side::Across,
+    }
+}
+
+/// `lines` (one frame's, top to bottom) with each stretch of two columns of prose read a
+/// column at a time: a newsletter's or a paper's columns, which line by line read as the
+/// halves of two sentences side by side ("… Family | the children's corner in August").
+/// A stretch starts at a line split at a gutter and runs while lines keep to one side of it,
+/// the longer column's last lines included while they follow at a line's distance.
+fn unweave_columns(lines: Vec<Line>) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::with_capacity(lines.len());
+    let mut rest = lines.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let Some(gutter) = (first.segs.len() == 2).then(|| first.segs[1].x0) else {
+            out.push(first);
+            continue;
+        };
+        if side(&first, gutter) != Side::Both {
+            out.push(first);
+            continue;
+        }
+        let mut stretch = vec![first];
+        while let Some(next) = rest.peek() {
+            let prev = &stretch[stretch.len() - 1];
+            match side(next, gutter) {
+                Side::Across => break,
+                Side::Both => {}
+                // A line of one column alone (the longer column's last lines) follows at a
+                // line's distance.
+                _ if prev.y - next.y > 1.6 * prev.h.max(next.h) => break,
+                _ => {}
+            }
+            stretch.extend(rest.next());
+        }
+        let both: Vec<&Line> = stretch
+            .iter()
+            .filter(|l| side(l, gutter) == Side::Both)
+            .collect();
+        let mean_chars = |i: usize| {
+            both.iter()
+                .map(|l| l.segs[i].text.chars().count())
+                .sum::<usize>()
+                / both.len().max(1)
+        };
+        if both.len() < MIN_COLUMN_LINES
+            || mean_chars(0) < MIN_COLUMN_CHARS
+            || mean_chars(1) < MIN_COLUMN_CHARS
+        {
+            // Not columns (a table, most likely): as it was.
+            out.extend(stretch);
+            continue;
+        }
+        let mut right: Vec<Line> = Vec::new();
+        for mut l in stretch {
+            match side(&l, gutter) {
+                Side::Both => {
+                    let second = l.segs.pop();
+                    let x1 = l.segs.first().map_or(l.x1, |s| s.x1);
+                    if let Some(seg) = second {
+                        right.push(Line {
+                            x0: seg.x0,
+                            segs: vec![seg],
+                            ..l
+                        });
+                    }
+                    out.push(Line {
+                        x1,
+                        segs: std::mem::take(&mut l.segs),
+                        ..l
+                    });
+                }
+                Side::Right => right.push(l),
+                _ => out.push(l),
+            }
+        }
+        out.extend(right);
+    }
+    out
 }
 
 fn layout_frame(mut upright: Vec<Span>, frame: i32, lines: &mut Vec<Line>) {
@@ -241,11 +348,13 @@ fn layout_frame(mut upright: Vec<Span>, frame: i32, lines: &mut Vec<Line>) {
             if new_seg {
                 segs.push(Seg {
                     x0: s.x0,
+                    x1: s.x1,
                     text: String::new(),
                 });
             }
             if let Some(seg) = segs.last_mut() {
                 seg.text.push_str(&s.text);
+                seg.x1 = seg.x1.max(s.x1);
             }
             prev = Some(s);
             kept += 1;
@@ -254,6 +363,7 @@ fn layout_frame(mut upright: Vec<Span>, frame: i32, lines: &mut Vec<Line>) {
             .into_iter()
             .map(|s| Seg {
                 x0: s.x0,
+                x1: s.x1,
                 text: squeeze_lines(&s.text),
             })
             .filter(|s| !s.text.is_empty())
@@ -409,6 +519,7 @@ pub(super) fn build_blocks(pages: Vec<PageLines>) -> Vec<Block> {
                     .segs()
                     .map(|(x0, text)| Seg {
                         x0,
+                        x1: x0,
                         text: text.to_string(),
                     })
                     .collect();
