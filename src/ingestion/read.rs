@@ -140,10 +140,15 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
             return Ok(Outcome::Done);
         }
         404 | 410 => {
-            let reason = format!(
-                "The page answered HTTP {}: its text was taken out of the index.",
-                page.status
-            );
+            // Only a page read before has text in the index to take out.
+            let reason = if source.tokens > 0 {
+                format!(
+                    "The page answered HTTP {}: its text was taken out of the index.",
+                    page.status
+                )
+            } else {
+                format!("The page answered HTTP {}: there is nothing to read.", page.status)
+            };
             return fail_as(ctx, source, reason, true).await;
         }
         429 | 500..=599 => {

@@ -114,7 +114,7 @@ test("redirects are followed; a page that answers 404 ends in error with the rea
   assert.equal(moved.title, "Returns and refunds | Northwind Outfitters");
   const missing = await addUrl(bot, `${site.base}/nowhere`);
   assert.equal(missing.status, "error");
-  assert.match(JSON.parse(missing.meta_json).error, /404/);
+  assert.match(JSON.parse(missing.meta_json).error, /HTTP 404: there is nothing to read/, "nothing was ever indexed to take out");
   const image = await addUrl(bot, `${site.base}/image`);
   assert.equal(image.status, "error");
   assert.match(JSON.parse(image.meta_json).error, /image\/png/);
