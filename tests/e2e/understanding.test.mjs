@@ -193,6 +193,30 @@ test("Italian and Portuguese questions find their sources and are answered in th
   assert.match(none.response, /^Non /);
 });
 
+test("Spanish, Dutch and Polish questions are searched by what they ask, not by their greetings and function words", async () => {
+  const bot = await newChatbot(api, { name: "Biblioteca", show_citations: true });
+  await uploadText(bot, "horario.md", "# Horario\n\nLa biblioteca abre de lunes a sábado de 9 a 20 horas. Los domingos y festivos está cerrada.\n");
+  await uploadText(bot, "carnet.md", "# Carnet\n\nEl carnet de socio es gratuito y se hace en el mostrador con un documento de identidad.\n");
+  for (const [question, answer] of [
+    ["Werkt de app ook offline?", "Ja, notities die je offline maakt worden gesynchroniseerd zodra je weer online bent."],
+    ["Hoe reset ik mijn wachtwoord?", "Klik op Wachtwoord vergeten op de inlogpagina."],
+    ["Czy wystawiacie faktury VAT?", "Tak, fakturę VAT wystawiamy do każdego zamówienia."],
+    ["Ile kosztuje dostawa?", "Dostawa kurierem kosztuje 15 zł."],
+  ]) {
+    assert.equal((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question, answer } })).status, 200);
+  }
+  // "domingos" searched as its start "doming", which the index's stemmer read as "dome".
+  for (const question of ["¿Abren los domingos?", "¡Hola! ¿Abren los domingos? ¡Gracias!"]) {
+    const r = await ask(await newSession(api, bot), question);
+    assert.equal(r.citations["1"]?.file_name, "horario.md", `${question}: ${r.response}`);
+    assert.equal(r.meta.answered, true, `${question}: ${r.response}`);
+  }
+  const offline = await ask(await newSession(api, bot), "kan ik offline werken");
+  assert.match(offline.response, /^Ja, notities/, offline.response);
+  const invoice = await ask(await newSession(api, bot), "Czy mogę dostać fakturę?");
+  assert.match(invoice.response, /^Tak, fakturę VAT/, invoice.response);
+});
+
 test("a Chinese source is found by a Chinese question", async () => {
   const bot = await newChatbot(api, { name: "商店", show_citations: true });
   await uploadText(bot, "退货.md", "# 退货和退款\n\n购买后三十天内可以退货。退款会在五个工作日内退回原来的付款方式。\n");
