@@ -129,8 +129,18 @@ pub fn passes_filters(url: &Url, include: &[String], exclude: &[String]) -> bool
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_string(),
     };
+    // Addresses are kept without a trailing slash (`normalize`): "/docs/*" takes in the
+    // page "/docs/" as well, written "/docs".
     let hit = |p: &String| match p.strip_suffix('*') {
-        Some(prefix) => target.starts_with(prefix),
+        Some(prefix) => {
+            target.starts_with(prefix)
+                || prefix.strip_suffix('/').is_some_and(|folder| {
+                    !folder.is_empty()
+                        && target
+                            .strip_prefix(folder)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('?'))
+                })
+        }
         None => target.contains(p.as_str()),
     };
     (include.is_empty() || include.iter().any(hit)) && !exclude.iter().any(hit)
@@ -222,5 +232,11 @@ mod tests {
         assert!(passes_filters(&u, &["/docs/*".into()], &[]));
         assert!(!passes_filters(&u, &["/blog/*".into()], &[]));
         assert!(!passes_filters(&u, &[], &["setup".into()]));
+        // The folder's own page, kept as "/docs", is in "/docs/*"; "/docsearch" is not.
+        let folder = Url::parse(&n("https://example.com/docs/")).unwrap();
+        assert!(passes_filters(&folder, &["/docs/*".into()], &[]));
+        assert!(!passes_filters(&folder, &[], &["/docs/*".into()]));
+        let other = Url::parse("https://example.com/docsearch").unwrap();
+        assert!(!passes_filters(&other, &["/docs/*".into()], &[]));
     }
 }
