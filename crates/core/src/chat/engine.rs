@@ -12,9 +12,13 @@ use std::collections::HashSet;
 pub const NO_ANSWER: &str = "I couldn't find an answer to that in the information I have. \
      Could you rephrase the question, or ask about something else?";
 
-/// `NO_ANSWER` and `UNSURE` in the language the question was asked in, so that a visitor who
-/// asks in French is not told in English that there is no answer.
-fn replies(language: Language) -> (&'static str, &'static str) {
+/// `NO_ANSWER` and `UNSURE` in the language `query` was asked in (`language`, or the script
+/// it is mostly written in), so that a visitor who asks in French or Japanese is not told in
+/// English that there is no answer.
+fn replies(query: &str, language: Language) -> (&'static str, &'static str) {
+    if let Some(replies) = script_replies(query) {
+        return replies;
+    }
     match language {
         Language::English => (NO_ANSWER, UNSURE),
         Language::French => (
@@ -50,6 +54,47 @@ fn replies(language: Language) -> (&'static str, &'static str) {
     }
 }
 
+/// The replies for a question mostly in Japanese, Korean or Chinese script, told apart by
+/// kana and Hangul; `None` for any other.
+fn script_replies(query: &str) -> Option<(&'static str, &'static str)> {
+    let (mut letters, mut kana, mut hangul, mut han) = (0usize, 0usize, 0usize, 0usize);
+    for c in query.chars().filter(|c| c.is_alphabetic()) {
+        letters += 1;
+        match c {
+            '\u{3040}'..='\u{30ff}' | '\u{31f0}'..='\u{31ff}' | '\u{ff66}'..='\u{ff9f}' => {
+                kana += 1
+            }
+            '\u{1100}'..='\u{11ff}' | '\u{3130}'..='\u{318f}' | '\u{ac00}'..='\u{d7af}' => {
+                hangul += 1
+            }
+            c if crate::knowledge::cjk::is_cjk(c) => han += 1,
+            _ => {}
+        }
+    }
+    if 2 * (kana + hangul + han) <= letters {
+        return None;
+    }
+    Some(if hangul > kana + han {
+        (
+            "제가 가진 정보에서 그에 대한 답을 찾지 못했습니다. 질문을 바꾸어 말하거나 다른 것을 \
+             물어봐 주시겠어요?",
+            "제가 가진 정보가 그 질문에 답하는지 확실하지 않습니다. 가장 가까운 내용은 다음과 \
+             같습니다:",
+        )
+    } else if kana > 0 {
+        (
+            "手元の情報では、その答えが見つかりませんでした。質問を言い換えるか、別のことをお尋ね\
+             ください。",
+            "手元の情報で答えられるかどうか分かりません。最も近いものはこちらです：",
+        )
+    } else {
+        (
+            "我在现有信息中没有找到这个问题的答案。您可以换个说法，或者问点别的吗？",
+            "我不确定现有信息能回答这个问题。找到的最接近的内容是：",
+        )
+    })
+}
+
 /// A Q&A pair whose stored question matches at least this well answers directly.
 pub const QA_MATCH: f64 = 0.5;
 /// Share of the question's content terms the best chunk must hold before it is used.
@@ -81,6 +126,22 @@ impl Composed {
 /// Whether `c` ends a sentence, in the scripts the engine reads.
 fn ends_sentence(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | '。' | '！' | '？')
+}
+
+/// What goes between two sentences quoted one after the other: nothing after a Chinese or
+/// Japanese full stop before text in those scripts, which set no space there; else a space.
+fn sentence_gap(before: &str, after: &str) -> &'static str {
+    let cjk_stop = before.ends_with(['。', '！', '？']);
+    if cjk_stop
+        && after
+            .chars()
+            .next()
+            .is_some_and(crate::knowledge::cjk::is_cjk)
+    {
+        ""
+    } else {
+        " "
+    }
 }
 
 /// A line that stands alone whatever comes around it: a list item or a table row.
@@ -270,9 +331,9 @@ fn marker(number: usize, show_citations: bool) -> String {
     }
 }
 
-fn decline(language: Language) -> Composed {
+fn decline((no_answer, _): (&str, &str)) -> Composed {
     Composed {
-        pieces: vec![replies(language).0.to_string()],
+        pieces: vec![no_answer.to_string()],
         cited: Vec::new(),
         answered: false,
     }
@@ -353,8 +414,9 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     let question = QuestionTerms::of(query);
     let asked = asked_words(query);
     let language = question.language;
+    let replies = replies(query, language);
     let Some(best) = ranked.first() else {
-        return decline(language);
+        return decline(replies);
     };
 
     // A stored question that matches is the operator's own answer: it answers alone, unless
@@ -382,10 +444,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         };
     }
     if question.terms.is_empty() {
-        return decline(language);
+        return decline(replies);
     }
     if !answerable(best, question.terms.len()) || names_unknown(query, &question, ranked) {
-        return unsure(&question, &asked, best, show_citations);
+        return unsure((&question, &asked), best, replies, show_citations);
     }
     let needed = if question.terms.len() <= 1 {
         1.0
@@ -417,7 +479,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
         candidates.extend(scored_sentences(&question, &asked, chunk, r));
     }
     if candidates.is_empty() {
-        return unsure(&question, &asked, best, show_citations);
+        return unsure((&question, &asked), best, replies, show_citations);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     // The answer leads with the best sentence of the best-ranked passage, when it has one:
@@ -468,7 +530,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
             None => "",
             Some(_) if is_line => "\n",
             Some(_) if last_of_chunk => "\n\n",
-            Some(_) => " ",
+            Some(next) => sentence_gap(&c.text, &next.text),
         };
         piece.push_str(separator);
         pieces.push(piece);
@@ -627,7 +689,7 @@ fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
 
     if unit.ends_with(['?', '？']) {
         while let Some(answer) = sentences.get(next).filter(|s| !s.ends_with(['?', '？'])) {
-            unit.push(' ');
+            unit.push_str(sentence_gap(&unit, answer));
             unit.push_str(answer);
             next += 1;
             // "No." or "Yes." alone says too little: the sentence after it goes too.
@@ -637,7 +699,7 @@ fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
         }
     }
     while let Some(leaning) = sentences.get(next).filter(|s| leans_back(s)) {
-        unit.push(' ');
+        unit.push_str(sentence_gap(&unit, leaning));
         unit.push_str(leaning);
         next += 1;
     }
@@ -647,12 +709,11 @@ fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
 /// Not an answer, said so, with the closest passage's best sentence (or its opening) and its
 /// source, so a person can read on there.
 fn unsure(
-    question: &QuestionTerms,
-    asked: &HashSet<String>,
+    (question, asked): (&QuestionTerms, &HashSet<String>),
     best: &Ranked,
+    replies: (&str, &str),
     show_citations: bool,
 ) -> Composed {
-    let language = question.language;
     let mut candidates = scored_sentences(question, asked, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     let closest = candidates
@@ -661,11 +722,11 @@ fn unsure(
         .map(|c| c.text)
         .or_else(|| sentences(&best.hit.text).into_iter().next());
     let Some(closest) = closest else {
-        return decline(language);
+        return decline(replies);
     };
     Composed {
         pieces: vec![
-            format!("{}\n\n", replies(language).1),
+            format!("{}\n\n", replies.1),
             format!("{closest}{}", marker(1, show_citations)),
         ],
         cited: vec![0],
@@ -1081,6 +1142,38 @@ mod tests {
             compose(q, &ranked, false).text(),
             "Yes, we ship to 40 countries."
         );
+    }
+
+    #[test]
+    fn the_engine_s_own_words_are_in_the_script_of_the_question() {
+        let closest = vec![hit(
+            1,
+            "ship",
+            "file",
+            "配送",
+            "我们通常在24小时内发货。标准配送需要三到五个工作日。",
+            "{}",
+            -6.0,
+        )];
+        for (q, opening) in [
+            ("店舗はどこにありますか？", "手元の情報"),
+            ("카페가 있나요?", "제가 가진 정보"),
+            ("你们有实体店吗？", "我"),
+            ("Do you have a shop in town?", "I"),
+        ] {
+            assert!(compose(q, &[], false).text().starts_with(opening), "{q}");
+            let ranked = rank(q, closest.clone(), 5);
+            let c = compose(q, &ranked, false);
+            assert!(
+                !c.answered && c.text().starts_with(opening),
+                "{q}: {}",
+                c.text()
+            );
+        }
+        // Sentences quoted together keep their script's spacing: none after "。".
+        assert_eq!(sentence_gap("我们通常在24小时内发货。", "标准配送"), "");
+        assert_eq!(sentence_gap("ポイントは1年間有効です。", "100円"), " ");
+        assert_eq!(sentence_gap("Orders ship daily.", "标准配送"), " ");
     }
 
     #[test]
