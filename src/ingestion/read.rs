@@ -147,7 +147,10 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
                     page.status
                 )
             } else {
-                format!("The page answered HTTP {}: there is nothing to read.", page.status)
+                format!(
+                    "The page answered HTTP {}: there is nothing to read.",
+                    page.status
+                )
             };
             return fail_as(ctx, source, reason, true).await;
         }
