@@ -527,33 +527,40 @@ impl Store {
         }
     }
 
-    /// The conflict of a source whose content the chatbot holds already, naming the source
-    /// that holds it, so it can be found (and, when it failed, deleted to try again).
+    /// The conflict for `source`, whose content one of its chatbot's sources already holds
+    /// (`content_hash`): naming that source and its status, so a failed one can be deleted
+    /// and sent again. Read only once the insert has failed, so it costs nothing otherwise.
     async fn holding(&self, source: &DataSource, content_hash: Option<&str>) -> ApiError {
+        match self.holder(&source.chatbot_uuid, content_hash).await {
+            Some((uuid, status)) => ApiError::Conflict(format!(
+                "This chatbot already has a data source with exactly this content: {uuid} \
+                 (status {status}); delete it to add the content again."
+            )),
+            None => duplicate_upload(),
+        }
+    }
+
+    /// The uuid and status of the chatbot's source holding `content_hash`, if any.
+    pub(super) async fn holder(
+        &self,
+        chatbot_uuid: &str,
+        content_hash: Option<&str>,
+    ) -> Option<(String, String)> {
         #[derive(serde::Deserialize)]
         struct Holder {
             uuid: String,
             status: String,
         }
-        let holder: Option<Holder> = match content_hash {
-            Some(hash) => self
-                .row(
-                    "SELECT uuid, status FROM data_sources WHERE chatbot_uuid = ?1 AND content_hash = ?2",
-                    &[Arg::Text(&source.chatbot_uuid), Arg::Text(hash)],
-                )
-                .await
-                .ok()
-                .flatten(),
-            None => None,
-        };
-        match holder {
-            Some(h) => ApiError::Conflict(format!(
-                "This chatbot already has a data source with exactly this content: {} (status {}); \
-                 delete it to add the content again.",
-                h.uuid, h.status
-            )),
-            None => duplicate_upload(),
-        }
+        let hash = content_hash?;
+        let holder: Option<Holder> = self
+            .row(
+                "SELECT uuid, status FROM data_sources WHERE chatbot_uuid = ?1 AND content_hash = ?2",
+                &[Arg::Text(chatbot_uuid), Arg::Text(hash)],
+            )
+            .await
+            .ok()
+            .flatten();
+        holder.map(|h| (h.uuid, h.status))
     }
 
     /// A source, if its chatbot belongs to `account_uuid`.

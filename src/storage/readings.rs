@@ -333,14 +333,24 @@ impl Store {
                 ("next_check_at", next_check_at.map_or(Arg::Null, Arg::Text)),
             ],
         );
-        self.batch(vec![self.prepare(&sql)?], || {
+        let already = || {
             ApiError::Conflict(
                 "This chatbot already reads this page; refresh that source to read it again."
                     .into(),
             )
-        })
-        .await
-        .map(|_| ())
+        };
+        match self.batch(vec![self.prepare(&sql)?], already).await {
+            Err(ApiError::Conflict(_)) => Err(
+                match self.holder(&source.chatbot_uuid, Some(page_identity)).await {
+                    Some((uuid, status)) => ApiError::Conflict(format!(
+                        "This chatbot already reads this page as {uuid} (status {status}); \
+                         refresh that source to read it again."
+                    )),
+                    None => already(),
+                },
+            ),
+            done => done.map(|_| ()),
+        }
     }
 
     /// Single web pages (not a crawl's) whose re-sync is due: their uuids. Each is moved to

@@ -126,7 +126,7 @@ test("redirects are followed; a page that answers 404 ends in error with the rea
   for (const again of [`${site.base}/moved`, `${site.base}/moved#top`, `${site.base}/moved?utm_source=mail`, `${site.base}/moved/`]) {
     const twice = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: again } });
     expectError(assert, twice, 409, "conflict");
-    assert.match(twice.json.error.message, /already reads this page/);
+    assert.match(twice.json.error.message, new RegExp(`already reads this page as ${moved.uuid} \\(status success\\)`), "names the source to refresh");
   }
   const listed = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
   assert.deepEqual(listed.map((s) => s.status).sort(), ["error", "error", "success"]);
