@@ -823,6 +823,25 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_naming_a_place_of_two_words_does_not_answer_for_another_place() {
+        let pairs = vec![hit(
+            1,
+            "usa",
+            "qa",
+            "¿Hacen envíos a Estados Unidos?",
+            "Sí, enviamos a todo Estados Unidos en 7 días.",
+            r#"{"answer":"Sí, enviamos a todo Estados Unidos en 7 días."}"#,
+            -3.0,
+        )];
+        let q = "¿Hacen envíos a Francia?";
+        let ranked = rank(q, pairs.clone(), 5);
+        assert!(!compose(q, &ranked, true).answered);
+        let q = "¿Hacen envíos a Estados Unidos?";
+        let ranked = rank(q, pairs, 5);
+        assert!(compose(q, &ranked, true).answered);
+    }
+
+    #[test]
     fn a_pair_whose_question_is_another_is_not_stitched_in() {
         let pairs = vec![
             hit(

@@ -852,8 +852,9 @@ pub fn names(query: &str, language: Language) -> Vec<String> {
         sentence_start = token.ends_with(['.', '?', '!', ':', ';', '¿', '¡'])
             || word.is_empty() && sentence_start;
     }
-    // Every second word or more capitalised: title case, not names.
-    if capitalised.len() * 2 >= tokens.len().saturating_sub(1).max(1) && capitalised.len() > 1 {
+    // Most words capitalised: title case, not names. Half is not enough: a short question may
+    // name a place of two words ("¿Hacen envíos a Estados Unidos?").
+    if capitalised.len() * 2 > tokens.len().saturating_sub(1).max(1) && capitalised.len() > 1 {
         return Vec::new();
     }
     let mut out: Vec<String> = Vec::new();
@@ -1153,6 +1154,11 @@ mod tests {
         assert!(names("Where is my order? Shipping takes how long?", en).is_empty());
         assert!(names("I'm out of RAM when I build with USB", en).is_empty());
         assert!(names("How To Return An Item Bought Online", en).is_empty());
+        assert!(names("Ship To New York?", en).is_empty());
+        assert_eq!(
+            names("¿Hacen envíos a Estados Unidos?", Language::Spanish),
+            ["estados", "unidos"]
+        );
         assert_eq!(
             names("Est-ce que vous envoyez en Belgique ?", Language::French),
             ["belgique"]
