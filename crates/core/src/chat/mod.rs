@@ -8,6 +8,7 @@ pub mod followup;
 pub mod models;
 pub mod openai_compat;
 pub mod prompt;
+pub mod replies;
 pub mod routing;
 pub mod sse;
 pub mod tagging;

@@ -19,6 +19,7 @@ pub mod retrieve;
 pub mod semantic;
 pub mod spelling;
 pub mod steps;
+mod stop_words;
 pub mod thesaurus;
 pub mod tokens;
 pub mod url_guard;
