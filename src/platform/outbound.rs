@@ -139,11 +139,25 @@ pub async fn fetch_scoped(
     let signal = controller.signal();
     let work = async {
         let mut url = check_url(out.url, access).map_err(lasting)?;
+        let origin = url.origin();
         let mut method = out.method.clone();
         let mut body = out.body.clone();
         for hop in 0..=limits.max_redirects {
             let headers = Headers::new();
-            for (name, value) in &out.headers {
+            // The caller's headers are often credentials for the server it named (a tool's
+            // API key, a password from its URL); a redirect to another origin gets only the
+            // ones that describe the request, as browsers and curl drop `Authorization`.
+            let foreign = url.origin() != origin;
+            // A body's type goes only with a body (a POST turned GET by a redirect has none).
+            for (name, value) in out.headers.iter().filter(|(name, _)| {
+                if name.eq_ignore_ascii_case("content-type") {
+                    body.is_some()
+                } else {
+                    !foreign
+                        || name.eq_ignore_ascii_case("accept")
+                        || name.eq_ignore_ascii_case("user-agent")
+                }
+            }) {
                 headers.set(name, value).map_err(|_| {
                     lasting(format!("The header {name:?} is not a valid HTTP header."))
                 })?;

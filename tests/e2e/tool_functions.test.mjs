@@ -175,6 +175,33 @@ test("a user name and password in a tool's URL are sent as Basic authorization, 
   assert.equal(tool.requests[0].headers.authorization, `Basic ${Buffer.from("shop:s3cret").toString("base64")}`);
 });
 
+test("a tool's redirect to another origin does not carry its credentials; one on its own origin does", async () => {
+  const { api: m } = await modelWorker();
+  const elsewhere = await startServer(async (req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ status: "moved" }));
+  });
+  const { tool, session } = await shopWithTool(m, {
+    userinfo: "shop:s3cret@",
+    path: "/here",
+    handler: async (req, res) => {
+      res.writeHead(307, { Location: req.url === "/here" ? "/there" : `${elsewhere.base}/orders` });
+      res.end();
+    },
+  });
+  const r = await m.post(`/session/${session.uuid}/message/non-stream`, { body: { query: "where is it? [tool:lookup_order]" } });
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.json.response, /^Tool said: \{"status":"moved"\}/);
+  // Both hops on the tool's own origin carried its key and password.
+  assert.deepEqual(tool.requests.map((q) => [q.url, q.headers["x-api-key"], Boolean(q.headers.authorization)]), [["/here", "secret-value", true], ["/there", "secret-value", true]]);
+  assert.equal(elsewhere.requests.length, 1);
+  const foreign = elsewhere.requests[0];
+  assert.equal(foreign.headers["x-api-key"], undefined);
+  assert.equal(foreign.headers.authorization, undefined);
+  assert.equal(foreign.headers["content-type"], "application/json", "a 307 keeps the body and its type");
+  assert.deepEqual(JSON.parse(foreign.body), JSON.parse(tool.requests[0].body));
+});
+
 test("arguments that are not a JSON object, or lack a required one, are not sent: the model is told why", async () => {
   const { api: m } = await modelWorker();
   const { tool, session } = await shopWithTool(m);
