@@ -18,8 +18,8 @@ use edgechat_core::api::routes::{
 use edgechat_core::api::validate::canonical_uuid;
 use edgechat_core::config::Config;
 use edgechat_core::domain::api_key::{
-    bearer_token, constant_time_eq, hash_key, ip_allowed, missing_scope, scopes_grant, Scope,
-    LAST_USED_RESOLUTION_SECS,
+    bearer_token, constant_time_eq, hash_key, ip_allowed, missing_scope, scopes_grant, KeyPolicy,
+    Scope, LAST_USED_RESOLUTION_SECS,
 };
 use edgechat_core::domain::widget::TOKEN_PREFIX as VISITOR_TOKEN_PREFIX;
 use edgechat_core::time;
@@ -38,7 +38,8 @@ pub enum Caller {
     Account {
         account_uuid: String,
         key_uuid: String,
-        scopes: Vec<Scope>,
+        /// Its scopes, and the limits a key it makes must stay within.
+        policy: KeyPolicy,
     },
     /// A site visitor with a token from `POST /widget/{uuid}/token`; only the routes in
     /// `routes::VISITOR_ENDPOINTS` admit one.
@@ -90,8 +91,8 @@ impl Call {
     /// Whether the caller may change the configuration (`Scope::Manage` or more), so sees
     /// its credentials whole: a read-only key sees them hidden.
     pub fn may_configure(&self) -> bool {
-        matches!(&self.caller, Caller::Account { scopes, .. }
-            if scopes_grant(scopes, Scope::Manage, "POST"))
+        matches!(&self.caller, Caller::Account { policy, .. }
+            if scopes_grant(&policy.scopes, Scope::Manage, "POST"))
     }
 
     /// Whose records the handler may read: the caller's account.
@@ -509,7 +510,7 @@ async fn authenticate(
         Caller::Account {
             account_uuid: key.account_uuid,
             key_uuid: key.uuid,
-            scopes: key.policy.scopes,
+            policy: key.policy,
         },
         Some(key_use),
     ))

@@ -8,6 +8,10 @@ use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
 
+fn invalid_key() -> ApiError {
+    ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
+}
+
 fn no_account() -> ApiError {
     ApiError::not_found("account")
 }
@@ -30,7 +34,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         };
     let now = time::now();
     let granter = match &call.caller {
-        Caller::Account { scopes, .. } => Some(scopes.as_slice()),
+        Caller::Account { policy, .. } => Some(policy),
         _ => None,
     };
     let policy = KeyPolicy::from_body(&b, granter, &now)?;
@@ -101,9 +105,7 @@ pub async fn current(call: Call) -> ApiResult<Response> {
         .get_key(key_uuid)
         .await?
         // Deleted between the check and this read.
-        .ok_or_else(|| {
-            ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
-        })?;
+        .ok_or_else(invalid_key)?;
     json_response(&key.to_json())
 }
 

@@ -227,6 +227,32 @@ test("a key cannot make a key wider than itself", async () => {
   assert.deepEqual((await keyOf(admin, { scopes: ["manage", "chat"] })).scopes, ["manage", "chat"]);
 });
 
+test("a key limited in time, place or rate makes keys only within those limits", async () => {
+  const acct = await worker.newAccount("owner");
+  const admin = client(worker, acct.key);
+  const expires = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const later = new Date(Date.now() + 7200_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const temp = await keyOf(admin, { name: "contractor", expires_at: expires, allowed_ips: ["203.0.113.0/24"], rate_limit: [50, 60] });
+  const from = { headers: { "CF-Connecting-IP": "203.0.113.9" } };
+  const contractor = client(worker, temp.key);
+  const keysBefore = (await admin.get("/api-keys")).json.length;
+  for (const [wider, named] of [
+    [{ expires_at: later }, /expires_at/], [{ allowed_ips: ["0.0.0.0/0"] }, /0\.0\.0\.0\/0/],
+    [{ allowed_ips: ["203.0.113.0/25", "198.51.100.1"] }, /198\.51\.100\.1/], [{ rate_limit: [60, 60] }, /rate_limit/],
+  ]) {
+    const err = expectError(assert, await contractor.post("/api-key/create", { body: { name: "forever", ...wider }, ...from }), 403, "forbidden");
+    assert.match(err.message, named, err.message);
+  }
+  assert.equal((await admin.get("/api-keys")).json.length, keysBefore, "no key was made");
+  // Left out, each limit is the maker's; a narrower one is kept.
+  const r = await contractor.post("/api-key/create", { body: { name: "twin" }, ...from });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual([r.json.expires_at, r.json.allowed_ips, r.json.rate_limit], [expires, ["203.0.113.0/24"], [50, 60]]);
+  const narrower = await contractor.post("/api-key/create", { body: { allowed_ips: ["203.0.113.9"], rate_limit: [10, 60] }, ...from });
+  assert.equal(narrower.status, 200, narrower.text);
+  assert.deepEqual([narrower.json.expires_at, narrower.json.allowed_ips, narrower.json.rate_limit], [expires, ["203.0.113.9/32"], [10, 60]]);
+});
+
 test("an expired key answers 401", async () => {
   const acct = await worker.newAccount("owner");
   const admin = client(worker, acct.key);

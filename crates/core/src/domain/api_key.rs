@@ -154,6 +154,11 @@ impl IpNet {
         Some(IpNet { addr, prefix })
     }
 
+    /// Whether every address of `net` is in this network.
+    pub fn holds(&self, net: &IpNet) -> bool {
+        net.prefix >= self.prefix && self.contains(net.addr)
+    }
+
     pub fn contains(&self, ip: IpAddr) -> bool {
         // An IPv4 client may reach an IPv6 socket as ::ffff:a.b.c.d.
         let ip = match ip {
@@ -249,7 +254,7 @@ impl KeyPolicy {
     /// Reads `scopes`, `expires_at`, `allowed_ips` and `rate_limit` of a create body. `granter`
     /// is what the creating key may do (`None` for the operator): a key only hands out scopes
     /// it has. `now` is `time::format`ted.
-    pub fn from_body(body: &Body, granter: Option<&[Scope]>, now: &str) -> ApiResult<KeyPolicy> {
+    pub fn from_body(body: &Body, granter: Option<&KeyPolicy>, now: &str) -> ApiResult<KeyPolicy> {
         let mut policy = KeyPolicy::default();
         if let Some(names) = body.opt_string_array("scopes", Scope::ALL.len())? {
             let mut scopes = Vec::new();
@@ -276,7 +281,7 @@ impl KeyPolicy {
             if let Some(wider) = policy
                 .scopes
                 .iter()
-                .find(|wanted| !granter.iter().any(|held| held.covers(**wanted)))
+                .find(|wanted| !granter.scopes.iter().any(|held| held.covers(**wanted)))
             {
                 return Err(ApiError::Forbidden(format!(
                     "A key can only create keys with scopes it has; this one cannot give `{}`.",
@@ -336,7 +341,54 @@ impl KeyPolicy {
                 )?)
             }
         }
+        if let Some(granter) = granter {
+            policy.stay_within(granter)?;
+        }
         Ok(policy)
+    }
+
+    /// A key made by a key is held to its maker's other limits too, or a key limited in time,
+    /// place or rate could make itself an unlimited twin. What the body leaves out is taken
+    /// from the maker; what it asks beyond the maker is refused.
+    fn stay_within(&mut self, granter: &KeyPolicy) -> ApiResult<()> {
+        let beyond = |what: &str| {
+            Err(ApiError::Forbidden(format!(
+                "A key can only create keys within its own limits; this one cannot give {what}."
+            )))
+        };
+        if let Some(limit) = &granter.expires_at {
+            match &self.expires_at {
+                None => self.expires_at = Some(limit.clone()),
+                Some(at) if at > limit => {
+                    return beyond(&format!("an `expires_at` later than its own ({limit})"))
+                }
+                Some(_) => {}
+            }
+        }
+        if !granter.allowed_ips.is_empty() {
+            if self.allowed_ips.is_empty() {
+                self.allowed_ips = granter.allowed_ips.clone();
+            } else if let Some(outside) = self
+                .allowed_ips
+                .iter()
+                .find(|net| !granter.allowed_ips.iter().any(|held| held.holds(net)))
+            {
+                return beyond(&format!("`{outside}` in `allowed_ips`"));
+            }
+        }
+        if let Some((count, window)) = granter.rate_limit {
+            match self.rate_limit {
+                None => self.rate_limit = Some((count, window)),
+                // More requests per second than the maker, compared without division.
+                Some((c, w)) if c * window > count * w => {
+                    return beyond(&format!(
+                        "a `rate_limit` above its own ({count} requests in {window} s)"
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 
     /// Whether the key has expired at `now` (`time::format`ted).
@@ -474,8 +526,12 @@ mod tests {
     #[test]
     fn a_key_hands_out_only_what_it_has() {
         use Scope::*;
-        let make = |v: Value, granter: Option<&[Scope]>| {
-            KeyPolicy::from_body(&Body(&body(v)), granter, NOW)
+        let make = |v: Value, scopes: Option<&[Scope]>| {
+            let granter = scopes.map(|scopes| KeyPolicy {
+                scopes: scopes.to_vec(),
+                ..KeyPolicy::default()
+            });
+            KeyPolicy::from_body(&Body(&body(v)), granter.as_ref(), NOW)
         };
         assert_eq!(
             make(json!({}), Some(&[Admin])).unwrap(),
@@ -506,6 +562,37 @@ mod tests {
             json!({"scopes": "read"}),
         ] {
             assert_eq!(make(bad, None).unwrap_err().field(), Some("scopes"));
+        }
+    }
+
+    #[test]
+    fn a_key_made_by_a_limited_key_stays_within_its_limits() {
+        let granter = KeyPolicy {
+            scopes: vec![Scope::Admin],
+            expires_at: Some("2026-01-02T00:00:00Z".into()),
+            allowed_ips: vec![IpNet::parse("10.0.0.0/8").unwrap()],
+            rate_limit: Some((5, 60)),
+        };
+        let make = |v: Value| KeyPolicy::from_body(&Body(&body(v)), Some(&granter), NOW);
+        let inherited = make(json!({})).unwrap();
+        assert_eq!(
+            (inherited.expires_at.as_deref(), inherited.rate_limit),
+            (Some("2026-01-02T00:00:00Z"), Some((5, 60)))
+        );
+        assert_eq!(inherited.allowed_ips, granter.allowed_ips);
+        let narrower = make(json!({"expires_at": "2026-01-01T12:00:00Z", "allowed_ips": ["10.1.0.0/16", "10.2.3.4"], "rate_limit": [5, 120]})).unwrap();
+        assert_eq!(narrower.allowed_ips.len(), 2);
+        assert_eq!(narrower.rate_limit, Some((5, 120)));
+        for wider in [
+            json!({"expires_at": "2026-01-03T00:00:00Z"}),
+            json!({"allowed_ips": ["10.1.0.0/16", "192.0.2.1"]}),
+            json!({"allowed_ips": ["0.0.0.0/0"]}),
+            json!({"rate_limit": [1, 10]}),
+            json!({"rate_limit": [6, 60]}),
+        ] {
+            let err = make(wider.clone()).unwrap_err();
+            assert_eq!(err.status(), 403, "{wider}");
+            assert!(err.public_message().contains("within its own limits"));
         }
     }
 
