@@ -116,6 +116,7 @@ pub async fn store(
         let request = json!({
             "requested": true,
             "requested_at": message.created_at,
+            "requested_times": ex.session.event_times("human_escalation", "requested_times", &message.created_at),
             "message_uuid": message.uuid,
             "agent_uuid": ex.agent.uuid,
         });

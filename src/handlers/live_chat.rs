@@ -96,6 +96,7 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
     let announcement = live_message(&session, MessageKind::Announcement, "", &text);
     // A blank announcement is the owner's way of saying none: nothing is stored or shown.
     let announced = !text.trim().is_empty();
+    let started_times = session.event_times("live_chat", "started_times", &announcement.created_at);
     let mut state = session
         .meta
         .get("live_chat")
@@ -106,6 +107,7 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
         // A new round has not ended: the last round's end would read as this one's.
         if on {
             obj.remove("ended_at");
+            obj.insert("started_times".into(), started_times);
         }
         obj.insert(
             if on { "started_at" } else { "ended_at" }.into(),

@@ -106,14 +106,20 @@ impl Store {
                  WHERE chatbot_uuid = ?1 AND created_at BETWEEN ?2 AND ?3",
                 &args,
             )?,
+            // Sessions with an event of any round in the range: the list of its times
+            // (`Session::event_times`), or for a session stored before the list, the latest.
             self.statement(
-                "SELECT COUNT(*) AS n FROM sessions WHERE chatbot_uuid = ?1 \
-                 AND json_extract(meta_json, '$.human_escalation.requested_at') BETWEEN ?2 AND ?3",
+                "SELECT COUNT(*) AS n FROM sessions s WHERE chatbot_uuid = ?1 \
+                 AND (json_extract(meta_json, '$.human_escalation.requested_at') BETWEEN ?2 AND ?3 \
+                 OR EXISTS (SELECT 1 FROM json_each(s.meta_json, '$.human_escalation.requested_times') t \
+                 WHERE t.value BETWEEN ?2 AND ?3))",
                 &args,
             )?,
             self.statement(
-                "SELECT COUNT(*) AS n FROM sessions WHERE chatbot_uuid = ?1 \
-                 AND json_extract(meta_json, '$.live_chat.started_at') BETWEEN ?2 AND ?3",
+                "SELECT COUNT(*) AS n FROM sessions s WHERE chatbot_uuid = ?1 \
+                 AND (json_extract(meta_json, '$.live_chat.started_at') BETWEEN ?2 AND ?3 \
+                 OR EXISTS (SELECT 1 FROM json_each(s.meta_json, '$.live_chat.started_times') t \
+                 WHERE t.value BETWEEN ?2 AND ?3))",
                 &args,
             )?,
             self.statement(

@@ -169,6 +169,37 @@ test("analytics equal the counts taken from the message list", async () => {
   expectError(assert, await api.get(`/chatbot/${bot.uuid}/analytics?start_timestamp=soon`), 400, "invalid_request", "start_timestamp");
 });
 
+test("a session that asked for a person, or had live chat, in several rounds counts in a range holding any round", async () => {
+  const bot = await shopChatbot(api);
+  const made = await api.post(`/chatbot/${bot.uuid}/agent/create`, {
+    body: { name: "Humans", type: "human-escalation", enabled: true, human_escalation_settings: { human_requested_message: "A colleague will join you." } },
+  });
+  assert.equal(made.status, 200, made.text);
+  const session = await newSession(api, bot);
+  const times = { asked: [], live: [] };
+  for (let round = 0; round < 2; round++) {
+    const m = await ask(session, "Can I talk to a real person please?");
+    assert.equal(m.response, "A colleague will join you.");
+    times.asked.push(m.created_at);
+    const started = await api.post(`/session/${session.uuid}/live-chat/start`);
+    assert.equal(started.status, 200, started.text);
+    times.live.push(started.json.session.meta.live_chat.started_at);
+    assert.equal((await api.post(`/session/${session.uuid}/live-chat/end`)).status, 200);
+    // Timestamps are to the second: the second round comes a second later.
+    if (round === 0) await new Promise((done) => setTimeout(done, 1100));
+  }
+  const totals = async (range) => (await api.get(`/chatbot/${bot.uuid}/analytics?${range}`)).json.totals;
+  const first = await totals(`end_timestamp=${times.asked[0] < times.live[0] ? times.live[0] : times.asked[0]}`);
+  assert.deepEqual([first.escalations, first.live_chats], [1, 1], "the first round alone");
+  const second = await totals(`start_timestamp=${times.asked[1]}`);
+  assert.deepEqual([second.escalations, second.live_chats], [1, 1], "the second round alone");
+  const all = await totals("");
+  assert.deepEqual([all.escalations, all.live_chats], [1, 1], "one session, however many rounds");
+  const meta = (await api.get(`/session/${session.uuid}`)).json.meta;
+  assert.deepEqual(meta.human_escalation.requested_times, times.asked);
+  assert.deepEqual(meta.live_chat.started_times, times.live);
+});
+
 test("a session reads as a plain-text transcript; exports hold every message as JSON Lines or CSV", async () => {
   const bot = await shopChatbot(api);
   const session = await newSession(api, bot);

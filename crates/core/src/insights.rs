@@ -52,7 +52,10 @@ pub fn group_unanswered(questions: &[Unanswered]) -> Vec<QuestionGroup> {
     let mut ordered: Vec<&Unanswered> = questions.iter().collect();
     // Newest first, so each group's first member is its latest.
     ordered.sort_by(|a, b| b.created_at.cmp(&a.created_at));
-    let mut groups: Vec<(HashSet<String>, QuestionGroup)> = Vec::new();
+    // Each group: its first question's words, which a question must be alike with to join
+    // (measured against what the members share instead, a group narrowed to one common word
+    // would take every question holding it), the words all members share, and the group.
+    let mut groups: Vec<(HashSet<String>, HashSet<String>, QuestionGroup)> = Vec::new();
     for question in ordered {
         let words = stems(&question.query);
         let words = if words.is_empty() {
@@ -60,8 +63,8 @@ pub fn group_unanswered(questions: &[Unanswered]) -> Vec<QuestionGroup> {
         } else {
             words
         };
-        match groups.iter_mut().find(|(terms, _)| alike(terms, &words)) {
-            Some((terms, group)) => {
+        match groups.iter_mut().find(|(first, _, _)| alike(first, &words)) {
+            Some((_, terms, group)) => {
                 group.count += 1;
                 let narrowed: HashSet<String> = terms.intersection(&words).cloned().collect();
                 if !narrowed.is_empty() {
@@ -69,6 +72,7 @@ pub fn group_unanswered(questions: &[Unanswered]) -> Vec<QuestionGroup> {
                 }
             }
             None => groups.push((
+                words.clone(),
                 words,
                 QuestionGroup {
                     count: 1,
@@ -80,7 +84,7 @@ pub fn group_unanswered(questions: &[Unanswered]) -> Vec<QuestionGroup> {
     }
     let mut out: Vec<QuestionGroup> = groups
         .into_iter()
-        .map(|(terms, mut group)| {
+        .map(|(_, terms, mut group)| {
             let mut terms: Vec<String> = terms.into_iter().collect();
             terms.sort();
             group.terms = terms;
@@ -255,6 +259,35 @@ mod tests {
         assert_eq!(summary, vec![(3, "4"), (2, "5"), (1, "6")]);
         assert!(groups[0].terms.contains(&"loyalty".to_string()));
         assert_eq!(groups[0].to_json()["question"], "loyalty programme points");
+    }
+
+    #[test]
+    fn a_group_takes_questions_alike_its_first_not_only_a_word_its_members_share() {
+        let asked = [
+            q("1", "credit card fees", "2026-01-01T10:00:00Z"),
+            q("2", "gift card balance", "2026-01-01T11:00:00Z"),
+            q("3", "Can I buy a gift card online?", "2026-01-01T12:00:00Z"),
+        ];
+        let summary = |groups: Vec<QuestionGroup>| -> Vec<(usize, String)> {
+            groups
+                .iter()
+                .map(|g| (g.count, g.latest.message_uuid.clone()))
+                .collect()
+        };
+        let expected = vec![(2, "3".to_string()), (1, "1".to_string())];
+        assert_eq!(summary(group_unanswered(&asked)), expected);
+        // The same questions asked in the other order group the same way.
+        let reversed = [
+            q("1", "credit card fees", "2026-01-01T12:00:00Z"),
+            q("2", "gift card balance", "2026-01-01T11:00:00Z"),
+            q("3", "Can I buy a gift card online?", "2026-01-01T10:00:00Z"),
+        ];
+        let groups = group_unanswered(&reversed);
+        assert_eq!(
+            groups.iter().map(|g| g.count).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        assert_eq!(groups[0].terms, vec!["card", "gift"]);
     }
 
     #[test]

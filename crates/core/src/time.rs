@@ -43,8 +43,15 @@ pub fn parse(s: &str) -> Option<String> {
         10 => date_days(s)? * SECS_PER_DAY,
         _ => seconds_of(s)?,
     };
-    Some(format_secs(secs))
+    Some(format_secs(secs.clamp(FIRST_SECOND, LAST_SECOND)))
 }
+
+/// The first and last seconds with a four-digit year (0000-01-01T00:00:00Z and
+/// 9999-12-31T23:59:59Z). A timestamp written with an offset may fall just outside them;
+/// held to them, every normal form sorts as time does, so a range ending at
+/// "9999-12-31T23:59:59-01:00" still holds everything.
+const FIRST_SECOND: i64 = -62_167_219_200;
+const LAST_SECOND: i64 = 253_402_300_799;
 
 /// `parse` for the end of a range, both ends inclusive: a plain date stands for the whole of
 /// that day, so it ends at the day's last second rather than at its first.
@@ -225,6 +232,16 @@ mod tests {
         );
         assert_eq!(parse("2026-01-02").as_deref(), Some("2026-01-02T00:00:00Z"));
         assert_eq!(parse("2024-02-29").as_deref(), Some("2024-02-29T00:00:00Z"));
+        // Offsets that carry a moment past the four-digit years stop at their edge.
+        assert_eq!(
+            parse_end("9999-12-31T23:59:59-01:00").as_deref(),
+            Some("9999-12-31T23:59:59Z")
+        );
+        assert_eq!(
+            parse("0000-01-01T00:00:00+01:00").as_deref(),
+            Some("0000-01-01T00:00:00Z")
+        );
+        assert_eq!(parse("9999-12-31").as_deref(), Some("9999-12-31T00:00:00Z"));
         for bad in [
             "yesterday",
             "",

@@ -54,6 +54,28 @@ impl Session {
     }
 }
 
+impl Session {
+    /// `meta[key]`'s list `times` (when a session asked for a person, when its live-chat
+    /// rounds started) with `at` added, the latest `MAX_EVENT_TIMES` kept. The object keeps
+    /// only the latest of each beside it; analytics counts a session whose event of any round
+    /// falls in a range from this list.
+    pub fn event_times(&self, key: &str, times: &str, at: &str) -> Value {
+        let mut list: Vec<Value> = self
+            .meta
+            .get(key)
+            .and_then(|v| v.get(times))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        list.push(Value::from(at));
+        let excess = list.len().saturating_sub(MAX_EVENT_TIMES);
+        list.drain(..excess);
+        Value::Array(list)
+    }
+}
+
+pub const MAX_EVENT_TIMES: usize = 100;
+
 /// The most sessions one page of a chatbot's session list holds (`limit`'s bound and default):
 /// a chatbot with a widget gathers thousands a day, and one answer holding them all would not
 /// fit a Worker's memory.
@@ -277,6 +299,33 @@ pub(crate) fn sample_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_times_grow_from_the_stored_list_and_keep_the_latest() {
+        let mut session = Session {
+            uuid: "s".into(),
+            chatbot_uuid: "c".into(),
+            initial_variables: None,
+            meta: Map::new(),
+            created_at: "t".into(),
+            modified_at: "t".into(),
+        };
+        assert_eq!(
+            session.event_times("live_chat", "started_times", "a"),
+            json!(["a"])
+        );
+        let many: Vec<String> = (0..MAX_EVENT_TIMES).map(|i| format!("{i:03}")).collect();
+        session
+            .meta
+            .insert("live_chat".into(), json!({"started_times": many}));
+        let grown = session.event_times("live_chat", "started_times", "new");
+        let grown = grown.as_array().unwrap();
+        assert_eq!(grown.len(), MAX_EVENT_TIMES);
+        assert_eq!(
+            (grown[0].as_str(), grown[MAX_EVENT_TIMES - 1].as_str()),
+            (Some("001"), Some("new"))
+        );
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
