@@ -119,14 +119,13 @@ fn sort_found(
     crawl: &Crawl,
     site: &Url,
     robots: &Robots,
-    urls: Vec<Url>,
-    depth: i64,
+    urls: Vec<(Url, i64)>,
 ) -> (Vec<FoundPage>, Vec<String>) {
     let mut pages: Vec<FoundPage> = Vec::new();
     let mut blocked = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let most = usize::try_from(crawl.max_pages).unwrap_or(0);
-    for url in urls {
+    for (url, depth) in urls {
         if pages.len() >= most && blocked.len() >= most {
             break;
         }
@@ -366,8 +365,9 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
             nesting: 0,
         })
         .collect();
+    let mut left = Vec::new();
     if resync {
-        ctx.store.begin_resync(crawl_uuid, &now).await?;
+        left = ctx.store.begin_resync(crawl_uuid, &now).await?;
         steps.extend(
             ctx.store
                 .crawl_source_uuids(crawl_uuid)
@@ -379,11 +379,18 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
                 }),
         );
     }
-    let (mut pages, mut blocked) =
-        sort_found(&crawl, &site, &robots, start_page.into_iter().collect(), 0);
-    let (linked, linked_blocked) = sort_found(&crawl, &site, &robots, entrance, 1);
-    pages.extend(linked);
-    blocked.extend(linked_blocked);
+    // The pages offered again come before the start page's links, which may be more than the
+    // crawl's page limit, all known already.
+    let found = start_page
+        .into_iter()
+        .map(|url| (url, 0))
+        .chain(
+            left.into_iter()
+                .filter_map(|(url, depth)| Some((Url::parse(&url).ok()?, depth))),
+        )
+        .chain(entrance.into_iter().map(|url| (url, 1)))
+        .collect();
+    let (pages, blocked) = sort_found(&crawl, &site, &robots, found);
     add_and_queue(ctx, &crawl, pages, blocked, steps).await?;
     Ok(Outcome::Done)
 }
@@ -442,8 +449,9 @@ pub async fn read_sitemap(
                 let urls = locations
                     .iter()
                     .filter_map(|l| idn::parse_url(l).ok().and_then(|u| normalize(&u)))
+                    .map(|url| (url, 0))
                     .collect();
-                let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, 0);
+                let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls);
                 add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await?;
             }
         }
@@ -474,6 +482,7 @@ pub async fn follow_links(
         return Ok(());
     };
     let urls = page_links(&base, body);
-    let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls, depth + 1);
+    let urls = urls.into_iter().map(|url| (url, depth + 1)).collect();
+    let (pages, blocked) = sort_found(&crawl, &site, &robots_of(&crawl), urls);
     add_and_queue(ctx, &crawl, pages, blocked, Vec::new()).await
 }

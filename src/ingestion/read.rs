@@ -206,8 +206,15 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
     };
     let reading = begin_reading(document);
     let page_hash = sha256_hex(reading.chunks.text().as_bytes());
-    if recheck && marks.page_hash.as_deref() == Some(page_hash.as_str()) {
-        // The text is what is indexed already: nothing to write.
+    // The text is what is indexed already: nothing to write, unless the page is in `error`
+    // since (it recovered: the record says so again) or only its title changed.
+    let retitled =
+        source.title_from_document() && reading.title.as_ref().is_some_and(|t| *t != source.title);
+    if recheck
+        && marks.page_hash.as_deref() == Some(page_hash.as_str())
+        && source.status == Status::Success
+        && !retitled
+    {
         return Ok(Outcome::Done);
     }
     let validators = NewMarks {

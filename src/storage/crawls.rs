@@ -568,9 +568,16 @@ impl Store {
     }
 
     /// A re-sync begins: every page of the crawl is marked checked now (it is about to be
-    /// asked for), and the pages that had gone (404, 410) are forgotten, so a link or a
-    /// sitemap that still names one has it read again: a page that is back comes back.
-    pub async fn begin_resync(&self, crawl_uuid: &str, now: &str) -> ApiResult<()> {
+    /// asked for), and the pages that had gone (404, 410) or that robots.txt forbade are
+    /// forgotten and returned (URL and depth), for the sync to offer again beside what it
+    /// finds: a page that is back, or allowed again, comes back even when the pages linking
+    /// to it answer 304 and so show no links.
+    pub async fn begin_resync(&self, crawl_uuid: &str, now: &str) -> ApiResult<Vec<(String, i64)>> {
+        #[derive(Deserialize)]
+        struct Left {
+            url: String,
+            depth: i64,
+        }
         let statements = vec![
             self.statement(
                 "UPDATE data_sources SET meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
@@ -578,15 +585,20 @@ impl Store {
                 &[Arg::Text(crawl_uuid), Arg::Text(now)],
             )?,
             self.statement(
-                "DELETE FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'gone'",
+                "DELETE FROM crawl_pages WHERE crawl_uuid = ?1 AND state IN ('gone', 'robots') \
+                 RETURNING url, depth",
                 &[Arg::Text(crawl_uuid)],
             )?,
         ];
-        self.batch(statements, || {
-            ApiError::internal("unexpected conflict starting a re-sync")
-        })
-        .await
-        .map(|_| ())
+        let results = self
+            .batch(statements, || {
+                ApiError::internal("unexpected conflict starting a re-sync")
+            })
+            .await?;
+        Ok(batch_rows::<Left>(&results, 1)?
+            .into_iter()
+            .map(|left| (left.url, left.depth))
+            .collect())
     }
 
     /// Crawls whose own steps stalled (never started, or sitemaps left pending) since before

@@ -28,6 +28,8 @@ const served = []; // [path, status]
 let delayMs = 0;
 /** Further `Disallow` lines robots.txt says (a test adds some). */
 const moreDisallowed = [];
+/** Paths that answer 403 for now (a test adds some). */
+const refused = new Set();
 
 function page(title, body, links = []) {
   return `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p>` +
@@ -71,7 +73,8 @@ before(async () => {
     if (delayMs) await sleep(delayMs);
     if (p === "/robots.txt") {
       const more = moreDisallowed.map((d) => `Disallow: ${d}\n`).join("");
-      return send(200, "text/plain", `User-agent: *\nDisallow: /private/\nDisallow: /gate/forbidden\n${more}\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
+      // Saved with a byte-order mark, as some editors do: the rules still hold.
+      return send(200, "text/plain", `\ufeffUser-agent: *\nDisallow: /private/\nDisallow: /gate/forbidden\n${more}\nUser-agent: otherbot\nDisallow: /\n\nSitemap: ${site.base}/sitemap_index.xml\n`);
     }
     if (p === "/offsite") return send(301, "text/plain", "", { Location: `${elsewhere.base}/elsewhere` });
     if (p === "/sitemap_index.xml") {
@@ -90,6 +93,7 @@ before(async () => {
     if (p === "/loop2") return send(302, "text/plain", "", { Location: "/loop" });
     if (p === "/to-metadata") return send(302, "text/plain", "", { Location: "http://169.254.169.254/latest/meta-data/" });
     const body = pages.get(p);
+    if (refused.has(p)) return send(403, "text/html", "<h1>Forbidden</h1>");
     if (body === undefined) return send(404, "text/html", "<h1>Not found</h1>");
     const etag = `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"`;
     if (req.headers["if-none-match"] === etag) return send(304, "text/html", "", { ETag: etag });
@@ -358,9 +362,58 @@ test("a re-sync honours robots.txt as it reads now: pages forbidden since leave 
     assert.ok(!served.slice(since).some(([p]) => p === "/hidden/c"), "never fetched once forbidden");
     const found = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "three links deep last level" } })).json.results;
     assert.ok(!found.some((x) => /Three links deep/.test(x.text)), "its text is gone from search");
+    // Allowed again: the next sync reads it, though the page linking to it is unchanged (304).
+    moreDisallowed.length = 0;
+    await sleep(1100);
+    const mark = served.length;
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    await eventually(async () => {
+      assert.deepEqual((await pagesOf(bot, r.json.uuid)).map(pathOf).sort(), ["/hidden/a", "/hidden/b", "/hidden/c"]);
+      // Read after the pages: a crawl read before could still be the last sync's.
+      const back = await finished(r.json.uuid);
+      assert.equal(back.pages.skipped_by_robots, first.pages.skipped_by_robots);
+    }, 60_000);
+    assert.deepEqual(served.slice(mark).filter(([p]) => p === "/hidden/b"), [["/hidden/b", 304]]);
   } finally {
     moreDisallowed.length = 0;
   }
+});
+
+test("a sync brings back a page that failed or left once it answers again, though the page linking to it is unchanged", async () => {
+  pages.set("/kb", page("Knowledge base", "Start here.", ["/kb/a", "/kb/b"]));
+  pages.set("/kb/a", page("Alpha", "The alpha article about ferrets."));
+  pages.set("/kb/b", page("Beta", "The beta article about otters."));
+  const bot = await newChatbot(api, { name: "Comebacks" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/kb`, include: ["/kb/*"] } });
+  assert.equal(r.status, 200, r.text);
+  await finished(r.json.uuid);
+  const states = async () => Object.fromEntries((await pagesOf(bot, r.json.uuid)).map((x) => [pathOf(x), x.status]));
+  assert.deepEqual(await states(), { "/kb": "success", "/kb/a": "success", "/kb/b": "success" });
+  refused.add("/kb/a");
+  const beta = pages.get("/kb/b");
+  pages.delete("/kb/b");
+  try {
+    await sleep(1100);
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    await eventually(async () => assert.deepEqual(await states(), { "/kb": "success", "/kb/a": "error" }), 60_000);
+    await finished(r.json.uuid);
+  } finally {
+    refused.delete("/kb/a");
+    pages.set("/kb/b", beta);
+  }
+  await sleep(1100);
+  const mark = served.length;
+  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  await eventually(async () => {
+    assert.deepEqual(await states(), { "/kb": "success", "/kb/a": "success", "/kb/b": "success" });
+    // Read after the pages: a crawl read before could still be the last sync's.
+    const crawl = await finished(r.json.uuid);
+    assert.deepEqual([crawl.pages.found, crawl.pages.failed], [3, 0]);
+  }, 60_000);
+  const alpha = (await pagesOf(bot, r.json.uuid)).find((x) => pathOf(x) === "/kb/a");
+  assert.equal(JSON.parse(alpha.meta_json).error, undefined, "the error is cleared");
+  assert.deepEqual(served.slice(mark).filter(([p]) => p === "/kb"), [["/kb", 304]]);
+  for (const p of ["/kb", "/kb/a", "/kb/b"]) pages.delete(p);
 });
 
 test("a crawl from a page the chatbot holds already follows that page's links", async () => {

@@ -173,6 +173,10 @@ fn detect_by_media_type(media: &str) -> Option<DocKind> {
 
 /// What a fetched web resource is, by its Content-Type, then by its bytes.
 pub fn detect_page(content_type: Option<&str>, url_path: &str, bytes: &[u8]) -> Option<DocKind> {
+    // A PDF's opening bytes are unmistakable; servers that label it `text/html` are not.
+    if bytes.starts_with(PDF_MAGIC) {
+        return Some(DocKind::Pdf);
+    }
     detect_by_media_type(&essence(content_type))
         .or_else(|| sniff(bytes))
         .or_else(|| detect_upload(url_path.rsplit('/').next().unwrap_or(""), None, bytes))
@@ -835,6 +839,11 @@ mod tests {
             Some(DocKind::Markdown)
         );
         assert_eq!(detect_page(Some("image/jpeg"), "/a.jpg", b"\xff\xd8"), None);
+        assert_eq!(
+            detect_page(Some("text/html"), "/report", b"%PDF-1.7\n"),
+            Some(DocKind::Pdf),
+            "a PDF labelled as HTML"
+        );
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub fn parse(text: &str, agent: &str) -> Robots {
     type Group = (Vec<String>, Vec<(bool, String)>);
     let mut groups: Vec<Group> = Vec::new();
     let mut in_agents = false;
+    // A byte-order mark, as some editors save it, is not part of the first field's name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
         let Some((field, value)) = line.split_once(':') else {
@@ -41,7 +43,7 @@ pub fn parse(text: &str, agent: &str) -> Robots {
                 if let Some(g) = groups.last_mut() {
                     // An empty Disallow allows everything: no rule.
                     if !value.is_empty() {
-                        g.1.push((field == "allow", value.to_string()));
+                        g.1.push((field == "allow", percent_encoded(value)));
                     }
                 }
             }
@@ -78,6 +80,20 @@ pub fn parse(text: &str, agent: &str) -> Robots {
         ours
     };
     Robots { rules, sitemaps }
+}
+
+/// A rule as the paths it is compared with are written: bytes outside ASCII and spaces
+/// percent-encoded (RFC 9309, 2.2.2), so `Disallow: /über` holds `/%C3%BCber`.
+fn percent_encoded(rule: &str) -> String {
+    let mut out = String::with_capacity(rule.len());
+    for byte in rule.bytes() {
+        if byte.is_ascii() && byte != b' ' {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// Whether `pattern` matches the start of `path` (`*` any run of characters, `$` the end).
@@ -127,6 +143,17 @@ Disallow: /
 Sitemap: https://example.com/sitemap_index.xml
 sitemap: https://example.com/extra.xml.gz
 ";
+
+    #[test]
+    fn a_byte_order_mark_and_rules_outside_ascii_are_read() {
+        let r = parse(
+            "\u{feff}User-agent: *\r\nDisallow: /private\r\nDisallow: /über\r\n",
+            "edgechat",
+        );
+        assert!(!r.allows("/private/z"));
+        assert!(!r.allows("/%C3%BCber/x"));
+        assert!(r.allows("/uber/x"));
+    }
 
     #[test]
     fn the_star_group_applies_when_ours_is_absent() {
