@@ -275,6 +275,28 @@ async fn send(
     }
 }
 
+/// Queues again the attempts of deliveries left `pending` past `cutoff` (their queue message
+/// lost, or a first attempt cut off with the request that made it), for the scheduled
+/// handler; how many. The attempt number keeps one that does arrive late from being sent
+/// twice.
+pub async fn resume_overdue(env: &Env, store: &Store, cutoff: &str, now: &str) -> ApiResult<usize> {
+    let overdue = store.take_overdue_deliveries(cutoff, now, 100).await?;
+    if !overdue.is_empty() {
+        let due: Vec<_> = overdue
+            .iter()
+            .map(|(delivery, attempts)| {
+                MessageBuilder::new(Due {
+                    delivery: delivery.clone(),
+                    attempt: attempts + 1,
+                })
+                .build()
+            })
+            .collect();
+        env.queue(bindings::WEBHOOK_QUEUE)?.send_batch(due).await?;
+    }
+    Ok(overdue.len())
+}
+
 /// The queue consumer: each message is one due attempt.
 pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
     let config = config::read(&env);

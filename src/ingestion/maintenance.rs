@@ -1,8 +1,9 @@
 //! Work the scheduled handler does: queue the web pages and crawls whose re-sync is due, resume
 //! (once) or fail sources whose reading stalled, remove R2 objects whose record is gone (a
 //! delete interrupted between D1 and R2, or slices of a reading that never finished), and bring
-//! vector indexes up to date (back-fill, retries of failed embeddings, removals), and close
-//! answers left `streaming` by a runtime that went away.
+//! vector indexes up to date (back-fill, retries of failed embeddings, removals), close
+//! answers left `streaming` by a runtime that went away, and queue again webhook attempts
+//! whose queue message never came.
 
 use super::{enqueue, Subrequests, STALE_AFTER_SECS};
 use crate::platform::files;
@@ -29,6 +30,7 @@ pub struct Report {
     pub stale_sources_failed: usize,
     pub orphan_objects_removed: usize,
     pub answers_interrupted: usize,
+    pub webhook_deliveries_resumed: usize,
 }
 
 /// An object younger than `config.orphan_grace_secs` may belong to an upload whose record is
@@ -84,6 +86,8 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
     let answers_interrupted = store
         .interrupt_stale_answers(now_ms - STALE_AFTER_SECS * 1000, &now_text)
         .await?;
+    let webhook_deliveries_resumed =
+        crate::webhooks::resume_overdue(env, &store, &cutoff, &now_text).await?;
 
     let grace = config.orphan_grace_secs;
     let grace_cutoff_ms = now_ms - grace * 1000;
@@ -119,5 +123,6 @@ pub async fn run(env: &Env, config: &Config) -> ApiResult<Report> {
         stale_sources_failed,
         orphan_objects_removed,
         answers_interrupted,
+        webhook_deliveries_resumed,
     })
 }

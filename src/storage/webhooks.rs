@@ -251,6 +251,33 @@ impl Store {
         self.execute(update.text(), update.args()).await.map(|_| ())
     }
 
+    /// Deliveries still `pending` whose attempt was due before `cutoff` (at most `limit`, the
+    /// longest overdue first), as (uuid, attempts made): their queued attempt never came. Each
+    /// is marked due `now`, so the next run asks again only if this attempt is lost too.
+    pub async fn take_overdue_deliveries(
+        &self,
+        cutoff: &str,
+        now: &str,
+        limit: i64,
+    ) -> ApiResult<Vec<(String, i64)>> {
+        #[derive(serde::Deserialize)]
+        struct Overdue {
+            uuid: String,
+            attempts: i64,
+        }
+        let rows: Vec<Overdue> = self
+            .rows(
+                "UPDATE webhook_deliveries SET next_retry_at = ?2 WHERE uuid IN \
+                 (SELECT uuid FROM webhook_deliveries WHERE status = 'pending' \
+                 AND coalesce(next_retry_at, modified_at) < ?1 \
+                 ORDER BY coalesce(next_retry_at, modified_at) LIMIT ?3) \
+                 RETURNING uuid, attempts",
+                &[Arg::Text(cutoff), Arg::Text(now), Arg::Int(limit)],
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| (r.uuid, r.attempts)).collect())
+    }
+
     /// A delivery and the webhook it goes to (none when either was deleted since).
     pub async fn delivery_with_webhook(
         &self,

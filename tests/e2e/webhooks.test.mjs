@@ -64,6 +64,7 @@ before(async () => {
       WEBHOOK_RETRY_UNIT_SECONDS: "0",
       WEBHOOK_TIMEOUT_SECONDS: "2",
     },
+    testScheduled: true,
   });
   const account = await worker.newAccount("hooks");
   key = account.key;
@@ -182,6 +183,32 @@ test("a receiver answering 500 twice then 200 gets the event once, with the same
   assert.ok(attempts.every((a) => a.body === attempts[0].body), "every attempt sends the same body");
   // Exactly once with a 2xx: nothing arrives after it.
   assert.equal(counts.get("/flaky"), 3);
+});
+
+test("a delivery whose attempt never came is sent by the scheduled handler, once", async () => {
+  const bot = await newChatbot(api, { name: "Hooks lost" });
+  const w = await hook(bot, "/lost", ["message.created"]);
+  // As a first attempt cut off with its request, and a retry whose queue message was lost,
+  // leave them: pending, due 20 minutes ago. A third is due in the future and must wait.
+  const ago = new Date(Date.now() - 20 * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const later = new Date(Date.now() + 20 * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const rows = [["lost-first", 0, null], ["lost-retry", 2, `'${ago}'`], ["waiting", 1, `'${later}'`]];
+  for (const [id, attempts, due] of rows) {
+    await worker.sql(`INSERT INTO webhook_deliveries (uuid, webhook_uuid, event, body, status, attempts, next_retry_at, created_at, modified_at)
+      VALUES ('${id}', '${w.uuid}', 'message.created', '{"id":"${id}"}', 'pending', ${attempts}, ${due}, '${ago}', '${ago}')`);
+  }
+  await worker.runScheduled();
+  const settled = await eventually(async () => {
+    const list = (await api.get(`/webhook/${w.uuid}/deliveries`)).json;
+    const byId = Object.fromEntries(list.map((d) => [d.uuid, d]));
+    return byId["lost-first"]?.status === "delivered" && byId["lost-retry"]?.status === "delivered" ? byId : null;
+  }, 30_000);
+  assert.deepEqual([settled["lost-first"].attempts, settled["lost-retry"].attempts], [1, 3]);
+  assert.equal(settled.waiting.status, "pending", "not due yet: left to its own queue message");
+  // Once delivered, another run sends nothing more.
+  await worker.runScheduled();
+  await new Promise((done) => setTimeout(done, 1000));
+  assert.deepEqual(arrived("/lost").map((d) => d.headers["x-edgechat-delivery"]).sort(), ["lost-first", "lost-retry"]);
 });
 
 test("WEBHOOK_RETRY_DELAYS sets the schedule: one retry per number, that many seconds apart, then failed", async () => {
