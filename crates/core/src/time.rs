@@ -1,7 +1,7 @@
 //! Timestamps as the seed writes them: ISO 8601 UTC to the second, `YYYY-MM-DDTHH:MM:SSZ`.
 //!
 //! Written and read here rather than by chrono's formatting and parsing, which cost the
-//! compressed Worker about 10 KB for these few shapes; chrono only reads the clock.
+//! compressed Worker about 10 KB for these few shapes; the clock is read without it too.
 
 const SECS_PER_DAY: i64 = 86_400;
 
@@ -26,9 +26,18 @@ pub fn now() -> String {
     format_ms(now_ms())
 }
 
-/// Milliseconds since the Unix epoch (works the same natively and in the Worker).
+/// Milliseconds since the Unix epoch: JavaScript's clock in the Worker (where the standard
+/// library has none), the system's natively.
+#[cfg(target_arch = "wasm32")]
 pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+    js_sys::Date::now() as i64
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The time `secs` seconds before now, formatted.
