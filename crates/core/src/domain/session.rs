@@ -300,16 +300,20 @@ pub(crate) fn sample_message(
 mod tests {
     use super::*;
 
-    #[test]
-    fn event_times_grow_from_the_stored_list_and_keep_the_latest() {
-        let mut session = Session {
+    fn blank_session() -> Session {
+        Session {
             uuid: "s".into(),
             chatbot_uuid: "c".into(),
             initial_variables: None,
             meta: Map::new(),
             created_at: "t".into(),
             modified_at: "t".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn event_times_grow_from_the_stored_list_and_keep_the_latest() {
+        let mut session = blank_session();
         assert_eq!(
             session.event_times("live_chat", "started_times", "a"),
             json!(["a"])
@@ -421,14 +425,7 @@ mod tests {
         assert_eq!(v["finish_reason"], "aborted");
         assert_eq!(v["cite_data_json"], r#"{"1":{"title":"t"}}"#);
         assert_eq!(v["meta_json"], r#"{"model":"x"}"#);
-        let s = Session {
-            uuid: "s".into(),
-            chatbot_uuid: "c".into(),
-            initial_variables: None,
-            meta: Map::new(),
-            created_at: "t".into(),
-            modified_at: "t".into(),
-        };
+        let s = blank_session();
         assert!(s.to_json().get("initial_variables").is_none());
         assert_eq!(FinishReason::from_provider("length"), FinishReason::Length);
         assert_eq!(FinishReason::from_provider("stop"), FinishReason::Stop);
