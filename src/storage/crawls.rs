@@ -571,7 +571,9 @@ impl Store {
     /// asked for), and the pages that had gone (404, 410) or that robots.txt forbade are
     /// forgotten and returned (URL and depth), for the sync to offer again beside what it
     /// finds: a page that is back, or allowed again, comes back even when the pages linking
-    /// to it answer 304 and so show no links.
+    /// to it answer 304 and so show no links. At most 100 a sync, those left longest first: one
+    /// still gone is stored again behind the rest, so a site that dropped many pages is asked
+    /// for a bounded number each sync, all of them in turn.
     pub async fn begin_resync(&self, crawl_uuid: &str, now: &str) -> ApiResult<Vec<(String, i64)>> {
         #[derive(Deserialize)]
         struct Left {
@@ -585,7 +587,8 @@ impl Store {
                 &[Arg::Text(crawl_uuid), Arg::Text(now)],
             )?,
             self.statement(
-                "DELETE FROM crawl_pages WHERE crawl_uuid = ?1 AND state IN ('gone', 'robots') \
+                "DELETE FROM crawl_pages WHERE rowid IN (SELECT rowid FROM crawl_pages \
+                 WHERE crawl_uuid = ?1 AND state IN ('gone', 'robots') ORDER BY rowid LIMIT 100) \
                  RETURNING url, depth",
                 &[Arg::Text(crawl_uuid)],
             )?,

@@ -299,6 +299,27 @@ fn reads_as_1252(name: &str) -> bool {
     )
 }
 
+/// Whether bytes that are not UTF-8 look like Windows-1252 text: a language written in Latin
+/// letters has few letters outside ASCII (French, German: under a tenth), where Windows-1251
+/// Cyrillic or EUC-KR Hangul read that way is mostly accented noise; and Shift_JIS or GBK
+/// double bytes keep landing on the five bytes Windows-1252 leaves undefined.
+fn reads_as_western(bytes: &[u8]) -> bool {
+    let (mut ascii_letters, mut high, mut undefined) = (0usize, 0usize, 0usize);
+    for &b in bytes {
+        match b {
+            b if b.is_ascii_alphabetic() => ascii_letters += 1,
+            0x81 | 0x8d | 0x8f | 0x90 | 0x9d => {
+                high += 1;
+                undefined += 1;
+            }
+            0x80.. => high += 1,
+            _ => {}
+        }
+    }
+    let letters = high + ascii_letters;
+    undefined * 1000 <= bytes.len() && (letters < 20 || high * 2 <= letters)
+}
+
 fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
     if let Some((big_endian, mark)) = utf16_order(&bytes) {
         let units = bytes[mark..].chunks_exact(2).map(|pair| {
@@ -339,6 +360,14 @@ fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
                 // Shift_JIS...) would be indexed as Windows-1252 noise: it fails with why.
                 if let Some(name) = declared_charset(&bytes).filter(|name| !reads_as_1252(name)) {
                     return Err(not_read(&name));
+                }
+                if !reads_as_western(&bytes) {
+                    return Err(ExtractError(
+                        "The text is not UTF-8 or UTF-16, and it does not read as Windows-1252 \
+                         either (Shift_JIS, GBK, EUC-KR or Windows-1251?): save it as UTF-8 and \
+                         send it again."
+                            .into(),
+                    ));
                 }
                 return Ok(bytes.iter().map(|&b| windows_1252(b)).collect());
             }
@@ -850,6 +879,26 @@ mod tests {
     fn text_decoding_falls_back_to_windows_1252() {
         assert_eq!(decode_plainly(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
         assert_eq!(decode_plainly(b"caf\xE9 \x93quoted\x94"), "café “quoted”");
+    }
+
+    #[test]
+    fn text_in_an_undeclared_legacy_encoding_fails_rather_than_read_as_noise() {
+        let refused: [&[u8]; 4] = [
+            // Shift_JIS, GBK, Windows-1251 and EUC-KR, none saying so (each an odd number of
+            // bytes: even, double-byte text may read as UTF-16 without a mark, tried first).
+            b"\n\x94z\x91\x97\x82\xc9\x82\xc2\x82\xa2\x82\xc4\x81B\x82\xb2\x92\x8d\x95\xb6\x82\xcd\x8eO\x93\xfa\x88\xc8\x93\xe0\x82\xc9\x94\xad\x91\x97\x82\xb5\x82\xdc\x82\xb7\x81B",
+            b"\n\xcd\xcb\xbb\xf5\xd5\xfe\xb2\xdf\xa3\xba\xb9\xcb\xbf\xcd\xbf\xc9\xd2\xd4\xd4\xda\xca\xd5\xb5\xbd\xc9\xcc\xc6\xb7\xba\xf3\xc6\xdf\xcc\xec\xc4\xda\xc9\xea\xc7\xeb\xcd\xcb\xbb\xf5\xa1\xa3",
+            b"\xc4\xee\xf1\xf2\xe0\xe2\xea\xe0 \xef\xee \xcc\xee\xf1\xea\xe2\xe5 \xe1\xe5\xf1\xef\xeb\xe0\xf2\xed\xee \xef\xf0\xe8 \xe7\xe0\xea\xe0\xe7\xe5 \xee\xf2 \xf2\xf0\xb8\xf5 \xf2\xfb\xf1\xff\xf7 \xf0\xf3\xe1\xeb\xe5\xe9.",
+            b"\n\xb9\xe8\xbc\xdb\xc0\xba \xc1\xd6\xb9\xae \xc8\xc4 \xbb\xef\xc0\xcf \xc0\xcc\xb3\xbb\xbf\xa1 \xbd\xc3\xc0\xdb\xb5\xcb\xb4\xcf\xb4\xd9.",
+        ];
+        for bytes in refused {
+            let err = decode_text(bytes.to_vec()).expect_err(&String::from_utf8_lossy(bytes));
+            assert!(err.0.contains("save it as UTF-8"), "{}", err.0);
+        }
+        let german = b"\xdcber die R\xfccksendung: Sie k\xf6nnen Waren innerhalb von 14 Tagen zur\xfcckgeben, \xe7a va.";
+        assert!(decode_text(german.to_vec())
+            .expect("read")
+            .starts_with("Über die Rücksendung"));
     }
 
     #[test]

@@ -449,11 +449,19 @@ pub(crate) fn keyed_row(headers: &[String], cells: &[(usize, &str)]) -> String {
     parts.join("; ")
 }
 
+/// A row without column names: an empty cell between two others keeps its place (else
+/// "Tea | 3.00" would put a Large price under Small); those at either end are left off.
 fn plain_row<'s>(cells: impl Iterator<Item = &'s str>) -> String {
-    cells
-        .filter(|c| !c.is_empty())
-        .collect::<Vec<_>>()
-        .join(" | ")
+    let cells: Vec<&str> = cells.collect();
+    let first = cells
+        .iter()
+        .position(|c| !c.is_empty())
+        .unwrap_or(cells.len());
+    let end = cells
+        .iter()
+        .rposition(|c| !c.is_empty())
+        .map_or(first, |i| i + 1);
+    cells[first..end].join(" | ")
 }
 
 const MAX_HEADER_SPAN: u32 = 1000;
