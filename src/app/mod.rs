@@ -516,7 +516,7 @@ async fn authenticate(
     ))
 }
 
-fn invalid_key() -> ApiError {
+pub(crate) fn invalid_key() -> ApiError {
     ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
 }
 

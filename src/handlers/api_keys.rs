@@ -1,16 +1,12 @@
 use super::new_uuid;
 use crate::app::http::{json_response, success_response};
-use crate::app::{Call, Caller};
+use crate::app::{invalid_key, Call, Caller};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, Body, MAX_NAME_CHARS};
 use edgechat_core::domain::api_key::{display_prefix, generate_key, hash_key, ApiKey, KeyPolicy};
 use edgechat_core::time;
 use serde_json::Value;
 use worker::Response;
-
-fn invalid_key() -> ApiError {
-    ApiError::Unauthorized("The API key is not valid (it may have been deleted).".into())
-}
 
 fn no_account() -> ApiError {
     ApiError::not_found("account")

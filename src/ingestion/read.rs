@@ -14,9 +14,10 @@ use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::{ChunkOptions, LayoutSlice};
 use edgechat_core::knowledge::crawl::urls::{normalize, page_identity};
 use edgechat_core::knowledge::crawl::USER_AGENT;
+use edgechat_core::knowledge::encoding::unread_charset;
 use edgechat_core::knowledge::extract::ExtractError;
 use edgechat_core::knowledge::ingest::{
-    begin_reading, detect_page, detect_upload, read_document, unread_charset, DocKind, Reading,
+    begin_reading, detect_page, detect_upload, read_document, DocKind, Reading,
 };
 use edgechat_core::knowledge::steps::{
     slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, MAX_SLICES,

@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod cjk;
 pub mod compounds;
 pub mod crawl;
+pub mod encoding;
 pub mod extract;
 pub mod ingest;
 pub mod language;
