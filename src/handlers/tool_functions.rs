@@ -59,13 +59,15 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
     let body = call.json_body().await?;
     let function = apply(
         &body,
-        Some(current),
+        Some(current.clone()),
         String::new(),
         String::new(),
         &call.config.private_access,
         time::now(),
     )?;
-    call.store.save_tool_function(&function).await?;
+    if !call.store.update_tool_function(&current, &function).await? {
+        return Err(ApiError::not_found("tool function"));
+    }
     json_response(&function.to_json())
 }
 

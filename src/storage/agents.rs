@@ -218,7 +218,8 @@ impl Store {
     pub async fn update_agent(&self, before: &Agent, after: &Agent) -> ApiResult<()> {
         let was = AgentRow::new(before)?;
         let row = AgentRow::new(after)?;
-        let update = Sql::update_changed(&was, &row);
+        let patches = Sql::json_patches(&was, &row);
+        let update = Sql::update_changed(&was, &row, &patches);
         self.execute(update.text(), update.args()).await.map(|_| ())
     }
 

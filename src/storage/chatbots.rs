@@ -138,7 +138,8 @@ impl Store {
     ) -> ApiResult<bool> {
         let was = ChatbotRow::new(before, account_uuid)?;
         let row = ChatbotRow::new(after, account_uuid)?;
-        let mut update = Sql::update_changed(&was, &row);
+        let patches = Sql::json_patches(&was, &row);
+        let mut update = Sql::update_changed(&was, &row, &patches);
         let account = update.bind(Arg::Text(account_uuid));
         update.push(&format!(" AND account_uuid = {account}"));
         let changed = self.execute(update.text(), update.args()).await?;

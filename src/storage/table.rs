@@ -25,6 +25,7 @@
 //! placeholders name (D1 refuses any other count).
 
 use super::Arg;
+use edgechat_core::merge_patch;
 
 /// What a statement may do with a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,33 +242,69 @@ impl<'a> Sql<'a> {
     /// `UPDATE t SET (every set column) WHERE (every key column)`; the caller may append
     /// further conditions (`AND ...`).
     pub fn update<R: Row>(row: &'a R) -> Self {
-        Self::update_where(row, |_, _| true)
+        Self::update_where(row, |_, _| true, &[])
     }
 
     /// `UPDATE t SET (the set columns `after` holds otherwise than `before`) WHERE (every key
     /// column)`: a partial update writes what it changed and nothing else, so two updates of
     /// different fields at the same moment both stand, rather than the later one writing the
     /// earlier one's fields back as it read them.
-    pub fn update_changed<R: Row>(before: &R, after: &'a R) -> Self {
+    /// A JSON object column (named `..._json`) is written as the merge patch `patches` holds
+    /// for it (`json_patches`), so that two updates of different keys of one object also both
+    /// stand.
+    pub fn update_changed<R: Row>(before: &R, after: &'a R, patches: &'a [Option<String>]) -> Self {
         let was = before.values();
-        Self::update_where(after, |i, now| was[i] != *now)
+        Self::update_where(after, |i, now| was[i] != *now, patches)
+    }
+
+    /// For each column of `after`, the merge patch from `before`'s value when both are JSON
+    /// objects in a `..._json` column and differ (`merge_patch::between`).
+    pub fn json_patches<R: Row>(before: &R, after: &R) -> Vec<Option<String>> {
+        let was = before.values();
+        R::TABLE
+            .columns
+            .iter()
+            .zip(was.iter().zip(after.values()))
+            .map(|(column, pair)| match pair {
+                (Arg::Text(was), Arg::Text(now))
+                    if column.name.ends_with("_json") && *was != now =>
+                {
+                    merge_patch::between(was, now)
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// `update` of the set columns `write` picks (by index and value); all of them when it
-    /// picks none, since a statement that sets nothing is no statement.
-    fn update_where<R: Row>(row: &'a R, write: impl Fn(usize, &Arg<'a>) -> bool) -> Self {
+    /// picks none, since a statement that sets nothing is no statement. A column with a patch
+    /// in `patches` (by index) is patched rather than overwritten.
+    fn update_where<R: Row>(
+        row: &'a R,
+        write: impl Fn(usize, &Arg<'a>) -> bool,
+        patches: &'a [Option<String>],
+    ) -> Self {
         let values = row.values();
         let columns = || R::TABLE.with_role(Role::Set);
         let picked: Vec<_> = columns().filter(|(i, _)| write(*i, &values[*i])).collect();
-        let set = if picked.is_empty() {
+        let picked = if picked.is_empty() {
             columns().collect()
         } else {
             picked
-        }
-        .into_iter()
-        .map(|(i, c)| (c.name, values[i]))
-        .collect();
-        let mut sql = Self::update_columns(R::TABLE, set);
+        };
+        let mut sql = Sql::new("");
+        let assignments: Vec<String> = picked
+            .into_iter()
+            .map(|(i, c)| match patches.get(i) {
+                Some(Some(patch)) => format!(
+                    "{0} = json_patch(COALESCE({0}, '{{}}'), {1})",
+                    c.name,
+                    sql.bind(Arg::Text(patch))
+                ),
+                _ => format!("{} = {}", c.name, sql.bind(values[i])),
+            })
+            .collect();
+        sql.text = format!("UPDATE {} SET {}", R::TABLE.name, assignments.join(", "));
         let keys: Vec<String> = R::TABLE
             .with_role(Role::Key)
             .map(|(i, c)| format!("{} = {}", c.name, sql.bind(values[i])))
@@ -519,7 +556,7 @@ mod tests {
             fixed kind as "type": String,
             set name: String,
             set size: i64,
-            set note: Option<String>,
+            set meta_json: Option<String>,
             computed tags: String = "(SELECT json_group_array(t.tag) FROM thing_tags t WHERE t.thing = {t}.uuid)",
             fixed created_at: String,
             set modified_at: String,
@@ -533,7 +570,7 @@ mod tests {
             kind: "k".into(),
             name: "n".into(),
             size: 3,
-            note: None,
+            meta_json: None,
             tags: "[]".into(),
             created_at: "c".into(),
             modified_at: "m".into(),
@@ -581,7 +618,7 @@ mod tests {
     fn select_lists_every_column_with_its_alias() {
         assert_eq!(
             THINGS.select("x"),
-            "x.uuid, x.owner, x.type, x.name, x.size, x.note, \
+            "x.uuid, x.owner, x.type, x.name, x.size, x.meta_json, \
              (SELECT json_group_array(t.tag) FROM thing_tags t WHERE t.thing = x.uuid) AS tags, \
              x.created_at, x.modified_at"
         );
@@ -595,7 +632,7 @@ mod tests {
         let sql = Sql::insert(&row, vec![("secret", Arg::Text("s"))]);
         assert_eq!(
             sql.text(),
-            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at, secret) \
+            "INSERT INTO things (uuid, owner, type, name, size, meta_json, created_at, modified_at, secret) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
         );
         assert_eq!(
@@ -615,7 +652,7 @@ mod tests {
         sql.push(&format!(" FROM (SELECT {owner} AS a) WHERE a IS NOT NULL"));
         assert_eq!(
             sql.text(),
-            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at) \
+            "INSERT INTO things (uuid, owner, type, name, size, meta_json, created_at, modified_at) \
              SELECT ?1, a, ?3, ?4, ?5, ?6, ?7, ?8 FROM (SELECT ?2 AS a) WHERE a IS NOT NULL"
         );
         assert_eq!(texts(&sql), ["u", "o", "k", "n", "3", "NULL", "c", "m"]);
@@ -630,7 +667,7 @@ mod tests {
         sql.push(&format!(" AND owner = {owner}"));
         assert_eq!(
             sql.text(),
-            "UPDATE things SET name = ?1, size = ?2, note = ?3, modified_at = ?4 \
+            "UPDATE things SET name = ?1, size = ?2, meta_json = ?3, modified_at = ?4 \
              WHERE uuid = ?5 AND owner = ?6"
         );
         assert_eq!(texts(&sql), ["n", "3", "NULL", "m", "u", "o"]);
@@ -643,13 +680,37 @@ mod tests {
         let mut after = thing();
         after.size = 4;
         after.modified_at = "m2".into();
-        let sql = Sql::update_changed(&before, &after);
+        let patches = Sql::json_patches(&before, &after);
+        let sql = Sql::update_changed(&before, &after, &patches);
         assert_eq!(
             sql.text(),
             "UPDATE things SET size = ?1, modified_at = ?2 WHERE uuid = ?3"
         );
         assert_eq!(texts(&sql), ["4", "m2", "u"]);
         check_count(&sql);
+    }
+
+    #[test]
+    fn an_update_of_some_keys_of_a_json_object_patches_only_those() {
+        let mut before = thing();
+        before.meta_json = Some(r#"{"a":1,"b":2}"#.into());
+        let mut after = thing();
+        after.meta_json = Some(r#"{"a":1,"b":3}"#.into());
+        let patches = Sql::json_patches(&before, &after);
+        let sql = Sql::update_changed(&before, &after, &patches);
+        assert_eq!(
+            sql.text(),
+            "UPDATE things SET meta_json = json_patch(COALESCE(meta_json, '{}'), ?1) WHERE uuid = ?2"
+        );
+        assert_eq!(texts(&sql), [r#"{"b":3}"#, "u"]);
+        check_count(&sql);
+        // Set where there was none: written whole.
+        let patches = Sql::json_patches(&thing(), &after);
+        let sql = Sql::update_changed(&thing(), &after, &patches);
+        assert_eq!(
+            sql.text(),
+            "UPDATE things SET meta_json = ?1 WHERE uuid = ?2"
+        );
     }
 
     #[test]
@@ -664,7 +725,7 @@ mod tests {
         assert!(
             sql.text().ends_with(
                 "ON CONFLICT (uuid) DO UPDATE SET owner = excluded.owner, type = excluded.type, \
-             name = excluded.name, size = excluded.size, note = excluded.note, \
+             name = excluded.name, size = excluded.size, meta_json = excluded.meta_json, \
              created_at = excluded.created_at, modified_at = excluded.modified_at"
             ),
             "{}",
@@ -679,7 +740,7 @@ mod tests {
         let sql = Sql::upsert(&row);
         assert!(sql.text().ends_with(
             "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, size = excluded.size, \
-             note = excluded.note, modified_at = excluded.modified_at"
+             meta_json = excluded.meta_json, modified_at = excluded.modified_at"
         ));
         check_count(&sql);
     }
@@ -717,7 +778,7 @@ mod tests {
         let sql = Sql::insert_rows_with_parent(&rows, "owner", "owners");
         assert_eq!(
             sql.text(),
-            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at) \
+            "INSERT INTO things (uuid, owner, type, name, size, meta_json, created_at, modified_at) \
              SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, \
              v.column7, v.column8 FROM (VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), \
              (?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)) AS v \
@@ -736,10 +797,10 @@ mod tests {
         );
         assert_eq!(
             sql.text(),
-            "INSERT INTO things (uuid, owner, type, name, size, note, created_at, modified_at) \
+            "INSERT INTO things (uuid, owner, type, name, size, meta_json, created_at, modified_at) \
              SELECT json_extract(j.value, '$.uuid'), ?1, json_extract(j.value, '$.type'), \
              json_extract(j.value, '$.name'), json_extract(j.value, '$.size'), \
-             json_extract(j.value, '$.note'), ?2, json_extract(j.value, '$.modified_at') \
+             json_extract(j.value, '$.meta_json'), ?2, json_extract(j.value, '$.modified_at') \
              FROM json_each(?3) j"
         );
         assert_eq!(texts(&sql), ["o", "c", rows]);
@@ -749,7 +810,7 @@ mod tests {
     #[test]
     fn rows_deserialize_by_column_name() {
         let row: ThingRow = serde_json::from_value(serde_json::json!({
-            "uuid": "u", "owner": "o", "type": "k", "name": "n", "size": 3, "note": null,
+            "uuid": "u", "owner": "o", "type": "k", "name": "n", "size": 3, "meta_json": null,
             "tags": "[]", "created_at": "c", "modified_at": "m"
         }))
         .unwrap();

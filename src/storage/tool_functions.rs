@@ -66,12 +66,26 @@ fn name_taken() -> ApiError {
 }
 
 impl Store {
-    /// Stores a new tool function or replaces an existing one (same uuid); a name the agent
-    /// already uses for another function is a conflict.
+    /// Stores a new tool function; a name the agent already uses for another function is a
+    /// conflict.
     pub async fn save_tool_function(&self, f: &ToolFunction) -> ApiResult<()> {
         let row = ToolRow::from(f);
         let statement = self.prepare(&Sql::upsert(&row))?;
         self.batch(vec![statement], name_taken).await.map(|_| ())
+    }
+
+    /// Writes what `after` changed of `before` (`Sql::update_changed`), so updates of other
+    /// fields at the same moment stand; false when the function is gone.
+    pub async fn update_tool_function(
+        &self,
+        before: &ToolFunction,
+        after: &ToolFunction,
+    ) -> ApiResult<bool> {
+        let (was, row) = (ToolRow::from(before), ToolRow::from(after));
+        let patches = Sql::json_patches(&was, &row);
+        let update = Sql::update_changed(&was, &row, &patches);
+        let results = self.batch(vec![self.prepare(&update)?], name_taken).await?;
+        Ok(results.first().is_some_and(|r| super::changes(r) > 0))
     }
 
     /// A tool function, if its agent's chatbot belongs to `account_uuid`.

@@ -164,7 +164,8 @@ impl Store {
     pub async fn update_webhook(&self, before: &Webhook, after: &Webhook) -> ApiResult<()> {
         let was = WebhookRow::from(before);
         let row = WebhookRow::from(after);
-        let update = Sql::update_changed(&was, &row);
+        let patches = Sql::json_patches(&was, &row);
+        let update = Sql::update_changed(&was, &row, &patches);
         self.execute(update.text(), update.args()).await.map(|_| ())
     }
 

@@ -113,6 +113,27 @@ test("update changes only what is sent, answers enabled as a boolean and lists i
   assert.equal(merged.json.human_escalation_settings.human_requested_message, he.human_escalation_settings.human_requested_message);
 });
 
+test("updates of different settings sent at the same moment all stand", async () => {
+  const bot = await newChatbot();
+  const [qa] = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+  const he = (await createAgent(bot, { name: "H", type: "human-escalation" })).json;
+  for (let round = 1; round <= 8; round++) {
+    const sent = await Promise.all([
+      api.post(`/agent/${qa.uuid}/update`, { body: { temperature: round / 10 } }),
+      api.post(`/agent/${qa.uuid}/update`, { body: { bias: round / 10 } }),
+      api.post(`/agent/${qa.uuid}/update`, { body: { model: round % 2 ? "gpt-3.5-turbo" : "gpt-4o-mini-4k" } }),
+      api.post(`/agent/${he.uuid}/update`, { body: { human_escalation_settings: { human_requested_message: `asked ${round}` } } }),
+      api.post(`/agent/${he.uuid}/update`, { body: { human_escalation_settings: { live_chat_start_announcement: `start ${round}` } } }),
+    ]);
+    for (const r of sent) assert.equal(r.status, 200, r.text);
+    const agents = (await api.get(`/chatbot/${bot.uuid}/agents`)).json;
+    const { meta } = agents.find((a) => a.uuid === qa.uuid);
+    assert.deepEqual([meta.temperature, meta.bias, meta.model], [round / 10, round / 10, round % 2 ? "gpt-3.5-turbo" : "gpt-4o-mini-4k"], `round ${round}`);
+    const settings = agents.find((a) => a.uuid === he.uuid).human_escalation_settings;
+    assert.deepEqual([settings.human_requested_message, settings.live_chat_start_announcement], [`asked ${round}`, `start ${round}`], `round ${round}`);
+  }
+});
+
 test("update refuses bad input and keeps what was stored", async () => {
   const bot = await newChatbot();
   const bg = (await createAgent(bot, { name: "Tagger", type: "background" })).json;

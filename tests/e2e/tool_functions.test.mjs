@@ -62,6 +62,29 @@ test("tool functions are created, listed, updated and deleted, and show on their
   assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, []);
 });
 
+test("updates of different fields sent at the same moment all stand, and none brings back a deleted function", async () => {
+  const { agent } = await agentOf();
+  const f = (await api.post(`/agent/${agent.uuid}/tool-function/create`, { body: ORDER_LOOKUP })).json;
+  for (let round = 1; round <= 8; round++) {
+    const sent = await Promise.all([
+      api.post(`/tool-function/${f.uuid}/update`, { body: { description: `Finds order ${round}` } }),
+      api.post(`/tool-function/${f.uuid}/update`, { body: { headers: { "X-Api-Key": `key-${round}` } } }),
+      api.post(`/tool-function/${f.uuid}/update`, { body: { meta: { round } } }),
+    ]);
+    for (const r of sent) assert.equal(r.status, 200, r.text);
+    const [stored] = (await api.get(`/agent/${agent.uuid}/tool-functions`)).json;
+    assert.deepEqual([stored.description, stored.headers, stored.meta], [`Finds order ${round}`, { "X-Api-Key": `key-${round}` }, { round }], `round ${round}`);
+  }
+  const [update, removal] = await Promise.all([
+    api.post(`/tool-function/${f.uuid}/update`, { body: { description: "late" } }),
+    api.del(`/tool-function/${f.uuid}/delete`),
+  ]);
+  assert.equal(removal.status, 200, removal.text);
+  assert.ok([200, 404].includes(update.status), update.text);
+  assert.deepEqual((await api.get(`/agent/${agent.uuid}/tool-functions`)).json, []);
+  expectError(assert, await api.post(`/tool-function/${f.uuid}/update`, { body: { description: "after" } }), 404, "not_found");
+});
+
 test("bad tool functions are refused naming the field, and nothing is stored", async () => {
   const { agent } = await agentOf();
   const cases = [

@@ -12,5 +12,6 @@ pub mod domain;
 pub mod idn;
 pub mod insights;
 pub mod knowledge;
+pub mod merge_patch;
 pub mod string_enum;
 pub mod time;
