@@ -22,10 +22,23 @@ const conversation = new Conversation($("conversation"), {
 const shown = new Set();
 let listening = null;
 
+// A browser that keeps a frame embedded on another site from storage (third-party storage
+// blocked) leaves it to the embedding script (widget.js), which keeps the visitor in the
+// site's own storage for this tab and hands it back in this page's fragment.
+const hosted = (() => {
+  try { return sessionStorage.length < 0; } catch { return window.parent !== window; }
+})();
 function load() {
-  try { return JSON.parse(sessionStorage.getItem(STORE)) ?? {}; } catch { return {}; }
+  try {
+    return JSON.parse(hosted ? decodeURIComponent(location.hash.slice(1)) : sessionStorage.getItem(STORE)) ?? {};
+  } catch { return {}; }
 }
 function save() {
+  if (hosted) {
+    const parent = parentOrigin();
+    if (parent) window.parent.postMessage({ edgechat: "visitor", chatbot, visitor }, parent);
+    return;
+  }
   try { sessionStorage.setItem(STORE, JSON.stringify(visitor)); } catch { /* storage off: this page load only */ }
 }
 

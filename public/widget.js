@@ -11,6 +11,12 @@
   var label = script.getAttribute("data-label") || "Chat with us";
   var frameId = "edgechat-frame-" + chatbot;
   var frame = null;
+  // Where the chat keeps its visitor for this tab when the browser keeps the frame, which
+  // is on another site, from storage of its own.
+  var kept = "edgechat:visitor:" + chatbot;
+  function keptVisitor() {
+    try { return sessionStorage.getItem(kept) || ""; } catch (e) { return ""; }
+  }
 
   var button = document.createElement("button");
   button.type = "button";
@@ -40,7 +46,9 @@
       frame = document.createElement("iframe");
       frame.id = frameId;
       frame.title = "Chat";
-      frame.src = base + "/widget?chatbot=" + encodeURIComponent(chatbot) + "&embed=script";
+      var visitor = keptVisitor();
+      frame.src = base + "/widget?chatbot=" + encodeURIComponent(chatbot) + "&embed=script" +
+        (visitor ? "#" + encodeURIComponent(visitor) : "");
       document.body.appendChild(frame);
       place();
     }
@@ -63,7 +71,11 @@
   });
   window.addEventListener("message", function (event) {
     if (event.origin !== base || !frame || event.source !== frame.contentWindow) return;
-    if (event.data && event.data.edgechat === "close") close();
+    if (!event.data) return;
+    if (event.data.edgechat === "close") close();
+    if (event.data.edgechat === "visitor" && event.data.chatbot === chatbot) {
+      try { sessionStorage.setItem(kept, JSON.stringify(event.data.visitor)); } catch (e) { /* this page load only */ }
+    }
   });
   window.addEventListener("resize", place);
 

@@ -233,15 +233,22 @@ async fn relay(
         let mut results = Vec::with_capacity(calls.len());
         for (i, call) in calls.iter().enumerate() {
             // Every call gets its result, run or not: a call without one has no place in the
-            // conversation the model is sent.
-            if tools_withdrawn {
-                results.push(ROUNDS_SPENT.to_string());
-                continue;
-            }
-            if i >= MAX_CALLS_PER_ROUND {
-                results.push(format!(
+            // conversation the model is sent. One not run is recorded with why, as a run
+            // that failed is.
+            let refused = if tools_withdrawn {
+                Some(ROUNDS_SPENT.to_string())
+            } else if i >= MAX_CALLS_PER_ROUND {
+                Some(format!(
                     "Error: at most {MAX_CALLS_PER_ROUND} tools are called in one round; this one was not."
-                ));
+                ))
+            } else {
+                None
+            };
+            if let Some(refusal) = refused {
+                functions_called.push(
+                    json!({"name": call.name, "arguments": call.arguments, "content": refusal}),
+                );
+                results.push(refusal);
                 continue;
             }
             if out.stop_requested() {

@@ -30,15 +30,18 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
     let now = time::now();
     let stored = call
         .store
-        .save_feedback(&Feedback {
-            message_uuid: message.uuid.clone(),
-            chatbot_uuid: message.chatbot_uuid.clone(),
-            session_uuid: message.session_uuid.clone(),
-            rating,
-            comment,
-            created_at: now.clone(),
-            modified_at: now,
-        })
+        .save_feedback(
+            &Feedback {
+                message_uuid: message.uuid.clone(),
+                chatbot_uuid: message.chatbot_uuid.clone(),
+                session_uuid: message.session_uuid.clone(),
+                rating,
+                comment,
+                created_at: now.clone(),
+                modified_at: now,
+            },
+            body.contains_key("comment"),
+        )
         .await?;
     let mut data = stored.to_json();
     if let Some(fields) = data.as_object_mut() {

@@ -660,12 +660,15 @@ pub async fn non_stream(mut call: Call) -> ApiResult<Response> {
 fn count(value: Option<String>, field: &str) -> ApiResult<Option<usize>> {
     value
         .map(|v| {
-            v.trim().parse::<usize>().map_err(|_| {
-                ApiError::invalid(
+            let v = v.trim();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(ApiError::invalid(
                     field,
                     format!("`{field}` must be a whole number of 0 or more."),
-                )
-            })
+                ));
+            }
+            // A count past what this platform's numbers hold is past any answer's end.
+            Ok(v.parse::<usize>().unwrap_or(usize::MAX))
         })
         .transpose()
 }
@@ -707,6 +710,10 @@ pub async fn follow(call: Call) -> ApiResult<Response> {
         u8::from(citations),
     );
     let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
+    let message = match answer.status_code() {
+        404 => close_orphan(&call, message).await?,
+        _ => message,
+    };
     match answer.status_code() {
         200 => {
             let (_, body) = answer.into_parts();
@@ -845,11 +852,26 @@ pub async fn stop(call: Call) -> ApiResult<Response> {
     }
     let path = format!("/stop?message={}", message.uuid);
     let answer = chat_session::ask(&call.env, &message.session_uuid, &path).await?;
-    let message = readable_message(&call).await?;
-    if answer.status_code() != 200 {
-        return Err(refused(&message));
+    let message = match answer.status_code() {
+        200 => return message_response(&call, &readable_message(&call).await?),
+        404 => close_orphan(&call, message).await?,
+        _ => readable_message(&call).await?,
+    };
+    Err(refused(&message))
+}
+
+/// A message still `streaming` that its session's object neither produces nor keeps: the
+/// runtime producing it went away before its first piece (a restart, an eviction), so no
+/// object will end it. It is closed as `interrupted` now rather than by the scheduled
+/// handler's sweep, so that reading, stopping and deleting it agree.
+async fn close_orphan(call: &Call, message: Message) -> ApiResult<Message> {
+    if message.finish_reason != FinishReason::Streaming {
+        return Ok(message);
     }
-    message_response(&call, &message)
+    call.store
+        .interrupt_message(&message.uuid, &message.response, &time::now())
+        .await?;
+    readable_message(call).await
 }
 
 /// The session object's own requests from the Worker: `/follow` and `/stop` (see `follow`
@@ -890,11 +912,12 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
     }
     let message = query("message");
     if req.path() == "/stop" {
-        return Ok(if room.stop(&message).await {
-            Response::builder().with_status(200).empty()
-        } else {
-            Response::builder().with_status(409).empty()
-        });
+        let status = match room.stop(&message).await {
+            Some(true) => 200,
+            Some(false) => 409,
+            None => 404,
+        };
+        return Ok(Response::builder().with_status(status).empty());
     }
     let format = WireFormat::requested(Some(&query("format")), None).unwrap_or(WireFormat::Plain);
     let after = query("after").parse().ok();

@@ -509,17 +509,17 @@ impl Room {
         Ok(Some(Followed::Stream(readable)))
     }
 
-    /// Asks the answer `message_uuid` to stop; `false` when it is not being produced here.
-    /// Returns once its message is stored.
-    pub async fn stop(&self, message_uuid: &str) -> bool {
+    /// Asks the answer `message_uuid` to stop; `Some(false)` when it has ended, `None` when
+    /// this object is not producing it at all. Returns once its message is stored.
+    pub async fn stop(&self, message_uuid: &str) -> Option<bool> {
         let live = self
             .live
             .borrow()
             .clone()
-            .filter(|l| l.message_uuid == message_uuid && !l.ended.get());
-        let Some(live) = live else {
-            return false;
-        };
+            .filter(|l| l.message_uuid == message_uuid)?;
+        if live.ended.get() {
+            return Some(false);
+        }
         live.request_stop();
         // The producer ends within one event of the request; storing takes a D1 write.
         for _ in 0..400 {
@@ -528,7 +528,7 @@ impl Room {
             }
             worker::Delay::from(std::time::Duration::from_millis(25)).await;
         }
-        true
+        Some(true)
     }
 }
 

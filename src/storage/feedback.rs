@@ -67,11 +67,12 @@ pub fn listed_feedback_json(
 }
 
 impl Store {
-    /// Stores a rating, replacing the message's earlier one (its `created_at` stays); the
-    /// rating as stored.
-    pub async fn save_feedback(&self, f: &Feedback) -> ApiResult<Feedback> {
+    /// Stores a rating, replacing the message's earlier one (its `created_at` stays, and its
+    /// comment unless `comment_sent`); the rating as stored.
+    pub async fn save_feedback(&self, f: &Feedback, comment_sent: bool) -> ApiResult<Feedback> {
         let row = FeedbackRow::from(f);
-        let upsert = Sql::upsert(&row);
+        let kept: &[&str] = if comment_sent { &[] } else { &["comment"] };
+        let upsert = Sql::upsert_keeping(&row, kept);
         // One batch, so the record read back is the one this call wrote: a rating given at
         // the same moment cannot land between the write and the read.
         let statements = vec![

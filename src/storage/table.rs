@@ -187,7 +187,7 @@ impl<'a> Sql<'a> {
     /// to it (`ON DELETE CASCADE`: a message's rating) stay.
     pub fn overwrite<R: Row>(row: &'a R) -> Self {
         let columns = R::TABLE.written().filter(|(_, c)| c.role != Role::Key);
-        Self::insert_or_update(row, columns)
+        Self::insert_or_update(row, columns, &[])
     }
 
     /// `INSERT INTO t (every written column) SELECT ?1, ...`, for an insert that a condition
@@ -218,18 +218,31 @@ impl<'a> Sql<'a> {
     /// An insert that, for a row whose key exists already, updates that row's `set` columns
     /// instead.
     pub fn upsert<R: Row>(row: &'a R) -> Self {
-        Self::insert_or_update(row, R::TABLE.with_role(Role::Set))
+        Self::upsert_keeping(row, &[])
     }
 
-    /// `insert`, updating `columns` of the row whose key exists already.
+    /// `upsert`, but the `kept` columns keep their stored value where `row` has none (NULL).
+    pub fn upsert_keeping<R: Row>(row: &'a R, kept: &[&str]) -> Self {
+        Self::insert_or_update(row, R::TABLE.with_role(Role::Set), kept)
+    }
+
+    /// `insert`, updating `columns` of the row whose key exists already (the `kept` ones only
+    /// with a value).
     fn insert_or_update<R: Row>(
         row: &'a R,
         columns: impl Iterator<Item = (usize, &'static Column)>,
+        kept: &[&str],
     ) -> Self {
         let mut sql = Self::insert(row, Vec::new());
         let keys: Vec<&str> = R::TABLE.with_role(Role::Key).map(|(_, c)| c.name).collect();
         let sets: Vec<String> = columns
-            .map(|(_, c)| format!("{0} = excluded.{0}", c.name))
+            .map(|(_, c)| {
+                if kept.contains(&c.name) {
+                    format!("{0} = COALESCE(excluded.{0}, {0})", c.name)
+                } else {
+                    format!("{0} = excluded.{0}", c.name)
+                }
+            })
             .collect();
         sql.push(&format!(
             " ON CONFLICT ({}) DO UPDATE SET {}",
@@ -741,6 +754,17 @@ mod tests {
         assert!(sql.text().ends_with(
             "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, size = excluded.size, \
              meta_json = excluded.meta_json, modified_at = excluded.modified_at"
+        ));
+        check_count(&sql);
+    }
+
+    #[test]
+    fn upsert_keeping_leaves_a_kept_column_as_stored_when_the_row_has_none() {
+        let row = thing();
+        let sql = Sql::upsert_keeping(&row, &["meta_json"]);
+        assert!(sql.text().ends_with(
+            "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, size = excluded.size, \
+             meta_json = COALESCE(excluded.meta_json, meta_json), modified_at = excluded.modified_at"
         ));
         check_count(&sql);
     }

@@ -66,6 +66,12 @@ test("feedback by the account and by the visitor: one rating per message, change
   const shown = (await api.get(`/message/${m.uuid}`)).json.feedback;
   assert.deepEqual({ rating: shown.rating, comment: shown.comment }, { rating: "down", comment: "Too short" });
   assert.equal((await api.get(`/session/${session.uuid}/messages`)).json[0].feedback.rating, "down");
+  // Rating again without a comment keeps the one written before; a null comment removes it.
+  r = await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "up" } });
+  assert.deepEqual([r.json.rating, r.json.comment], ["up", "Too short"]);
+  r = await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down", comment: null } });
+  assert.deepEqual([r.json.rating, r.json.comment], ["down", null]);
+  r = await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down", comment: "Too short" } });
 
   for (const [body, field] of [[{}, "rating"], [{ rating: "meh" }, "rating"], [{ rating: "up", comment: 3 }, "comment"]]) {
     expectError(assert, await api.post(`/message/${m.uuid}/feedback`, { body }), 400, "invalid_request", field);

@@ -106,7 +106,9 @@ test("openai client: a completion is a turn of its session's object: one at a ti
   // A streamed completion whose reader leaves after its first piece.
   const stream = await client.chat.completions.create({ ...named, stream: true, messages: [{ role: "user", content: "tell me everything [long]" }] });
   let first = "";
+  let messageUuid;
   for await (const chunk of stream) {
+    messageUuid ??= chunk.message_uuid;
     first += chunk.choices[0]?.delta?.content ?? "";
     if (first.length > 20) break;
   }
@@ -118,6 +120,7 @@ test("openai client: a completion is a turn of its session's object: one at a ti
   assert.equal(usual.status, 409);
   // The answer went on without its reader; read again from its start, it is whole.
   const [running] = await messagesOf(api, session);
+  assert.equal(messageUuid, running.uuid, "the first chunk names the message it is");
   const again = await worker.request("GET", `/api/v1/message/${running.uuid}/stream`, { key, timeoutMs: 30_000 });
   assert.equal(again.status, 200);
   assert.ok(again.text.startsWith(first), "the replay starts with what the first reader saw");

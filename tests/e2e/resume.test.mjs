@@ -384,6 +384,34 @@ test("the scheduled handler closes answers left streaming by a runtime that went
   assert.equal((await read(running)).finish_reason, "streaming", "an answer that may still run is left alone");
 });
 
+test("an answer whose runtime went away before its first piece is closed as interrupted when read or stopped, and can then be deleted", async () => {
+  // What a restart leaves when it comes before the model's first token: a `streaming` row
+  // that the session's new object neither produces nor keeps.
+  const { bot, session } = await chatbotWithSession(api, { name: "Orphaned" });
+  const orphan = async () => {
+    const uuid = crypto.randomUUID();
+    const at = Date.now() - 5_000;
+    const stamp = `${new Date(at).toISOString().slice(0, 19)}Z`;
+    await worker.sql(
+      "INSERT INTO messages (uuid, session_uuid, chatbot_uuid, started_ms, query, response, finish_reason, created_at, modified_at) " +
+      `VALUES ('${uuid}', '${session.uuid}', '${bot.uuid}', ${at}, 'q', '', 'streaming', '${stamp}', '${stamp}')`,
+    );
+    return uuid;
+  };
+  const readBack = await orphan();
+  const replay = frames((await read(`/message/${readBack}/stream`, { headers: { Accept: "text/event-stream" } })).text);
+  assert.equal(replay.at(-1).event, "end");
+  assert.equal(replay.at(-1).data.finish_reason, "interrupted");
+  assert.equal((await api.get(`/message/${readBack}`)).json.finish_reason, "interrupted");
+
+  const stopped = await orphan();
+  const refusal = expectError(assert, await api.post(`/message/${stopped}/stop`), 409, "conflict");
+  assert.match(refusal.message, /interrupted/);
+  assert.equal((await api.get(`/message/${stopped}`)).json.finish_reason, "interrupted");
+  assert.equal((await api.post(`/message/${stopped}/delete`)).status, 200);
+  assert.equal((await api.get(`/message/${stopped}`)).status, 404);
+});
+
 test("an ended answer's events are kept ANSWER_REPLAY_SECONDS, then it is replayed from its stored message", async () => {
   const short = await startModelAccount({ ANSWER_REPLAY_SECONDS: "1" });
   const { session } = await chatbotWithSession(short.api, { name: "Forgetful" });
@@ -520,12 +548,16 @@ test("a reader coming back at or past an ended answer's last event gets 204 No C
   const all = frames((await ask(session, "hello there", { headers: { Accept: "text/event-stream" } })).text);
   const uuid = all[0].data.message_uuid;
   const last = all.at(-1).id;
-  for (const id of [last, last + 10]) {
+  // Past any answer's end, however large the number.
+  for (const id of [last, last + 10, 4294967296, "99999999999999999999999"]) {
     const r = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(id) } });
     assert.equal(r.status, 204, `after ${id}: ${r.status} ${r.text}`);
     assert.equal(r.text, "");
   }
   assert.equal((await read(`/message/${uuid}/stream?format=event-stream&last_event_id=${last}`)).status, 204);
+  const past = await read(`/message/${uuid}/stream?offset=4294967296`);
+  assert.equal(past.status, 200, past.text);
+  assert.equal(past.text, "");
   const before = await read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream", "Last-Event-ID": String(last - 1) } });
   assert.equal(before.status, 200);
   assert.deepEqual(frames(before.text).map((f) => f.event), ["end"]);

@@ -268,7 +268,8 @@ test("a model that still asks for tools after the last round is called once more
   assert.equal(r.json.response, "Out of tools after 3 calls.");
   assert.equal(r.json.finish_reason, "stop");
   const meta = JSON.parse(r.json.meta_json);
-  assert.equal(meta.functions_called.length, 3, "three rounds ran; the calls of the last answer did not");
+  assert.equal(meta.functions_called.length, 4, "three rounds ran, and the last answer's call is recorded unrun");
+  assert.match(meta.functions_called[3].content, /^Error: no more tool calls/);
   assert.equal(meta.answered, true);
   assert.equal(tool.requests.length, 3);
   const sent = modelRequests(model, mark);

@@ -107,6 +107,39 @@ test("a visitor chats with a public chatbot through the script tag on another si
   }
 });
 
+test("on a site of another name, where the browser keeps the chat's frame from storage, a reload keeps the conversation", async (t) => {
+  const bot = await chatbot({ visibility: "public" });
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  const shop = `http://shop.test:${new URL(siteA.base).port}`;
+  try {
+    await page.goto(`${shop}/script?bot=${bot.uuid}`);
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    let frame = frameOf(page);
+    await frame.locator("#question:not([disabled])").waitFor();
+    const frameStorage = await page.frames().find((f) => f.url().startsWith(worker.base)).evaluate(() => {
+      try { return sessionStorage.length >= 0; } catch { return false; }
+    });
+    assert.equal(frameStorage, false, "this browser keeps a frame on another site from storage");
+    await ask(frame, "Do you ship abroad?");
+    await frame.locator(".msg-bot", { hasText: "40 countries" }).waitFor();
+
+    await page.reload();
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    frame = frameOf(page);
+    await frame.locator(".msg-bot", { hasText: "40 countries" }).waitFor();
+    assert.match(await frame.locator(".msg-user").first().textContent(), /Do you ship abroad\?/);
+    await ask(frame, "And to Norway?");
+    await s.shot("conversation kept across a reload on another site");
+    const sessions = (await owner.get(`/chatbot/${bot.uuid}/sessions`)).json;
+    assert.equal(sessions.length, 1, "one visitor, one session");
+    assert.equal((await owner.get(`/session/${sessions[0].uuid}/messages`)).json.length, 2);
+    assert.deepEqual(s.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
 test("a hybrid chatbot answers on its allowed site only, and a private one nowhere", async (t) => {
   const hybrid = await chatbot({ visibility: "hybrid", allowed_origins: [siteA.base] });
   const closed = await chatbot({ visibility: "private" });

@@ -5,7 +5,7 @@
 
 use super::replies::replies;
 use crate::domain::data_source::SourceType;
-use crate::knowledge::query::{names, words};
+use crate::knowledge::query::{asks_about, names, words};
 use crate::knowledge::retrieve::{QuestionTerms, Ranked};
 use std::collections::HashSet;
 
@@ -302,6 +302,37 @@ fn names_unknown(query: &str, question: &QuestionTerms, ranked: &[Ranked]) -> bo
     named.iter().any(|t| !held.contains(t))
 }
 
+/// Whether `r` holds something of what the question is about, not only what it asks of it
+/// (`query::asks_about`): a passage on how long shipping takes does not answer "How long
+/// does a refund take?". A question of nothing but such words ("How long does it take?") is
+/// about whatever it is asked after.
+fn holds_subject(question: &QuestionTerms, r: &Ranked) -> bool {
+    let subject: Vec<&String> = question
+        .terms
+        .iter()
+        .filter(|t| asks_about(t, question.language).is_none())
+        .collect();
+    if subject.is_empty() {
+        return true;
+    }
+    let mut held = question.held_in(&r.hit.heading);
+    held.extend(question.held_in(&r.hit.text));
+    subject.iter().any(|t| held.contains(*t))
+}
+
+/// Whether a stored pair `r`'s question asks something of its subject that the question
+/// does not ("How much does shipping cost?" for "Do you ship to Norway?" or "How long does
+/// shipping take?"): its answer answers that.
+fn asks_otherwise(question: &QuestionTerms, r: &Ranked) -> bool {
+    let asked = |terms: &mut dyn Iterator<Item = &String>| -> HashSet<usize> {
+        terms
+            .filter_map(|t| asks_about(t, question.language))
+            .collect()
+    };
+    let pair = question.stems_as_asked(&r.hit.heading);
+    !asked(&mut pair.iter()).is_subset(&asked(&mut question.terms.iter()))
+}
+
 /// Whether a stored pair `r` is about another named thing than the question: the question
 /// names something the pair does not mention, and the pair's question names something the
 /// question does not ("Excel" and "QuickBooks").
@@ -340,6 +371,8 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
                 && r.question_match >= QA_MATCH
                 && r.score >= best.score * QA_RELATIVE_FLOOR
                 && !names_another(query, (&question, &asked), r)
+                && holds_subject(&question, r)
+                && !asks_otherwise(&question, r)
         })
         .max_by(|a, b| a.1.question_match.total_cmp(&b.1.question_match));
     if let Some((index, r)) = qa {
@@ -356,7 +389,10 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     if question.terms.is_empty() {
         return decline(replies);
     }
-    if !answerable(best, question.terms.len()) || names_unknown(query, &question, ranked) {
+    if !answerable(best, question.terms.len())
+        || names_unknown(query, &question, ranked)
+        || !holds_subject(&question, best)
+    {
         return unsure((&question, &asked), best, replies, show_citations);
     }
     let needed = if question.terms.len() <= 1 {
@@ -719,6 +755,70 @@ mod tests {
             hit(2, "returns", "link", "Returns and refunds > When will I get my money back?", "We inspect returned items within two working days of receiving them. Refunds go back to the original payment method and usually appear on your statement within five to seven working days. Sale items marked final sale cannot be returned.", "{}", -5.0),
             hit(3, "faq", "qa", "Do you ship to Norway?", "Yes, Norway takes 5 to 8 working days.", r#"{"question":"Do you ship to Norway?","answer":"Yes. Orders to Norway take 5 to 8 working days."}"#, -3.0),
         ]
+    }
+
+    fn pair(id: i64, question: &str, answer: &str) -> ChunkHit {
+        let meta = serde_json::json!({"question": question, "answer": answer}).to_string();
+        let text = format!("{question}\n{answer}");
+        hit(
+            id,
+            &format!("pair{id}"),
+            "qa",
+            question,
+            &text,
+            &meta,
+            -3.0 / id as f64,
+        )
+    }
+
+    #[test]
+    fn a_pair_or_passage_on_another_subject_or_asking_another_thing_is_not_an_answer() {
+        let shipping = vec![
+            pair(
+                1,
+                "How long does shipping take?",
+                "Standard shipping takes 3-5 business days.",
+            ),
+            pair(
+                2,
+                "How much does shipping cost?",
+                "Shipping is free over 50 euros, otherwise 4.90 euros.",
+            ),
+        ];
+        for q in [
+            // What it asks (how long, how much) is there, what about is not.
+            "How long does a refund take?",
+            "How much does gift wrapping cost?",
+            // A pair asking how much is not the answer to whether.
+            "Do you ship to Mars?",
+        ] {
+            let ranked = rank(q, shipping.clone(), 5);
+            let c = compose(q, &ranked, true);
+            assert!(
+                !c.answered && c.text().starts_with(UNSURE),
+                "{q}: {}",
+                c.text()
+            );
+        }
+        for (q, answer) in [
+            (
+                "How long will shipping take?",
+                "Standard shipping takes 3-5 business days. [1]",
+            ),
+            (
+                "What's the price of shipping?",
+                "Shipping is free over 50 euros, otherwise 4.90 euros. [1]",
+            ),
+            (
+                "How long does it take?",
+                "Standard shipping takes 3-5 business days. [1]",
+            ),
+        ] {
+            let ranked = rank(q, shipping.clone(), 5);
+            let c = compose(q, &ranked, true);
+            assert!(c.answered, "{q}: {}", c.text());
+            assert_eq!(c.text(), answer, "{q}");
+        }
     }
 
     #[test]

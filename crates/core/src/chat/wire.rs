@@ -360,11 +360,13 @@ impl Encoder {
     }
 
     /// The first chunk of the completion for `message_uuid`, which names it from here on:
-    /// the assistant's role, and the session it is in (an extra field).
+    /// the assistant's role, and the session and message it is (extra fields: the message's
+    /// uuid is what a client resumes or stops it by).
     fn openai_opening(&mut self, message_uuid: &str, session_uuid: &str) -> Value {
         self.id = format!("chatcmpl-{message_uuid}");
         let mut opening = self.chunk(json!({"role": "assistant", "content": ""}), None);
         opening["session_uuid"] = json!(session_uuid);
+        opening["message_uuid"] = json!(message_uuid);
         opening
     }
 
@@ -781,6 +783,7 @@ mod tests {
         assert!(chunks.iter().all(|c| c["id"] == "chatcmpl-m1"));
         assert_eq!(chunks[0]["live_chat"], true);
         assert_eq!(chunks[0]["session_uuid"], "s1");
+        assert_eq!(chunks[0]["message_uuid"], "m1");
         assert_eq!(chunks[1]["choices"][0]["finish_reason"], "stop");
         assert_eq!(chunks[2]["choices"], json!([]));
         assert_eq!(chunks[2]["usage"]["total_tokens"], 0);

@@ -90,6 +90,31 @@ pub fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
     }
 }
 
+/// Words that ask how long, how much, how many or how often rather than name what about: in
+/// "How long does a refund take?" the question is about a refund. English, French, German
+/// and Spanish, each list sorted; a list is what the words ask.
+const ASKS_ABOUT: [&[&str]; 4] = [
+    &[
+        "dauer", "dauert", "delai", "duree", "fast", "lange", "long", "quick", "quickly", "soon",
+        "take", "tarda", "temps", "tiempo", "time",
+    ],
+    &[
+        "charge", "cost", "costo", "coste", "cuesta", "fee", "frais", "gebuhr", "kosten", "kostet",
+        "much", "precio", "preis", "price", "prix", "tarif", "tarifa",
+    ],
+    &["many"],
+    &["often"],
+];
+
+/// What `term` (in `Language::term` form) asks of what a question is about (`ASKS_ABOUT`):
+/// how long (0), how much (1), how many (2), how often (3); `None` for a word that names
+/// something.
+pub fn asks_about(term: &str, language: Language) -> Option<usize> {
+    ASKS_ABOUT
+        .iter()
+        .position(|words| words.iter().any(|w| language.term(w) == term))
+}
+
 /// The words of `query` that name something: written with a capital inside a sentence
 /// ("Paris", "Chrome", "PayPal"), as `for_each_word` reads them, stop words left out. None
 /// in German, which capitalises every noun, nor in a question written in title case or
