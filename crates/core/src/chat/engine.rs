@@ -5,6 +5,7 @@
 
 use super::replies::replies;
 use crate::domain::data_source::SourceType;
+use crate::knowledge::language::Language;
 use crate::knowledge::query::{asks_about, names, words};
 use crate::knowledge::retrieve::{QuestionTerms, Ranked};
 use std::collections::HashSet;
@@ -214,13 +215,24 @@ pub fn sentences(text: &str) -> Vec<String> {
                 && chars[i - 1].is_ascii_digit()
                 && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit());
             if at_end && next_is_space && !prev_is_digit {
-                let abbreviation = current.split_whitespace().last().is_some_and(|w| {
+                let mut words = current.split_whitespace().rev();
+                let (last, before) = (words.next(), words.next());
+                let abbreviation = last.is_some_and(|w| {
                     matches!(
                         w.to_ascii_lowercase().as_str(),
                         "e.g." | "i.e." | "etc." | "dr." | "mr." | "mrs." | "ms." | "no." | "vs."
                     )
                 });
-                if !abbreviation {
+                // A German date's day ("am 1. Mai", "bis 31. Juli") ends no sentence.
+                let ordinal = last.is_some_and(|w| {
+                    w.len() <= 3 && w.trim_end_matches('.').bytes().all(|b| b.is_ascii_digit())
+                }) && before.is_some_and(|w| {
+                    matches!(
+                        w.to_lowercase().as_str(),
+                        "am" | "ab" | "bis" | "vom" | "zum" | "dem" | "den" | "der" | "jeden"
+                    )
+                });
+                if !abbreviation && !ordinal {
                     out.push(current.trim().to_string());
                     current.clear();
                 }
@@ -354,8 +366,12 @@ fn names_another(
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let question = QuestionTerms::of(query);
     let asked = asked_words(query);
-    let language = question.language;
-    let replies = replies(query, language);
+    // A question too short to tell its language ("preise") is answered in the language of
+    // what it found: the chatbot's sources are in the language its visitors write.
+    let reply_language = Language::told(query)
+        .or_else(|| ranked.first().and_then(|r| Language::told(&r.hit.text)))
+        .unwrap_or(Language::English);
+    let replies = replies(query, reply_language);
     let Some(best) = ranked.first() else {
         return decline(replies);
     };
@@ -600,11 +616,26 @@ const LEANING_OPENERS: &[&str] = &[
     "en dessous",
     "sinon",
     "toutefois",
+    "alors",
+    "cela",
+    "ensuite",
+    "ansonsten",
+    "außerdem",
+    "dabei",
+    "dann",
     "darüber hinaus",
     "darunter",
+    "dies",
+    "diese",
+    "dieser",
+    "dieses",
+    "dort",
     "jedoch",
     "sonst",
     "in diesem fall",
+    "además",
+    "entonces",
+    "esto",
     "en ese caso",
     "por debajo",
     "si no",
@@ -691,6 +722,23 @@ mod tests {
                 "Museum hours: The sculpture museum opens at ten from the first of April until the end of October.",
                 "Tickets are sold at the door.",
             ]
+        );
+    }
+
+    #[test]
+    fn a_german_date_ends_no_sentence() {
+        assert_eq!(
+            super::sentences(
+                "Am 1. Weihnachtsfeiertag bleibt das Bad geschlossen. Vom 3. bis 24. Juli auch."
+            ),
+            vec![
+                "Am 1. Weihnachtsfeiertag bleibt das Bad geschlossen.",
+                "Vom 3. bis 24. Juli auch."
+            ]
+        );
+        assert_eq!(
+            super::sentences("The fee is 15. Pay at the desk."),
+            vec!["The fee is 15.", "Pay at the desk."]
         );
     }
 
@@ -819,6 +867,28 @@ mod tests {
             assert!(c.answered, "{q}: {}", c.text());
             assert_eq!(c.text(), answer, "{q}");
         }
+    }
+
+    #[test]
+    fn a_question_too_short_to_tell_its_language_is_told_in_the_sources_language() {
+        let pool = vec![hit(
+            1,
+            "regeln",
+            "link",
+            "Baderegeln",
+            "Eine Badekappe ist bei uns keine Pflicht. Bitte duschen Sie vor dem Schwimmen.",
+            "{}",
+            -2.0,
+        )];
+        let c = compose("Sauna?", &rank("Sauna?", pool.clone(), 5), true);
+        assert!(c.text().starts_with("Ich bin nicht sicher"), "{}", c.text());
+        // A question that tells its own language keeps it.
+        let c = compose(
+            "Is there a sauna?",
+            &rank("Is there a sauna?", pool, 5),
+            true,
+        );
+        assert!(c.text().starts_with(UNSURE), "{}", c.text());
     }
 
     #[test]
@@ -1072,6 +1142,8 @@ mod tests {
         }
         assert!(leans_back("However, sale items are final."));
         assert!(leans_back("Sinon, le retrait est gratuit."));
+        assert!(leans_back("Dort gelten die Wochenendzeiten."));
+        assert!(!leans_back("Dortmund liegt im Westen."));
         assert!(!leans_back("Thistle seeds are sold out."));
         assert!(!leans_back("Returns are free."));
     }

@@ -43,11 +43,12 @@ const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::German,
         &[
-            "aber", "auch", "auf", "bei", "das", "dass", "dem", "den", "der", "die", "ein", "eine",
-            "einen", "es", "euch", "für", "gibt", "habe", "ich", "ihr", "ins", "ist", "kann",
-            "mein", "meine", "mich", "mir", "mit", "nach", "nicht", "noch", "nur", "oder", "schon",
-            "sie", "sind", "und", "uns", "vom", "von", "wann", "warum", "was", "wenn", "werden",
-            "wie", "wir", "wird", "wo", "zu", "zum", "zur",
+            "ab", "aber", "auch", "auf", "bei", "darf", "das", "dass", "dem", "den", "der", "die",
+            "ein", "eine", "einen", "es", "euch", "für", "gibt", "habe", "ich", "ihr", "ins",
+            "ist", "kann", "mein", "meine", "mich", "mir", "mit", "muss", "nach", "nicht", "noch",
+            "nur", "oder", "schon", "sie", "sind", "und", "uns", "vom", "von", "wann", "warum",
+            "was", "welche", "welchem", "welchen", "welcher", "welches", "wenn", "werden", "wie",
+            "wir", "wird", "wo", "zu", "zum", "zur",
         ],
     ),
     (
@@ -148,6 +149,12 @@ const MIN_STEM_CHARS: usize = 4;
 impl Language {
     /// The language of `text`, as its function words tell; English when none does.
     pub fn of(text: &str) -> Language {
+        Language::told(text).unwrap_or(Language::English)
+    }
+
+    /// The language `text`'s function words or marks tell; `None` when nothing does (a
+    /// question of one noun: "preise").
+    pub fn told(text: &str) -> Option<Language> {
         let mut counts = [0usize; MARKERS.len()];
         for_each_word(text, |word| {
             for (count, (_, markers)) in counts.iter_mut().zip(MARKERS.iter()) {
@@ -182,7 +189,7 @@ impl Language {
                 best = i;
             }
         }
-        MARKERS[best].0
+        (counts[best] > 0).then_some(MARKERS[best].0)
     }
 
     fn endings(self) -> &'static [&'static str] {
