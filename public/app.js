@@ -409,7 +409,9 @@ async function resumeAnswer(message) {
   say("chat-status", "Answering…");
   let failed = false;
   let ended = false;
+  let stopped = false;
   $("send").disabled = true;
+  answer.stoppable(() => call("POST", `/message/${message.uuid}/stop`));
   try {
     await followMessage({
       token: state.key,
@@ -419,7 +421,7 @@ async function resumeAnswer(message) {
         else if (name === "citations") answer.cite(data);
         else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
         else if (name === "end" && data.finish_reason === "interrupted") { failed = true; answer.fail("The answer was cut off."); }
-        if (name === "end") ended = true;
+        if (name === "end") { ended = true; stopped = data.finish_reason === "stopped"; }
       },
     });
     // A stream that closes without its end (an answer whose model failed before a word says
@@ -427,7 +429,7 @@ async function resumeAnswer(message) {
     if (!ended && !failed) { failed = true; answer.fail("The answer did not come to an end."); }
     answer.done();
     if (!failed) answer.rateable(message.uuid);
-    say("chat-status", failed ? "The answer stopped with an error." : "Answered.", { error: failed });
+    say("chat-status", failed ? "The answer stopped with an error." : stopped ? "Stopped." : "Answered.", { error: failed });
   } finally {
     $("send").disabled = false;
   }
@@ -470,6 +472,7 @@ async function ask(query) {
   const answer = conversation.startAnswer();
   say("chat-status", "Answering…");
   let failed = false;
+  let stopped = false;
   let messageUuid = null;
   try {
     await streamMessage({
@@ -481,12 +484,15 @@ async function ask(query) {
         else if (name === "citations") answer.cite(data);
         else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
         else if (name === "start" && data.live_chat) answer.append("A person is answering in this session; their reply will appear among its messages.");
-        else if (name === "start") messageUuid = data.message_uuid;
+        else if (name === "start") {
+          messageUuid = data.message_uuid;
+          answer.stoppable(() => call("POST", `/message/${data.message_uuid}/stop`));
+        } else if (name === "end") stopped = data.finish_reason === "stopped";
       },
     });
     answer.done();
     if (!failed) answer.rateable(messageUuid);
-    say("chat-status", failed ? "The answer stopped with an error." : "Answered.", { error: failed });
+    say("chat-status", failed ? "The answer stopped with an error." : stopped ? "Stopped." : "Answered.", { error: failed });
   } catch (err) {
     // Refused before any answer (the rate limit, say): the reason goes where the answer would.
     answer.element.remove();
@@ -500,10 +506,16 @@ $("ask-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const input = $("question");
   const query = input.value.trim();
-  if (!query || state.sending) return;
+  // Not while an answer streams in (one resumed after a reload): the session answers one
+  // message at a time, and Enter does not heed the disabled Send button.
+  if (!query || state.sending || $("send").disabled) return;
   state.sending = true;
   input.value = "";
-  busy(e.target, () => ask(query).catch((err) => say("chat-status", problem(err), { error: true })))
+  busy(e.target, () => ask(query).catch((err) => {
+    // Refused before it was shown (no session could be made): the question is given back.
+    if (!input.value) input.value = query;
+    say("chat-status", problem(err), { error: true });
+  }))
     .finally(() => { state.sending = false; input.focus(); });
 });
 

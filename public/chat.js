@@ -186,7 +186,7 @@ export class Conversation {
   }
 
   addUser(text) {
-    const item = el("div", { class: "msg msg-user" }, el("span", { class: "visually-hidden", text: "You said: " }), el("p", { class: "msg-text", text }));
+    const item = el("div", { class: "msg msg-user" }, el("span", { class: "visually-hidden", text: "You said: " }), el("p", { class: "msg-text", dir: "auto", text }));
     this.container.append(item);
     this.scroll();
     return item;
@@ -194,7 +194,7 @@ export class Conversation {
 
   /** A note from the service or a person (live chat, announcements). */
   addNote(text, kind = "note") {
-    const item = el("div", { class: `msg msg-${kind}` }, el("p", { class: "msg-text", text }));
+    const item = el("div", { class: `msg msg-${kind}` }, el("p", { class: "msg-text", dir: "auto", text }));
     this.container.append(item);
     this.scroll();
     return item;
@@ -203,7 +203,7 @@ export class Conversation {
   /** An answer that fills in as it streams; returns its controller. */
   startAnswer() {
     const id = `answer-${++uniqueId}`;
-    const text = el("p", { class: "msg-text", id: `${id}-text` });
+    const text = el("p", { class: "msg-text", dir: "auto", id: `${id}-text` });
     const item = el("div", { class: "msg msg-bot", "aria-busy": "true", id },
       el("span", { class: "visually-hidden", text: "Answer: " }), text);
     this.container.append(item);
@@ -221,6 +221,23 @@ export class Conversation {
       cite: (citations) => {
         answer.citations = citations;
         renderWithCitations(answer, text);
+        this.scroll();
+      },
+      /** A Stop button under the answer while it streams; `stop()` asks the service to end it. */
+      stoppable: (stop) => {
+        if (item.querySelector(".stop")) return;
+        const b = el("button", { type: "button", class: "stop", text: "Stop answering" });
+        b.addEventListener("click", async () => {
+          b.disabled = true;
+          b.textContent = "Stopping…";
+          try {
+            await stop();
+          } catch {
+            // Ended meanwhile (409) or unreachable: the stream says how it ended.
+          }
+        });
+        item.append(b);
+        this.scroll();
       },
       fail: (message) => {
         item.append(el("p", { class: "msg-error", role: "alert", text: message }));
@@ -228,7 +245,9 @@ export class Conversation {
       },
       done: () => {
         item.setAttribute("aria-busy", "false");
+        item.querySelector(".stop")?.remove();
         if (!answer.text) text.textContent = "(no answer)";
+        this.scroll();
       },
       /** Thumbs up and down under the answer, once its message is stored as `uuid`. */
       rateable: (uuid, current) => {
@@ -252,6 +271,7 @@ export class Conversation {
         const group = el("div", { class: "rate", role: "group", "aria-label": "Was this answer helpful?" },
           thumb("up", "👍", "Helpful"), thumb("down", "👎", "Not helpful"), status);
         item.append(group);
+        this.scroll();
       },
     };
     return answer;

@@ -140,6 +140,7 @@ async function ask(query) {
             shown.add(data.message_uuid);
             messageUuid = data.message_uuid;
             liveChat = Boolean(data.live_chat);
+            if (!liveChat) answer.stoppable(() => stopAnswer(data.message_uuid));
           } else if (name === "delta") answer.append(data.text ?? "");
           else if (name === "citations") answer.cite(data);
           else if (name === "error") { failed = true; answer.fail(data.message ?? "The answer failed."); }
@@ -213,10 +214,16 @@ function listen() {
   })();
 }
 
+/** Asks the service to end the answer `uuid` where it is (POST /message/{uuid}/stop). */
+function stopAnswer(uuid) {
+  return withVisitor((token) => api("POST", `/message/${encodeURIComponent(uuid)}/stop`, { token }));
+}
+
 /** An answer still being produced when the page loaded (a reload mid-answer) continues here. */
 async function resume(message) {
   conversation.addUser(message.query);
   const answer = conversation.startAnswer();
+  answer.stoppable(() => stopAnswer(message.uuid));
   notice("Answering…");
   let failed = false;
   try {
@@ -270,6 +277,8 @@ async function start() {
     }
   }
   $("question").disabled = false;
+  // Opened from the site's button: the focus it gave this frame goes on to the message box.
+  if (document.hasFocus() && !document.activeElement?.matches("input, textarea, button")) $("question").focus();
   // The session answers one message at a time: sending waits for an answer that continues.
   if (resuming) await resuming;
   $("send").disabled = false;
@@ -290,6 +299,11 @@ $("question").addEventListener("keydown", (e) => {
     e.preventDefault();
     $("ask-form").requestSubmit();
   }
+});
+
+// Focus given to this frame (widget.js opening it) goes on to where the visitor types.
+window.addEventListener("focus", () => {
+  if (!$("question").disabled && !document.activeElement?.matches("input, textarea, button")) $("question").focus();
 });
 
 // Opened by widget.js: a close button and Escape hand focus back to the site.

@@ -112,6 +112,12 @@ test("the chat page, reloaded in the middle of an answer, comes back to it and s
     // The key, the chatbot and the session come back; the answer goes on to its end.
     await page.locator(".msg-user", { hasText: "[long] tell me everything" }).waitFor();
     const answer = page.locator(".msg-bot").last();
+    // Meanwhile Enter sends nothing (the session answers one message at a time) and the
+    // question stays in the box.
+    await answer.locator(".stop").waitFor();
+    await page.getByLabel("Your message").fill("and then?");
+    await page.getByLabel("Your message").press("Enter");
+    assert.equal(await page.getByLabel("Your message").inputValue(), "and then?");
     await answer.locator(".msg-text", { hasText: "word199" }).waitFor({ timeout: 20_000 });
     await page.locator(".msg-bot[aria-busy=false]").last().waitFor();
     await s.shot("answer finished after the reload");
@@ -120,8 +126,58 @@ test("the chat page, reloaded in the middle of an answer, comes back to it and s
     assert.equal(stored.finish_reason, "stop");
     assert.equal(await answer.locator(".msg-text").textContent(), stored.response, "shown once, whole");
     assert.equal(await page.locator(".msg-bot").count(), 1);
+    assert.equal(await page.locator(".msg-user").count(), 1, "nothing was sent meanwhile");
+    assert.equal(await answer.locator(".stop").count(), 0, "no Stop once the answer ended");
     assert.deepEqual(s.errors, []);
   } finally {
     await s.close();
   }
 });
+
+test("Stop answering ends an answer where it is, in the widget and on the chat page", async (t) => {
+  const bot = await modelChatbot();
+  const s = await openPage(browser, t.name);
+  const { page } = s;
+  const storedAnswer = async (uuid) => {
+    const [session] = (await owner.get(`/chatbot/${uuid}/sessions`)).json;
+    return (await owner.get(`/session/${session.uuid}/messages`)).json.at(-1);
+  };
+  try {
+    const frame = await openChat(page, bot);
+    // Opened from its button, the chat takes what the visitor types.
+    await frame.locator("#question:not([disabled])").waitFor();
+    await page.keyboard.type("Tell me everything [long]");
+    assert.equal(await frame.getByLabel("Your message").inputValue(), "Tell me everything [long]");
+    await page.keyboard.press("Enter");
+    const answer = frame.locator(".msg-bot").last();
+    await answer.locator(".msg-text", { hasText: "word5 " }).waitFor();
+    await answer.getByRole("button", { name: "Stop answering" }).click();
+    await frame.locator(".msg-bot[aria-busy=false]").last().waitFor();
+    await s.shot("widget answer stopped");
+    const stopped = await storedAnswer(bot.uuid);
+    assert.equal(stopped.finish_reason, "stopped");
+    assert.ok(!stopped.response.includes("word199"), stopped.response);
+    assert.equal(await answer.locator(".msg-text").textContent(), stopped.response);
+    await frame.locator("#send:not([disabled])").waitFor();
+
+    const pageBot = await shopChatbot(owner, { name: "Stoppable" });
+    await page.goto(`${worker.base}/`);
+    await page.getByLabel("Your API key").fill(ownerKey);
+    await page.getByRole("button", { name: "Use this key" }).click();
+    await page.getByLabel("Pick a chatbot").locator(`option[value="${pageBot.uuid}"]`).waitFor({ state: "attached" });
+    await page.getByLabel("Pick a chatbot").selectOption(pageBot.uuid);
+    await page.getByLabel("Your message").fill("[long] tell me everything");
+    await page.getByLabel("Your message").press("Enter");
+    const onPage = page.locator(".msg-bot").last();
+    await onPage.locator(".msg-text", { hasText: "word5 " }).waitFor();
+    await onPage.getByRole("button", { name: "Stop answering" }).click();
+    await page.locator("#chat-status", { hasText: "Stopped." }).waitFor();
+    const stoppedOnPage = await storedAnswer(pageBot.uuid);
+    assert.equal(stoppedOnPage.finish_reason, "stopped");
+    assert.equal(await onPage.locator(".msg-text").textContent(), stoppedOnPage.response);
+    assert.deepEqual(s.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
