@@ -30,10 +30,23 @@
   b.background = "#0b57d0"; b.color = "#fff"; b.font = "600 1rem system-ui, sans-serif";
   b.boxShadow = "0 2px 8px rgba(0,0,0,.25)"; b.cursor = "pointer";
 
+  // Filling a small screen, the chat is all there is to use: the rest of the page is made
+  // inert behind it, so the keyboard cannot wander onto what the visitor cannot see.
+  var inerted = [];
+  function keepFocusIn(on) {
+    inerted.forEach(function (node) { node.inert = false; });
+    inerted = [];
+    if (!on) return;
+    Array.prototype.forEach.call(document.body.children, function (node) {
+      if (node !== frame && !node.inert) { node.inert = true; inerted.push(node); }
+    });
+  }
+
   function place() {
     if (!frame) return;
     var f = frame.style;
     var small = window.innerWidth < 560;
+    keepFocusIn(small && !frame.hidden);
     f.position = "fixed"; f.zIndex = "2147483001"; f.border = "0"; f.background = "#fff";
     f.boxShadow = "0 4px 24px rgba(0,0,0,.3)";
     f.right = small ? "0" : "1rem"; f.bottom = small ? "0" : "4.5rem";
@@ -54,6 +67,7 @@
     }
     frame.hidden = false;
     frame.style.display = "block";
+    place();
     button.setAttribute("aria-expanded", "true");
     frame.focus();
   }
@@ -62,6 +76,7 @@
     if (!frame) return;
     frame.style.display = "none";
     frame.hidden = true;
+    keepFocusIn(false);
     button.setAttribute("aria-expanded", "false");
     button.focus();
   }

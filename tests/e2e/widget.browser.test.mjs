@@ -20,7 +20,7 @@ function site() {
     if (!embed) { res.writeHead(404); return res.end(); }
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Northwind Outfitters</title></head><body><h1>Northwind Outfitters</h1><p>Tents, boots and everything in between.</p>${embed}</body></html>`);
+<title>Northwind Outfitters</title></head><body><h1>Northwind Outfitters</h1><p>Tents, boots and everything in between. <a href="/about">About us</a></p>${embed}</body></html>`);
   });
 }
 
@@ -259,9 +259,18 @@ test("on a phone, the widget fills the screen and closes back to the site", asyn
     const width = await frame.locator("body").evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= PHONE.width, `the chat scrolls sideways: ${width}px`);
     await s.shot("chat on a phone");
+    // The keyboard stays in the chat: the site behind it cannot be reached.
+    await frame.getByLabel("Your message").focus();
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press("Tab");
+      const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? "");
+      assert.notEqual(focused, "About us", `Tab ${i + 1} left the chat for the site`);
+    }
     await frame.getByRole("button", { name: "Close" }).tap();
     await page.locator("iframe[title=Chat]").waitFor({ state: "hidden" });
     await page.getByRole("button", { name: "Chat with us" }).waitFor();
+    await page.getByRole("link", { name: "About us" }).focus();
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "About us", "the site is usable again");
     await s.shot("closed");
     assertVisitorTraffic(s, siteA.base);
   } finally {
