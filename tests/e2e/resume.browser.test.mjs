@@ -36,6 +36,17 @@ async function send(frame, question) {
   await frame.getByLabel("Your message").press("Enter");
 }
 
+/** Opens the chat page with the owner's key, picks `bot` and sends `question`. */
+async function askOnChatPage(page, bot, question) {
+  await page.goto(`${worker.base}/`);
+  await page.getByLabel("Your API key").fill(ownerKey);
+  await page.getByRole("button", { name: "Use this key" }).click();
+  await page.getByLabel("Pick a chatbot").locator(`option[value="${bot.uuid}"]`).waitFor({ state: "attached" });
+  await page.getByLabel("Pick a chatbot").selectOption(bot.uuid);
+  await page.getByLabel("Your message").fill(question);
+  await page.getByLabel("Your message").press("Enter");
+}
+
 const messagesReads = (s) => s.requests.filter((r) => /\/session\/[^/]+\/messages$/.test(new URL(r.url).pathname));
 
 test("live chat reaches the open widget over the session's event stream, without polling", async (t) => {
@@ -99,13 +110,7 @@ test("the chat page, reloaded in the middle of an answer, comes back to it and s
   const s = await openPage(browser, t.name);
   const { page } = s;
   try {
-    await page.goto(`${worker.base}/`);
-    await page.getByLabel("Your API key").fill(ownerKey);
-    await page.getByRole("button", { name: "Use this key" }).click();
-    await page.getByLabel("Pick a chatbot").locator(`option[value="${bot.uuid}"]`).waitFor({ state: "attached" });
-    await page.getByLabel("Pick a chatbot").selectOption(bot.uuid);
-    await page.getByLabel("Your message").fill("[long] tell me everything");
-    await page.getByLabel("Your message").press("Enter");
+    await askOnChatPage(page, bot, "[long] tell me everything");
     await page.locator(".msg-bot", { hasText: "word5 " }).waitFor();
     await s.shot("answer under way");
     await page.reload();
@@ -161,13 +166,7 @@ test("Stop answering ends an answer where it is, in the widget and on the chat p
     await frame.locator("#send:not([disabled])").waitFor();
 
     const pageBot = await shopChatbot(owner, { name: "Stoppable" });
-    await page.goto(`${worker.base}/`);
-    await page.getByLabel("Your API key").fill(ownerKey);
-    await page.getByRole("button", { name: "Use this key" }).click();
-    await page.getByLabel("Pick a chatbot").locator(`option[value="${pageBot.uuid}"]`).waitFor({ state: "attached" });
-    await page.getByLabel("Pick a chatbot").selectOption(pageBot.uuid);
-    await page.getByLabel("Your message").fill("[long] tell me everything");
-    await page.getByLabel("Your message").press("Enter");
+    await askOnChatPage(page, pageBot, "[long] tell me everything");
     const onPage = page.locator(".msg-bot").last();
     await onPage.locator(".msg-text", { hasText: "word5 " }).waitFor();
     await onPage.getByRole("button", { name: "Stop answering" }).click();
