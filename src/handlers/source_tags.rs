@@ -72,7 +72,8 @@ pub async fn list(call: Call) -> ApiResult<Response> {
 }
 
 pub async fn update(mut call: Call) -> ApiResult<Response> {
-    let mut tag = owned_tag(&call).await?;
+    let before = owned_tag(&call).await?;
+    let mut tag = before.clone();
     let body = call.json_body().await?;
     let change = source_tag_change(&body, false)?;
     if let Some(uuids) = change.data_source_uuids {
@@ -87,7 +88,7 @@ pub async fn update(mut call: Call) -> ApiResult<Response> {
         tag.color = color;
     }
     tag.modified_at = time::now();
-    call.store.update_source_tag(&tag).await?;
+    call.store.update_source_tag(&before, &tag).await?;
     json_response(&tag.to_json())
 }
 

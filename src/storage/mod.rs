@@ -107,6 +107,17 @@ fn is_unique_violation(err: &worker::Error) -> bool {
     err.to_string().contains("UNIQUE constraint failed")
 }
 
+/// A write whose row refers to a record (its chatbot, agent, session, message, tag) deleted
+/// while the request was under way: every foreign key here names such a parent, so the
+/// caller is told it is gone (404), as it would have been a moment later.
+fn parent_gone(err: worker::Error) -> ApiError {
+    if err.to_string().contains("FOREIGN KEY constraint failed") {
+        ApiError::NotFound("What this refers to was deleted meanwhile.".into())
+    } else {
+        err.into()
+    }
+}
+
 impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
         Ok(Store {
@@ -152,7 +163,11 @@ impl Store {
     /// Runs one write; the number of rows it changed.
     async fn execute(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<usize> {
         self.count_call();
-        let result = self.statement(sql, args)?.run().await?;
+        let result = self
+            .statement(sql, args)?
+            .run()
+            .await
+            .map_err(parent_gone)?;
         Ok(changes(&result))
     }
 
@@ -166,7 +181,7 @@ impl Store {
         match self.db.batch(statements).await {
             Ok(results) => Ok(results),
             Err(err) if is_unique_violation(&err) => Err(on_conflict()),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(parent_gone(err)),
         }
     }
 

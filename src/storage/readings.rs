@@ -2,7 +2,8 @@
 //! validators and text hash of a web page, its re-sync schedule, its crawl), the drafts of a
 //! reading too large for one step, and the swap that puts a finished reading in place.
 
-use super::data_sources::{duplicate_upload, update_source, SourceRow, DATA_SOURCES};
+use super::data_sources::{duplicate_upload, SourceRow, DATA_SOURCES};
+use super::table::Sql;
 use super::{batch_rows, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
@@ -55,6 +56,10 @@ const MARKS_SQL: &str = "SELECT s.etag, s.last_modified, s.page_hash, s.refresh,
 const MARKS_UPDATE_SQL: &str =
     "UPDATE data_sources SET etag = ?2, last_modified = ?3, page_hash = ?4, \
      ingest_run = NULL, step_failure = NULL WHERE uuid = ?1";
+
+/// Whether the owner set a source's title (`POST /data-source/{uuid}/update {title}`): then
+/// the title a reading finds does not replace it, also when the reading began before.
+const TITLE_SET: &str = "json_extract(meta_json, '$.title_set')";
 
 impl Store {
     /// A source and its page marks for a step, in one round trip; with `claim`, a source in
@@ -118,16 +123,20 @@ impl Store {
             &[Arg::Text(&source.uuid)],
         )?];
         statements.extend(self.insert_chunk_statements(source, chunks)?);
-        let finished = update_source(
-            &source.uuid,
-            vec![
-                ("status", Arg::Text(Status::Success.as_str())),
-                ("title", Arg::Text(&source.title)),
-                ("tokens", Arg::Int(source.tokens)),
-                ("meta_json", Arg::Text(&meta)),
-                ("modified_at", Arg::Text(&source.modified_at)),
-            ],
-        );
+        // A title the owner set while the page was read is kept, and so is the mark saying so.
+        let mut finished = Sql::new("");
+        let status = finished.bind(Arg::Text(Status::Success.as_str()));
+        let title = finished.bind(Arg::Text(&source.title));
+        let tokens = finished.bind(Arg::Int(source.tokens));
+        let meta = finished.bind(Arg::Text(&meta));
+        let at = finished.bind(Arg::Text(&source.modified_at));
+        let uuid = finished.bind(Arg::Text(&source.uuid));
+        finished.push(&format!(
+            "UPDATE data_sources SET status = {status}, tokens = {tokens}, modified_at = {at}, \
+             title = CASE WHEN {TITLE_SET} THEN title ELSE {title} END, \
+             meta_json = CASE WHEN {TITLE_SET} THEN json_set({meta}, '$.title_set', json('true')) \
+             ELSE {meta} END WHERE uuid = {uuid}"
+        ));
         statements.push(self.prepare(&finished)?);
         statements.push(self.marks_statement(&source.uuid, marks)?);
         statements.push(self.statement(
@@ -262,12 +271,13 @@ impl Store {
             self.statement(
                 // A page's meta says when it was checked and changed and how often it is
                 // refreshed, as a page read in one step says (`ingestion::read`); a file's not.
-                "UPDATE data_sources SET status = ?3, tokens = ?4, title = COALESCE(?5, title), \
+                &format!("UPDATE data_sources SET status = ?3, tokens = ?4, \
+                 title = CASE WHEN {TITLE_SET} THEN title ELSE COALESCE(?5, title) END, \
                  meta_json = json_remove(CASE WHEN type = 'link' THEN json_set(meta_json, '$.last_checked_at', ?6, '$.last_changed_at', \
                    COALESCE(CASE WHEN page_hash = ?7 THEN json_extract(meta_json, '$.last_changed_at') END, ?6), \
                    '$.refresh', COALESCE(refresh, 'never')) ELSE meta_json END, '$.error', '$.resumed'), \
                  modified_at = ?6, page_hash = ?7, etag = NULL, last_modified = NULL, ingest_run = NULL, step_failure = NULL \
-                 WHERE uuid = ?1 AND ingest_run = ?2",
+                 WHERE uuid = ?1 AND ingest_run = ?2"),
                 &[
                     source,
                     run,

@@ -75,11 +75,16 @@ impl Store {
         .map(|_| ())
     }
 
-    /// Saves a tag's name, colour and sources together.
-    pub async fn update_source_tag(&self, tag: &SourceTag) -> ApiResult<()> {
-        let row = TagRow::new(tag)?;
-        let mut statements = vec![self.prepare(&Sql::update(&row))?];
-        statements.extend(self.link_statements(&row)?);
+    /// Saves what `after` changed of `before` in one batch: the changed columns only
+    /// (`Sql::update_changed`), and the links only when the sources changed, so that updates
+    /// of the name, the colour and the sources at the same moment all stand.
+    pub async fn update_source_tag(&self, before: &SourceTag, after: &SourceTag) -> ApiResult<()> {
+        let (was, row) = (TagRow::new(before)?, TagRow::new(after)?);
+        let patches = Sql::json_patches(&was, &row);
+        let mut statements = vec![self.prepare(&Sql::update_changed(&was, &row, &patches))?];
+        if before.data_source_uuids != after.data_source_uuids {
+            statements.extend(self.link_statements(&row)?);
+        }
         self.batch(statements, || {
             ApiError::Conflict("This chatbot already has another source tag of that name.".into())
         })

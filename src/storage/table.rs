@@ -289,24 +289,22 @@ impl<'a> Sql<'a> {
             .collect()
     }
 
-    /// `update` of the set columns `write` picks (by index and value); all of them when it
-    /// picks none, since a statement that sets nothing is no statement. A column with a patch
-    /// in `patches` (by index) is patched rather than overwritten.
+    /// `update` of the set columns `write` picks (by index and value). A column with a patch
+    /// in `patches` (by index) is patched rather than overwritten. When it picks none, the
+    /// statement sets the key to itself: it still finds the row (its change count says the
+    /// row exists) and writes nothing that an update at the same moment could lose.
     fn update_where<R: Row>(
         row: &'a R,
         write: impl Fn(usize, &Arg<'a>) -> bool,
         patches: &'a [Option<String>],
     ) -> Self {
         let values = row.values();
-        let columns = || R::TABLE.with_role(Role::Set);
-        let picked: Vec<_> = columns().filter(|(i, _)| write(*i, &values[*i])).collect();
-        let picked = if picked.is_empty() {
-            columns().collect()
-        } else {
-            picked
-        };
+        let picked: Vec<_> = R::TABLE
+            .with_role(Role::Set)
+            .filter(|(i, _)| write(*i, &values[*i]))
+            .collect();
         let mut sql = Sql::new("");
-        let assignments: Vec<String> = picked
+        let mut assignments: Vec<String> = picked
             .into_iter()
             .map(|(i, c)| match patches.get(i) {
                 Some(Some(patch)) => format!(
@@ -317,6 +315,13 @@ impl<'a> Sql<'a> {
                 _ => format!("{} = {}", c.name, sql.bind(values[i])),
             })
             .collect();
+        if assignments.is_empty() {
+            assignments.extend(
+                R::TABLE
+                    .with_role(Role::Key)
+                    .map(|(_, c)| format!("{0} = {0}", c.name)),
+            );
+        }
         sql.text = format!("UPDATE {} SET {}", R::TABLE.name, assignments.join(", "));
         let keys: Vec<String> = R::TABLE
             .with_role(Role::Key)
@@ -724,6 +729,15 @@ mod tests {
             sql.text(),
             "UPDATE things SET meta_json = ?1 WHERE uuid = ?2"
         );
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_writes_nothing() {
+        let patches = Sql::json_patches(&thing(), &thing());
+        let (before, after) = (thing(), thing());
+        let sql = Sql::update_changed(&before, &after, &patches);
+        assert_eq!(sql.text(), "UPDATE things SET uuid = uuid WHERE uuid = ?1");
+        check_count(&sql);
     }
 
     #[test]

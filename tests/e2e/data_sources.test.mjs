@@ -28,6 +28,13 @@ before(async () => {
         res.writeHead(200, { "Content-Type": "text/html; charset=windows-1251" });
         return res.end(Buffer.concat([Buffer.from("<html><body><p>"), Buffer.from([0xCA, 0xF0, 0xE0, 0xF1, 0xED, 0xFB, 0xE9, 0x20, 0xF1, 0xE0, 0xEC, 0xEE, 0xE2, 0xE0, 0xF0]), Buffer.from("</p></body></html>")]));
       }
+      if (url.pathname === "/slow") {
+        // Slow enough for the owner to retitle it while it is read.
+        return setTimeout(() => {
+          res.writeHead(200, { "Content-Type": "text/html" });
+          res.end("<html><head><title>Slow page</title></head><body><p>A page that takes its time.</p></body></html>");
+        }, 1500);
+      }
       if (url.pathname === "/image") {
         res.writeHead(200, { "Content-Type": "image/png" });
         return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
@@ -131,6 +138,55 @@ test("redirects are followed; a page that answers 404 ends in error with the rea
   const listed = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json;
   assert.deepEqual(listed.map((s) => s.status).sort(), ["error", "error", "success"]);
   assert.equal((await addUrl(await newChatbot(), `${site.base}/moved`)).status, "success");
+});
+
+test("a title the owner sets while the page is read is kept when the reading ends", async () => {
+  const bot = await newChatbot();
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${site.base}/slow` } });
+  assert.equal(r.status, 200, r.text);
+  const retitled = await api.post(`/data-source/${r.json.uuid}/update`, { body: { title: "Our own name" } });
+  assert.equal(retitled.status, 200, retitled.text);
+  const read = await settled(api, r.json.uuid);
+  assert.equal(read.status, "success");
+  assert.equal(read.title, "Our own name");
+  // And once more, set while a re-scrape reads it.
+  await api.post("/data-sources/url/re-scrape", { body: { uuids: [r.json.uuid] } });
+  await api.post(`/data-source/${r.json.uuid}/update`, { body: { title: "Renamed again" } });
+  assert.equal((await settled(api, r.json.uuid)).title, "Renamed again");
+});
+
+test("tag updates of the name, the colour and the sources sent at the same moment all stand", async () => {
+  const bot = await newChatbot();
+  const sources = [];
+  for (const n of [1, 2, 3]) sources.push((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: `Q${n}?`, answer: `${n}` } })).json.uuid);
+  const tag = (await api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "Start", color: "#000000" } })).json;
+  for (let round = 1; round <= 8; round++) {
+    const color = `#00000${round}`;
+    const tagged = sources.slice(0, 1 + (round % 3));
+    const sent = await Promise.all([
+      api.post(`/source-tag/${tag.uuid}/update`, { body: { name: `Round ${round}` } }),
+      api.post(`/source-tag/${tag.uuid}/update`, { body: { color } }),
+      api.post(`/source-tag/${tag.uuid}/update`, { body: { data_source_uuids: tagged } }),
+    ]);
+    for (const x of sent) assert.equal(x.status, 200, x.text);
+    const [stored] = (await api.get(`/chatbot/${bot.uuid}/source-tags`)).json;
+    assert.deepEqual([stored.name, stored.color, stored.data_source_uuids.sort()], [`Round ${round}`, color, [...tagged].sort()], `round ${round}`);
+  }
+});
+
+test("records created while their chatbot is deleted are either made or refused as not found, never a failure", async () => {
+  for (let round = 0; round < 4; round++) {
+    const bot = await newChatbot(`Doomed ${round}`);
+    const [removal, ...made] = await Promise.all([
+      api.del(`/chatbot/${bot.uuid}/delete`),
+      ...[1, 2, 3, 4].map((n) => api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: `Q${n}?`, answer: `${n}` } })),
+      api.post(`/chatbot/${bot.uuid}/source-tag/create`, { body: { name: "T", color: "#fff" } }),
+      api.post(`/chatbot/${bot.uuid}/session/create`),
+    ]);
+    assert.equal(removal.status, 200, removal.text);
+    for (const r of made) assert.ok([200, 404].includes(r.status), `${r.status} ${r.text}`);
+    expectError(assert, await api.get(`/chatbot/${bot.uuid}`), 404, "not_found");
+  }
 });
 
 test("re-scrape fetches again and replaces the old text", async () => {
@@ -564,7 +620,9 @@ test("deleting a chatbot removes its sources, chunks, index rows, tags and files
     `SELECT (SELECT COUNT(*) FROM data_sources WHERE chatbot_uuid = '${bot.uuid}') AS sources, ` +
     `(SELECT COUNT(*) FROM chunks WHERE chatbot_uuid = '${bot.uuid}') AS chunks, ` +
     `(SELECT COUNT(*) FROM source_tags WHERE chatbot_uuid = '${bot.uuid}') AS tags, ` +
-    `(SELECT COUNT(*) FROM data_source_tags) AS links, ` +
+    // Links left without their tag or their source (other tests' chatbots keep theirs).
+    `(SELECT COUNT(*) FROM data_source_tags l WHERE NOT EXISTS (SELECT 1 FROM source_tags t WHERE t.uuid = l.source_tag_uuid) ` +
+    `OR NOT EXISTS (SELECT 1 FROM data_sources d WHERE d.uuid = l.data_source_uuid)) AS links, ` +
     `(SELECT COUNT(*) FROM chunks_fts_docsize) - (SELECT COUNT(*) FROM chunks) AS index_drift`,
   );
   assert.deepEqual(rows[0], { sources: 0, chunks: 0, tags: 0, links: 0, index_drift: 0 });
