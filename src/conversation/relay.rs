@@ -8,7 +8,7 @@ use crate::platform::log;
 use crate::platform::stream::StreamSink;
 use crate::providers::AnswerStream;
 use crate::storage::Store;
-use edgechat_core::api::error::ApiResult;
+use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::completion::{tool_round_messages, CompletionEvent, Usage};
 use edgechat_core::chat::tools::{round_separator, ToolCallCollector};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder};
@@ -344,12 +344,14 @@ pub async fn open_kept(
         live.abandon(err);
         if live.listed() {
             let uuids = std::slice::from_ref(&ex.message_uuid);
-            if let Err(err) = store.delete_messages(uuids).await {
-                log::background_failure(
+            match store.delete_messages(uuids).await {
+                // Gone already (its session deleted meanwhile) is what was wanted.
+                Ok(_) | Err(ApiError::NotFound(_)) => {}
+                Err(err) => log::background_failure(
                     "removing a failed answer's record",
                     &ex.message_uuid,
                     &err,
-                );
+                ),
             }
         }
     }

@@ -110,6 +110,20 @@ pub(super) fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>
 /// Chunks whose CJK pairs one statement indexes (their text travels as one JSON argument).
 const CJK_ROWS_PER_STATEMENT: usize = 50;
 
+/// `AND`-ed to each statement of an all-or-nothing delete of the uuids in `?1` (a JSON array)
+/// from `table`: every one of them is still there.
+pub(super) fn all_still_there(table: &str) -> String {
+    format!(
+        "(SELECT COUNT(*) FROM {table} WHERE uuid IN (SELECT value FROM json_each(?1))) = \
+         (SELECT COUNT(DISTINCT value) FROM json_each(?1))"
+    )
+}
+
+/// What an all-or-nothing delete says when one of its records went meanwhile.
+pub(super) fn gone_meanwhile() -> ApiError {
+    ApiError::NotFound("One of these was deleted meanwhile; nothing was deleted.".into())
+}
+
 pub(super) fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
 }
@@ -771,29 +785,43 @@ impl Store {
     /// Deletes sources (their chunks, index rows and tag links cascade) and drops them from
     /// the agents that named them, in one batch. A crawl forgets the pages that were these
     /// sources: its counts stay true, and its next sync may find them again.
+    /// Deletes all of `uuids` or, when one is gone already (a delete at the same moment),
+    /// none: `NotFound`, as the caller's check a moment later would have said.
     pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
         let list = serde_json::to_string(uuids)?;
+        let all_there = all_still_there("data_sources");
         let prune_agents = self.statement(
-            "UPDATE agents SET data_source_uuids_json = \
-             (SELECT json_group_array(value) FROM json_each(agents.data_source_uuids_json) \
-              WHERE value NOT IN (SELECT value FROM json_each(?1))) \
-             WHERE EXISTS (SELECT 1 FROM json_each(agents.data_source_uuids_json) \
-              WHERE value IN (SELECT value FROM json_each(?1)))",
+            &format!(
+                "UPDATE agents SET data_source_uuids_json = \
+                 (SELECT json_group_array(value) FROM json_each(agents.data_source_uuids_json) \
+                  WHERE value NOT IN (SELECT value FROM json_each(?1))) \
+                 WHERE EXISTS (SELECT 1 FROM json_each(agents.data_source_uuids_json) \
+                  WHERE value IN (SELECT value FROM json_each(?1))) AND {all_there}"
+            ),
             &[Arg::Text(&list)],
         )?;
         let delete = self.statement(
-            "DELETE FROM data_sources WHERE uuid IN (SELECT value FROM json_each(?1))",
+            &format!(
+                "DELETE FROM data_sources WHERE uuid IN (SELECT value FROM json_each(?1)) AND {all_there}"
+            ),
             &[Arg::Text(&list)],
         )?;
         let forget_pages = self.statement(
-            "DELETE FROM crawl_pages WHERE data_source_uuid IN (SELECT value FROM json_each(?1))",
+            &format!(
+                "DELETE FROM crawl_pages WHERE data_source_uuid IN (SELECT value FROM json_each(?1)) \
+                 AND {all_there}"
+            ),
             &[Arg::Text(&list)],
         )?;
-        self.batch(vec![prune_agents, forget_pages, delete], || {
-            ApiError::internal("unexpected conflict deleting sources")
-        })
-        .await
-        .map(|_| ())
+        let results = self
+            .batch(vec![prune_agents, forget_pages, delete], || {
+                ApiError::internal("unexpected conflict deleting sources")
+            })
+            .await?;
+        match results.get(2).map(super::changes) {
+            Some(0) => Err(gone_meanwhile()),
+            _ => Ok(()),
+        }
     }
 
     /// Sources stuck in `await` or `running` since before `cutoff`: their reader was cut off.

@@ -447,12 +447,22 @@ impl Store {
         Ok(changed > 0)
     }
 
+    /// Deletes all of `uuids` or, when one is gone already (a delete at the same moment),
+    /// none: `NotFound`.
     pub async fn delete_messages(&self, uuids: &[String]) -> ApiResult<usize> {
         let list = serde_json::to_string(uuids)?;
-        self.execute(
-            "DELETE FROM messages WHERE uuid IN (SELECT value FROM json_each(?1))",
-            &[Arg::Text(&list)],
-        )
-        .await
+        let deleted = self
+            .execute(
+                &format!(
+                    "DELETE FROM messages WHERE uuid IN (SELECT value FROM json_each(?1)) AND {}",
+                    super::data_sources::all_still_there("messages")
+                ),
+                &[Arg::Text(&list)],
+            )
+            .await?;
+        if deleted == 0 {
+            return Err(super::data_sources::gone_meanwhile());
+        }
+        Ok(deleted)
     }
 }

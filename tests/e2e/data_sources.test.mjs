@@ -189,6 +189,21 @@ test("records created while their chatbot is deleted are either made or refused 
   }
 });
 
+test("two bulk deletes of overlapping lists at the same moment: one deletes its list, the other nothing (404)", async () => {
+  for (let round = 0; round < 4; round++) {
+    const bot = await newChatbot(`Overlap ${round}`);
+    const ids = [];
+    for (const n of [1, 2, 3, 4]) ids.push((await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: `Q${n}?`, answer: `${n}` } })).json.uuid);
+    const [first, second] = await Promise.all([
+      api.post("/data-sources/delete", { body: { uuids: ids.slice(0, 3) } }),
+      api.post("/data-sources/delete", { body: { uuids: ids.slice(1) } }),
+    ]);
+    assert.deepEqual([first.status, second.status].sort(), [200, 404], `${first.text} ${second.text}`);
+    const left = (await api.get(`/chatbot/${bot.uuid}/data-sources`)).json.map((x) => x.uuid);
+    assert.deepEqual(left, first.status === 200 ? [ids[3]] : [ids[0]], "as if one ran after the other");
+  }
+});
+
 test("re-scrape fetches again and replaces the old text", async () => {
   const bot = await newChatbot();
   pageVersion = 1;
