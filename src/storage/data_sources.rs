@@ -110,20 +110,6 @@ pub(super) fn update_source<'a>(uuid: &'a str, set: Vec<(&'static str, Arg<'a>)>
 /// Chunks whose CJK pairs one statement indexes (their text travels as one JSON argument).
 const CJK_ROWS_PER_STATEMENT: usize = 50;
 
-/// `AND`-ed to each statement of an all-or-nothing delete of the uuids in `?1` (a JSON array)
-/// from `table`: every one of them is still there.
-pub(super) fn all_still_there(table: &str) -> String {
-    format!(
-        "(SELECT COUNT(*) FROM {table} WHERE uuid IN (SELECT value FROM json_each(?1))) = \
-         (SELECT COUNT(DISTINCT value) FROM json_each(?1))"
-    )
-}
-
-/// What an all-or-nothing delete says when one of its records went meanwhile.
-pub(super) fn gone_meanwhile() -> ApiError {
-    ApiError::NotFound("One of these was deleted meanwhile; nothing was deleted.".into())
-}
-
 pub(super) fn duplicate_upload() -> ApiError {
     ApiError::Conflict("This chatbot already has a data source with exactly this content.".into())
 }
@@ -789,7 +775,7 @@ impl Store {
     /// none: `NotFound`, as the caller's check a moment later would have said.
     pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
         let list = serde_json::to_string(uuids)?;
-        let all_there = all_still_there("data_sources");
+        let all_there = super::all_still_there("data_sources");
         let prune_agents = self.statement(
             &format!(
                 "UPDATE agents SET data_source_uuids_json = \
@@ -818,8 +804,9 @@ impl Store {
                 ApiError::internal("unexpected conflict deleting sources")
             })
             .await?;
-        match results.get(2).map(super::changes) {
-            Some(0) => Err(gone_meanwhile()),
+        // The batch's last statement is the delete: it found nothing when one was gone.
+        match results.last().map(super::changes) {
+            Some(0) => Err(super::gone_meanwhile()),
             _ => Ok(()),
         }
     }

@@ -118,6 +118,20 @@ fn parent_gone(err: worker::Error) -> ApiError {
     }
 }
 
+/// `AND`-ed to each statement of an all-or-nothing delete of the uuids in `?1` (a JSON array)
+/// from `table`: every one of them is still there.
+fn all_still_there(table: &str) -> String {
+    format!(
+        "(SELECT COUNT(*) FROM {table} WHERE uuid IN (SELECT value FROM json_each(?1))) = \
+         (SELECT COUNT(DISTINCT value) FROM json_each(?1))"
+    )
+}
+
+/// What an all-or-nothing delete says when one of its records went meanwhile.
+fn gone_meanwhile() -> ApiError {
+    ApiError::NotFound("One of these was deleted meanwhile; nothing was deleted.".into())
+}
+
 impl Store {
     pub fn new(env: &Env) -> ApiResult<Self> {
         Ok(Store {

@@ -455,13 +455,13 @@ impl Store {
             .execute(
                 &format!(
                     "DELETE FROM messages WHERE uuid IN (SELECT value FROM json_each(?1)) AND {}",
-                    super::data_sources::all_still_there("messages")
+                    super::all_still_there("messages")
                 ),
                 &[Arg::Text(&list)],
             )
             .await?;
         if deleted == 0 {
-            return Err(super::data_sources::gone_meanwhile());
+            return Err(super::gone_meanwhile());
         }
         Ok(deleted)
     }

@@ -10,6 +10,7 @@ pub mod openai_compat;
 pub mod prompt;
 pub mod replies;
 pub mod routing;
+pub mod sentences;
 pub mod sse;
 pub mod tagging;
 pub mod tools;
