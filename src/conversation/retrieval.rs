@@ -141,11 +141,10 @@ async fn search_as(
     }
     let searched = searched.filter(|_| allowed.is_none() && context.is_empty());
     // A follow-up's meaning includes what the conversation is about.
-    let meaning = if context.terms.is_empty() {
-        query.to_string()
-    } else {
-        format!("{query} {}", context.terms.join(" "))
-    };
+    let meaning = std::iter::once(query)
+        .chain(context.searched().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
     let (hits, neighbours) = futures::join!(
         lexical_hits(
             searcher,
@@ -255,7 +254,7 @@ impl QuestionSearch {
             phrases,
             own_phrases,
             // Context terms are alphanumeric words (`content_terms`), so quoting them is safe.
-            context_phrases: context.terms.iter().map(|t| language.phrase(t)).collect(),
+            context_phrases: context.searched().map(|t| language.phrase(t)).collect(),
             index,
             to_check: if words {
                 spelling::words_to_check(query, language)

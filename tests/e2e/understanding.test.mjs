@@ -421,3 +421,58 @@ test("a plain-text answer keeps a sentence broken across short lines whole, and 
   assert.match(warranty.response, /^Warranty: Every audio guide carries a three year warranty against defects\./);
   assert.doesNotMatch(warranty.response, /defects\. Warranty/);
 });
+
+test("a typo in an ending the stemmer strips is corrected: 'subscripton' finds 'subscription'", async () => {
+  const bot = await newChatbot(api, { name: "Typo endings", show_citations: true });
+  await uploadText(bot, "billing.md", "# Billing\n\nTo end your subscription, open Workspace settings, then Billing, and click Cancel plan.\n");
+  await uploadText(bot, "boards.md", "# Boards\n\nA board holds cards in columns; drag a card to move it.\n");
+  const search = await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "end my subscripton" } });
+  assert.equal(search.status, 200, search.text);
+  assert.equal(search.json.results[0]?.file_name, "billing.md", search.text);
+  assert.equal(search.json.search_query, "end my subscription");
+});
+
+test("a pair sharing only the product's name, or on something other than the question's acronym, does not answer it", async () => {
+  const bot = await newChatbot(api, { name: "Tallyboard help", show_citations: true });
+  for (const [question, answer] of [
+    ["Does Tallyboard have Gantt charts?", "Yes, the Timeline view shows cards as a Gantt chart."],
+    ["Is there a dark mode in Tallyboard?", "Yes. Choose Profile, then Appearance, then Theme."],
+  ]) {
+    const r = await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question, answer } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await settled(api, r.json.uuid)).status, "success");
+  }
+  await uploadText(bot, "about.md", "# About\n\nTallyboard is a project-management app for small teams.\n");
+  for (const q of ["is tallyboard HIPAA compliant", "Does Tallyboard support SCIM?"]) {
+    const r = await ask(await newSession(api, bot), q);
+    assert.equal(r.meta.answered, false, `${q}: ${r.response}`);
+    assert.doesNotMatch(r.response, /^Yes/, q);
+  }
+  const gantt = await ask(await newSession(api, bot), "can tallyboard show a gantt chart?");
+  assert.equal(gantt.response, "Yes, the Timeline view shows cards as a Gantt chart. [1]");
+});
+
+test("a follow-up of a follow-up keeps the conversation's subject, and is measured against the last one", async () => {
+  const bot = await newChatbot(api, { name: "Plans", show_citations: true });
+  await uploadText(bot, "pricing.md", "# Pricing\n\n| Plan | Monthly price | Max members |\n|---|---|---|\n| Starter | $7 | 25 |\n| Business | $12 | 100 |\n| Enterprise | Contact sales | Unlimited |\n\nPrices do not include VAT.\n");
+  await uploadText(bot, "webhooks.md", "# Webhooks\n\nOutgoing webhooks are available on Business and Enterprise workspaces, up to 20 endpoints each.\n");
+  await uploadText(bot, "teams.md", "# Teams\n\nTeams moving from another tool get two months free when they import a board.\n");
+  const session = await newSession(api, bot);
+  await ask(session, "How much does the Starter plan cost per month?");
+  await ask(session, "and for bigger teams?");
+  const enterprise = await ask(session, "what about enterprise?");
+  assert.equal(enterprise.citations["1"].file_name, "pricing.md", enterprise.response);
+  assert.match(enterprise.response.split("\n")[0], /Enterprise/, enterprise.response);
+  const vat = await ask(session, "does that include VAT?");
+  assert.equal(vat.meta.answered, true, vat.response);
+  assert.match(vat.response, /do not include VAT/);
+});
+
+test("Spanish typed without accents or '¿' is answered in Spanish, and a title before a name ends no sentence", async () => {
+  const bot = await newChatbot(api, { name: "Clínica", show_citations: true });
+  await uploadText(bot, "equipo.md", "# Equipo\n\nLa Dra. Laura Giménez dirige la clínica desde 2009. Las citas se confirman por WhatsApp.\n");
+  const unsure = await ask(await newSession(api, bot), "si falto a la cita me cobrais algo");
+  assert.match(unsure.response, /^No estoy seguro|^No encontré/, unsure.response);
+  const who = await ask(await newSession(api, bot), "quien dirige la clinica?");
+  assert.match(who.response, /La Dra\. Laura Giménez dirige la clínica desde 2009\./, who.response);
+});

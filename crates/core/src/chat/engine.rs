@@ -152,6 +152,22 @@ fn names_another(
         .any(|name| !asked.contains(name))
 }
 
+/// Whether a stored pair `r`'s question shares with the question more than what either
+/// names: a pair on the product's dark mode shares only the product's name with "is
+/// tallyboard HIPAA compliant" and is not the same question.
+fn shares_beyond_names(query: &str, question: &QuestionTerms, r: &Ranked) -> bool {
+    let language = question.language;
+    let named: HashSet<String> = names(query, language)
+        .iter()
+        .chain(names(&r.hit.heading, language).iter())
+        .map(|w| language.term(w))
+        .collect();
+    question
+        .stems_as_asked(&r.hit.heading)
+        .iter()
+        .any(|t| question.terms.contains(t) && !named.contains(t))
+}
+
 /// Composes an answer to `query` from `ranked` (best first).
 pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed {
     let question = QuestionTerms::of(query);
@@ -177,6 +193,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
                 && r.question_match >= QA_MATCH
                 && r.score >= best.score * QA_RELATIVE_FLOOR
                 && !names_another(query, (&question, &asked), r)
+                && shares_beyond_names(query, &question, r)
                 && holds_subject(&question, r)
                 && !asks_otherwise(&question, r)
         })
@@ -377,11 +394,10 @@ fn unsure(
 ) -> Composed {
     let mut candidates = scored_sentences(question, asked, 0, best);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let closest = candidates
-        .into_iter()
-        .next()
-        .map(|c| c.text)
-        .or_else(|| sentences(&best.hit.text).into_iter().next());
+    let closest = candidates.into_iter().next().map(|c| c.text).or_else(|| {
+        let all = sentences(&best.hit.text);
+        (!all.is_empty()).then(|| unit_at(&all, 0).0)
+    });
     let Some(closest) = closest else {
         return decline(replies);
     };
@@ -873,6 +889,41 @@ mod tests {
             compose(q, &ranked, false).text(),
             "Yes, we ship to 40 countries."
         );
+        // A pair sharing only the product's name is another question; so is one on what the
+        // question's acronym is not.
+        let product = vec![
+            hit(
+                1,
+                "gantt",
+                "qa",
+                "Does Tallyboard have Gantt charts?",
+                "Yes, the Timeline view shows cards as a Gantt chart.",
+                r#"{"question":"Does Tallyboard have Gantt charts?","answer":"Yes, the Timeline view shows cards as a Gantt chart."}"#,
+                -6.0,
+            ),
+            hit(
+                2,
+                "dark",
+                "qa",
+                "Is there a dark mode in Tallyboard?",
+                "Yes. Choose Profile, then Appearance.",
+                r#"{"question":"Is there a dark mode in Tallyboard?","answer":"Yes. Choose Profile, then Appearance."}"#,
+                -5.0,
+            ),
+        ];
+        for q in [
+            "is tallyboard HIPAA compliant",
+            "who founded tallyboard and when",
+        ] {
+            let ranked = rank(q, product.clone(), 5);
+            let c = compose(q, &ranked, false);
+            assert!(!c.text().starts_with("Yes"), "{q}: {}", c.text());
+        }
+        let q = "does tallyboard do gantt charts?";
+        let ranked = rank(q, product, 5);
+        assert!(compose(q, &ranked, false)
+            .text()
+            .starts_with("Yes, the Timeline"));
     }
 
     #[test]

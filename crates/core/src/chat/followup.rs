@@ -13,11 +13,21 @@ pub struct Context {
     /// as if the follow-up had said them (it means them), but never compared with a stored
     /// question.
     pub terms: Vec<String>,
+    /// The content terms of questions further back that the previous one continued ("how
+    /// much does Starter cost?" before "and for bigger teams?"): searched and ranked with
+    /// the rest, but a passage is not measured against them, so a follow-up deep in a
+    /// conversation is not held to every word said before it.
+    pub earlier: Vec<String>,
 }
 
 impl Context {
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
+        self.terms.is_empty() && self.earlier.is_empty()
+    }
+
+    /// Every term of the conversation a follow-up is searched and ranked with.
+    pub fn searched(&self) -> impl Iterator<Item = &String> {
+        self.terms.iter().chain(&self.earlier)
     }
 }
 
@@ -28,13 +38,41 @@ impl Context {
 /// only as often as the first search was, and favouring them carried a wrong first answer
 /// into every follow-up (README, "Evaluation").
 pub fn conversation_context(query: &str, history: &[Message]) -> Context {
-    let Some(previous) = previous_exchange(query, history) else {
+    let Some(mut previous) = previous_exchange(query, history) else {
         return Context::default();
     };
-    Context {
-        terms: context_terms(query, Some(&previous.query)),
+    let terms = context_terms(query, Some(&previous.query));
+    // A previous question that itself continued the one before it ("and for bigger teams?"
+    // after a question on the Starter plan's price) was about that one's subject too, so
+    // "what about Enterprise?" after it is.
+    let mut earlier: Vec<String> = Vec::new();
+    let mut before_previous = &history[..history
+        .iter()
+        .rposition(|m| std::ptr::eq(m, previous))
+        .unwrap_or(0)];
+    for _ in 0..MAX_CHAINED_FOLLOW_UPS {
+        if !refers_back(&previous.query) {
+            break;
+        }
+        let Some(before) = previous_exchange(&previous.query, before_previous) else {
+            break;
+        };
+        for term in context_terms(query, Some(&before.query)) {
+            if !terms.contains(&term) && !earlier.contains(&term) {
+                earlier.push(term);
+            }
+        }
+        before_previous = &before_previous[..before_previous
+            .iter()
+            .rposition(|m| std::ptr::eq(m, before))
+            .unwrap_or(0)];
+        previous = before;
     }
+    Context { terms, earlier }
 }
+
+/// How many follow-ups back, each continuing the one before, a follow-up's context reaches.
+const MAX_CHAINED_FOLLOW_UPS: usize = 3;
 
 /// Openings that continue the previous question rather than start a new one.
 const CONTINUATIONS: &[&str] = &[
@@ -244,6 +282,28 @@ mod tests {
         assert_eq!(c.terms, ["put", "unfinished", "changes", "aside"]);
         // A new question keeps nothing of the conversation.
         assert!(conversation_context("How do I rename a branch?", &history).is_empty());
+    }
+
+    #[test]
+    fn a_follow_up_of_a_follow_up_keeps_the_conversation_s_subject() {
+        let history = [
+            answer(
+                "How much does the Starter plan cost per month?",
+                serde_json::json!({}),
+            ),
+            answer("and for bigger teams?", serde_json::json!({})),
+        ];
+        let c = conversation_context("what about enterprise?", &history);
+        assert_eq!(c.terms, ["bigger", "teams"]);
+        assert_eq!(c.earlier, ["starter", "plan", "cost", "month"]);
+        // A follow-up naming a subject of its own starts the chain afresh.
+        let history = [
+            answer("How long does shipping take?", serde_json::json!({})),
+            answer("Refunds?", serde_json::json!({})),
+        ];
+        let c = conversation_context("and how long does that take?", &history);
+        assert_eq!(c.terms, ["refunds"]);
+        assert!(c.earlier.is_empty());
     }
 
     #[test]

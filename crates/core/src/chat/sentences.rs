@@ -3,6 +3,8 @@
 //! German dates whole), a label or lead-in with what it introduces, and a sentence that leans
 //! on the one before it kept after it.
 
+use crate::knowledge::query::words;
+
 /// Whether `c` ends a sentence, in the scripts the engine reads.
 fn ends_sentence(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | '。' | '！' | '？')
@@ -183,10 +185,7 @@ pub fn sentences(text: &str) -> Vec<String> {
                 let mut words = current.split_whitespace().rev();
                 let (last, before) = (words.next(), words.next());
                 let abbreviation = last.is_some_and(|w| {
-                    matches!(
-                        w.to_ascii_lowercase().as_str(),
-                        "e.g." | "i.e." | "etc." | "dr." | "mr." | "mrs." | "ms." | "no." | "vs."
-                    )
+                    ABBREVIATIONS.contains(&w.trim_start_matches('(').to_lowercase().as_str())
                 });
                 // A German date's day ("am 1. Mai", "bis 31. Juli") ends no sentence.
                 let ordinal = last.is_some_and(|w| {
@@ -213,6 +212,14 @@ pub fn sentences(text: &str) -> Vec<String> {
     out.extend(label);
     out
 }
+
+/// Abbreviations, lower-cased, that end no sentence: a title before a name ("Dra. Laura
+/// Giménez"), "e.g." and its kin, in the languages the engine answers in.
+const ABBREVIATIONS: &[&str] = &[
+    "approx.", "av.", "avda.", "bzw.", "ca.", "cf.", "d.h.", "dr.", "dra.", "e.g.", "etc.", "ggf.",
+    "i.e.", "inkl.", "mme.", "mr.", "mrs.", "ms.", "nr.", "núm.", "no.", "p.ej.", "prof.", "sr.",
+    "sra.", "srta.", "st.", "str.", "u.a.", "ud.", "uds.", "usw.", "vgl.", "vs.", "z.b.",
+];
 
 /// How sentences that lean on the one before them open ("Below that, …", "Otherwise, …"),
 /// lower-cased, in the languages the engine answers in. Quoted alone, or before the sentence
@@ -312,6 +319,16 @@ pub(super) fn unit_at(sentences: &[String], at: usize) -> (String, usize) {
             }
         }
     }
+    // A sentence of one word ("Yes.", "Sí.", "Correct.", "可以。") says nothing alone: the
+    // sentence it answers with goes too. (Words as the index reads them: a Chinese or
+    // Japanese sentence, which holds no spaces, is as many words as its character pairs.)
+    if words(&unit).len() <= 1 {
+        if let Some(following) = sentences.get(next) {
+            unit.push_str(sentence_gap(&unit, following));
+            unit.push_str(following);
+            next += 1;
+        }
+    }
     while let Some(leaning) = sentences.get(next).filter(|s| leans_back(s)) {
         unit.push_str(sentence_gap(&unit, leaning));
         unit.push_str(leaning);
@@ -391,6 +408,27 @@ mod tests {
             sentences("夕食は18時からです。朝食は7時から9時までです。"),
             ["夕食は18時からです。", "朝食は7時から9時までです。"]
         );
+    }
+
+    #[test]
+    fn a_title_before_a_name_ends_no_sentence_and_a_one_word_answer_goes_with_the_next() {
+        let all = sentences("La Dra. Laura Giménez dirige la clínica (Sr. Ruiz la ayuda). Sí. Tratamos a niños desde los 3 años.");
+        assert_eq!(
+            all,
+            vec![
+                "La Dra. Laura Giménez dirige la clínica (Sr. Ruiz la ayuda).",
+                "Sí.",
+                "Tratamos a niños desde los 3 años."
+            ]
+        );
+        assert_eq!(
+            unit_at(&all, 1),
+            ("Sí. Tratamos a niños desde los 3 años.".to_string(), 3)
+        );
+        assert_eq!(unit_at(&all, 0).1, 1);
+        let all = sentences("可以。购买后三十天内可以退货。退款会在五个工作日内退回。");
+        assert_eq!(unit_at(&all, 0).1, 2);
+        assert_eq!(unit_at(&all, 1).1, 2);
     }
 
     #[test]

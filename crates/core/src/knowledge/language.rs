@@ -34,10 +34,10 @@ const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::French,
         &[
-            "au", "aux", "ce", "ces", "combien", "comment", "dans", "des", "du", "elle", "est",
-            "et", "il", "je", "la", "le", "les", "ma", "mes", "mon", "ne", "nous", "on", "ou",
-            "où", "pas", "peux", "pour", "pourquoi", "quand", "que", "quel", "quelle", "qui",
-            "sur", "un", "une", "votre", "vous",
+            "au", "aux", "ce", "ces", "combien", "comment", "dans", "des", "du", "elle", "en",
+            "est", "et", "il", "je", "la", "le", "les", "ma", "mes", "mon", "ne", "nous", "on",
+            "ou", "où", "pas", "peux", "pour", "pourquoi", "quand", "que", "quel", "quelle", "qui",
+            "si", "sur", "un", "une", "votre", "vous",
         ],
     ),
     (
@@ -54,9 +54,12 @@ const MARKERS: [(Language, &[&str]); 6] = [
     (
         Language::Spanish,
         &[
-            "con", "cuál", "cuándo", "cuánto", "cómo", "del", "dónde", "el", "en", "es", "está",
-            "la", "las", "los", "mi", "mis", "para", "por", "puedo", "qué", "se", "su", "un",
-            "una", "y", "yo",
+            "algo", "como", "con", "cual", "cuando", "cuanta", "cuantas", "cuanto", "cuantos",
+            "cuál", "cuándo", "cuánta", "cuántas", "cuánto", "cuántos", "cómo", "del", "donde",
+            "dónde", "el", "en", "es", "esta", "este", "esto", "está", "hasta", "hay", "la", "las",
+            "los", "me", "mi", "mis", "muy", "no", "nos", "o", "para", "pero", "podéis", "por",
+            "puede", "pueden", "puedo", "que", "qué", "se", "si", "sin", "su", "sí", "también",
+            "tengo", "tenéis", "tienen", "un", "una", "usted", "ustedes", "vosotros", "y", "yo",
         ],
     ),
     (
@@ -335,6 +338,20 @@ mod tests {
             ("Größe M?", Language::German),
             ("Do you sell jalapeño sauce?", Language::English),
             ("Quanto custa uma limpeza?", Language::Portuguese),
+            // Spanish as typed, without accents or "¿".
+            ("si falto a la cita me cobrais algo", Language::Spanish),
+            ("cuanto cuesta una limpieza", Language::Spanish),
+            ("donde estan ustedes", Language::Spanish),
+            ("que hay que hacer si no puedo ir", Language::Spanish),
+            (
+                "Que fait la bibliothèque si je rends un livre en retard ?",
+                Language::French,
+            ),
+            (
+                "O que é preciso para a primeira consulta?",
+                Language::Portuguese,
+            ),
+            ("Vocês abrem no domingo?", Language::Portuguese),
             (
                 "Quanto custa se eu faltar à consulta?",
                 Language::Portuguese,

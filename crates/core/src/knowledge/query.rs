@@ -116,22 +116,25 @@ pub fn asks_about(term: &str, language: Language) -> Option<usize> {
 }
 
 /// The words of `query` that name something: written with a capital inside a sentence
-/// ("Paris", "Chrome", "PayPal"), as `for_each_word` reads them, stop words left out. None
-/// in German, which capitalises every noun, nor in a question written in title case or
-/// capitals, where a capital says nothing. All-capital words (acronyms such as "RAM") are
-/// left out too: sources often spell those out.
+/// ("Paris", "Chrome", "PayPal"), or all in capitals anywhere (an acronym: "HIPAA", "SCIM",
+/// "2FA"), as `for_each_word` reads them, stop words left out. In German, which capitalises
+/// every noun, only acronyms; in a question written in title case or capitals, none: there a
+/// capital says nothing.
 pub fn names(query: &str, language: Language) -> Vec<String> {
-    if language == Language::German {
-        return Vec::new();
-    }
     let tokens: Vec<&str> = query.split_whitespace().collect();
     let mut capitalised = Vec::new();
+    let mut acronyms = Vec::new();
     let mut sentence_start = true;
     for token in &tokens {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
         let starts_upper = word.chars().next().is_some_and(char::is_uppercase);
         let pronoun = word == "I" || word.starts_with("I'") || word.starts_with("I’");
-        if !sentence_start && starts_upper && !pronoun {
+        // Letters all capitals: scripts without case (Chinese, Japanese) name nothing so.
+        let letters = || word.chars().filter(|c| c.is_alphabetic());
+        let acronym = letters().count() >= 2 && letters().all(char::is_uppercase);
+        if acronym {
+            acronyms.push(word);
+        } else if !sentence_start && starts_upper && !pronoun {
             capitalised.push(word);
         }
         sentence_start = token.ends_with(['.', '?', '!', ':', ';', '¿', '¡'])
@@ -139,15 +142,15 @@ pub fn names(query: &str, language: Language) -> Vec<String> {
     }
     // Most words capitalised: title case, not names. Half is not enough: a short question may
     // name a place of two words ("¿Hacen envíos a Estados Unidos?").
-    if capitalised.len() * 2 > tokens.len().saturating_sub(1).max(1) && capitalised.len() > 1 {
+    let upper = capitalised.len() + acronyms.len();
+    if upper * 2 > tokens.len().saturating_sub(1).max(1) && upper > 1 {
         return Vec::new();
     }
+    if language == Language::German {
+        capitalised.clear();
+    }
     let mut out: Vec<String> = Vec::new();
-    for word in capitalised {
-        let acronym = !word.chars().any(char::is_lowercase);
-        if acronym {
-            continue;
-        }
+    for word in capitalised.into_iter().chain(acronyms) {
         for_each_word(word, |w| {
             if !is_stop_word(w) && !out.iter().any(|o| o == w) {
                 out.push(w.to_string());
@@ -435,9 +438,16 @@ mod tests {
             names("How do I find a memory leak in Chrome's tab?", en),
             ["chromes"]
         );
-        // Sentence starts, "I", acronyms and title case say nothing.
+        // Sentence starts, "I" and title case say nothing; an acronym names a thing.
         assert!(names("Where is my order? Shipping takes how long?", en).is_empty());
-        assert!(names("I'm out of RAM when I build with USB", en).is_empty());
+        assert_eq!(
+            names("I'm out of RAM when I build with USB", en),
+            ["ram", "usb"]
+        );
+        assert_eq!(names("is tallyboard HIPAA compliant", en), ["hipaa"]);
+        assert_eq!(names("SCIM support?", en), ["scim"]);
+        assert!(names("HOW DO I RESET MY PASSWORD", en).is_empty());
+        assert!(names("退款多久能到账？", Language::English).is_empty());
         assert!(names("How To Return An Item Bought Online", en).is_empty());
         assert!(names("Ship To New York?", en).is_empty());
         assert_eq!(
@@ -453,6 +463,10 @@ mod tests {
             Language::German
         )
         .is_empty());
+        assert_eq!(
+            names("Ist das Bad auch per ÖPNV erreichbar?", Language::German),
+            ["öpnv"]
+        );
     }
 
     #[test]

@@ -417,8 +417,7 @@ pub fn rank_in_context(
     // conversation's: "how long does delivery take?" after a question on refunds.
     let topic: HashSet<String> = if points_back(query) {
         context
-            .terms
-            .iter()
+            .searched()
             .map(|t| language.term(t))
             .filter(|t| !own.contains(t))
             .collect()
@@ -426,7 +425,14 @@ pub fn rank_in_context(
         HashSet::new()
     };
     let names_own_subject = names_own_subject(query, context);
-    let question = question.with(context.terms.iter().map(|t| language.term(t)));
+    let question = question.with(context.searched().map(|t| language.term(t)));
+    // Terms from further back in the conversation rank passages but are not measured.
+    let earlier: HashSet<String> = context
+        .earlier
+        .iter()
+        .map(|t| language.term(t))
+        .filter(|t| !own.contains(t) && !context.terms.iter().any(|c| language.term(c) == *t))
+        .collect();
     let query_set = &question.terms;
     let best_bm25 = hits.iter().map(|h| -h.rank).fold(0.0_f64, f64::max);
     // Which of the query's terms each candidate holds: all the comparisons below ask.
@@ -464,7 +470,7 @@ pub fn rank_in_context(
     let stands_alone = stands_alone(query, context);
     let measured: HashSet<&String> = query_set
         .iter()
-        .filter(|t| !stands_alone || own.contains(*t))
+        .filter(|t| (!stands_alone || own.contains(*t)) && !earlier.contains(*t))
         .collect();
     let measured_count = measured.len() as f64;
     let measured_weight: f64 = weights
@@ -767,6 +773,7 @@ mod tests {
         };
         let context = Context {
             terms: vec!["quuxometer".into(), "warranty".into()],
+            ..Context::default()
         };
         let unknown = vec!["snorkelwax".to_string()];
         let follow_up = "What about snorkelwax pricing?";
@@ -934,6 +941,7 @@ mod tests {
         };
         let after_refund = Context {
             terms: vec!["refund".into(), "invoice".into()],
+            ..Context::default()
         };
         let ranked = rank_in_context("and how long does that take?", &after_refund, pairs(), 3);
         assert_eq!(ranked[0].hit.id, 1, "{ranked:?}");
@@ -979,6 +987,7 @@ mod tests {
         };
         let after_shipping = Context {
             terms: vec!["long".into(), "shipping".into(), "take".into()],
+            ..Context::default()
         };
         for (query, id) in [
             ("Is there a refund for annual plans?", 2),
@@ -1025,6 +1034,7 @@ mod tests {
         };
         let after_shipping = Context {
             terms: vec!["much".into(), "express".into(), "shipping".into()],
+            ..Context::default()
         };
         for (query, id) in [
             ("Refunds?", 2),

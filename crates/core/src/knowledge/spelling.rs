@@ -5,6 +5,7 @@
 use super::language::Language;
 use super::query::{content_terms, for_each_word};
 use std::cmp::Reverse;
+use std::collections::HashSet;
 
 /// Tokens longer than this (in bytes) pass through FTS5's stemmer unchanged.
 const LONGEST_STEMMED: usize = 64;
@@ -268,6 +269,56 @@ pub fn correction<'a>(word: &str, candidates: &'a [(String, i64)]) -> Option<&'a
         })
         .min()
         .map(|(_, _, term)| term)
+        .or_else(|| misspelled_ending(&word.to_ascii_lowercase(), candidates))
+}
+
+/// The shortest term `misspelled_ending` reads a word's ending after.
+const MIN_ENDING_TERM_CHARS: usize = 5;
+
+/// The term `word` starts with and reaches by one edit of its ending, as the stemmer then
+/// reads it: a typo in an ending the stemmer strips ("subscripton" for "subscription",
+/// "configuraton") leaves a stem far from the term's ("subscripton" against "subscript").
+/// The term is all there as written, so the typo is in what the stemmer takes off, never a
+/// word of its own ("reworked" is one edit from "reworded", but does not start with
+/// "reword"). The commonest such term wins, then the alphabetically first.
+fn misspelled_ending<'a>(word: &str, candidates: &'a [(String, i64)]) -> Option<&'a str> {
+    let bytes = word.as_bytes();
+    let candidates: Vec<&(String, i64)> = candidates
+        .iter()
+        .filter(|(term, _)| term.len() >= MIN_ENDING_TERM_CHARS && word.starts_with(term.as_str()))
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let mut edits: Vec<Vec<u8>> = Vec::new();
+    for at in 1..bytes.len() {
+        let (head, tail) = bytes.split_at(at);
+        for letter in b'a'..=b'z' {
+            edits.push([head, &[letter], tail].concat());
+            if at < bytes.len() - 1 {
+                edits.push([head, &[letter], &tail[1..]].concat());
+            }
+        }
+        if at < bytes.len() - 1 {
+            edits.push([head, &tail[1..]].concat());
+            let mut swapped = bytes.to_vec();
+            swapped.swap(at, at + 1);
+            if at + 1 < bytes.len() - 1 {
+                edits.push(swapped);
+            }
+        }
+    }
+    let stems: HashSet<String> = edits
+        .iter()
+        .filter_map(|e| std::str::from_utf8(e).ok())
+        .map(porter)
+        .collect();
+    candidates
+        .into_iter()
+        .filter(|(term, _)| stems.contains(term))
+        .map(|(term, chunks)| (Reverse(*chunks), term.as_str()))
+        .min()
+        .map(|(_, term)| term)
 }
 
 /// The words of `query` worth checking against the index's vocabulary: English content words
@@ -588,6 +639,18 @@ mod tests {
         assert_eq!(correction("invoce", &terms), Some("invouc"));
         let terms = vocabulary(&[("invouc", 3), ("invoic", 3)]);
         assert_eq!(correction("invoce", &terms), Some("invoic"));
+    }
+
+    #[test]
+    fn a_typo_in_an_ending_the_stemmer_strips_is_corrected() {
+        let terms = vocabulary(&[("subscript", 4), ("configur", 6), ("subscrib", 2)]);
+        assert_eq!(correction("subscripton", &terms), Some("subscript"));
+        assert_eq!(correction("configuraton", &terms), Some("configur"));
+        assert_eq!(correction("subscriptoin", &terms), Some("subscript"));
+        // Only a word starting with the term is read this way.
+        let terms = vocabulary(&[("pine", 9), ("subscript", 4)]);
+        assert_eq!(correction("pinned", &terms), None);
+        assert_eq!(correction("subskripton", &terms), None);
     }
 
     #[test]
