@@ -29,8 +29,15 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             None => None,
         };
     let now = time::now();
+    let default_rate = call.config.api_key_rate_limit;
     let granter = match &call.caller {
-        Caller::Account { policy, .. } => Some(policy),
+        Caller::Account { policy, .. } => Some((
+            policy,
+            (
+                i64::from(default_rate.count),
+                i64::from(default_rate.window_secs),
+            ),
+        )),
         _ => None,
     };
     let policy = KeyPolicy::from_body(&b, granter, &now)?;

@@ -16,7 +16,7 @@ use edgechat_core::domain::session::{
     FinishReason, Message, MessageKind, Session, MAX_QUERY_CHARS,
 };
 use edgechat_core::domain::webhook::Event;
-use edgechat_core::domain::widget::{takes_visitors, visitor_message_json};
+use edgechat_core::domain::widget::visitor_message_json;
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::Response;
@@ -140,8 +140,9 @@ async fn switch(call: Call, on: bool) -> ApiResult<Response> {
 }
 
 /// Sends a stored live-chat message to the session's open event streams (the visitor's chat),
-/// beside the response. Whether the chatbot still takes visitors is read there too: a visitor
-/// of a chatbot made private since hears nothing more (its stream is closed).
+/// beside the response. Whom the chatbot admits is read there too: a visitor of a chatbot
+/// made private since, or on a site dropped from its allowed origins, hears nothing more
+/// (its stream is closed).
 fn tell_visitor(call: &Call, message: &Message) {
     let env = call.env.clone();
     let account_uuid = call.account().map(str::to_string);
@@ -149,15 +150,19 @@ fn tell_visitor(call: &Call, message: &Message) {
     let session_uuid = message.session_uuid.clone();
     let json = visitor_message_json(message, false);
     call.ctx.wait_until(async move {
-        let visitors = async {
+        let admission = async {
             let chatbot = Store::new(&env)?
                 .get_chatbot(&account_uuid?, &chatbot_uuid)
                 .await?;
-            Ok::<_, ApiError>(chatbot.is_some_and(|c| takes_visitors(&c.settings.visibility)))
+            Ok::<_, ApiError>(chatbot.map(|c| (c.settings.visibility, c.settings.allowed_origins)))
         }
         .await
-        .unwrap_or(false);
-        chat_session::notify(env, session_uuid, json, visitors).await
+        .unwrap_or(None);
+        let told = chat_session::Told {
+            message: json,
+            admission,
+        };
+        chat_session::notify(env, session_uuid, told).await
     });
 }
 

@@ -2,7 +2,7 @@ use crate::app::http::{json_response, read_json_object, success_response};
 use crate::app::{Call, Caller};
 use crate::conversation::{self, relay, retrieval, tagging, Exchange, Output, Request};
 use crate::handlers::{live_chat, widget};
-use crate::platform::chat_session::{self, Claim, Followed, Room};
+use crate::platform::chat_session::{self, Claim, Followed, Holder, Room, Told};
 use crate::platform::log;
 use crate::platform::rate_limit::{
     admit_message, admit_messages, names as limit_names, release_messages, Decision,
@@ -22,7 +22,7 @@ use edgechat_core::domain::data_source::uuid_list;
 use edgechat_core::domain::rate_limit::Limit;
 use edgechat_core::domain::session::{query_from_body, FinishReason, Message};
 use edgechat_core::domain::webhook::Event;
-use edgechat_core::domain::widget::visitor_message_json;
+use edgechat_core::domain::widget::{admits, visitor_message_json};
 use edgechat_core::time;
 
 use crate::platform::stream::StreamSink;
@@ -788,13 +788,28 @@ pub async fn session_events(call: Call) -> ApiResult<Response> {
     }
     // The stream ends by the time the caller must show itself again: the configured lifetime,
     // or a visitor's token expiring sooner. The reader reconnects and is checked anew.
+    // A key's stream ends when the key expires; one deleted meanwhile, or a visitor no longer
+    // admitted, is closed at the next message (`Room::announce_message`).
     let lifetime_ms = call.config.session_events_lifetime.as_millis() as i64;
     let until_ms = time::now_ms().saturating_add(lifetime_ms);
-    let (until_ms, visitor) = match &call.caller {
-        Caller::Visitor(v) => (until_ms.min(v.expires_at.saturating_mul(1000)), 1),
-        _ => (until_ms, 0),
+    let (until_ms, holder) = match &call.caller {
+        Caller::Visitor(v) => (
+            until_ms.min(v.expires_at.saturating_mul(1000)),
+            Holder::Visitor(v.origin.clone()),
+        ),
+        Caller::Account {
+            key_uuid, policy, ..
+        } => (
+            policy
+                .expires_at
+                .as_deref()
+                .and_then(time::seconds_of)
+                .map_or(until_ms, |secs| until_ms.min(secs.saturating_mul(1000))),
+            Holder::Key(key_uuid.clone()),
+        ),
+        _ => (until_ms, Holder::Other),
     };
-    let path = format!("/listen?until={until_ms}&visitor={visitor}");
+    let path = format!("/listen?until={until_ms}&{}", holder.query());
     let answer = chat_session::ask(&call.env, &session_uuid, &path).await?;
     let headers = stream_headers(WireFormat::EventStream)?;
     headers.set("Content-Encoding", "identity")?;
@@ -889,19 +904,25 @@ pub async fn in_session(mut req: worker::Request, room: &std::rc::Rc<Room>) -> A
             let until_ms = query("until")
                 .parse::<i64>()
                 .map_err(|_| ApiError::internal("a session event stream without its end"))?;
-            let visitor = query("visitor") == "1";
+            let holder = Holder::from_query(query);
             let headers = stream_headers(WireFormat::EventStream)?;
             return Ok(Response::builder()
                 .with_status(200)
                 .with_headers(headers)
-                .stream(room.listen(until_ms, visitor)?));
+                .stream(room.listen(until_ms, holder)?));
         }
         // `chat_session::start_ahead`: the object is running, and that was the point.
         "/start" => return Ok(Response::builder().with_status(204).empty()),
         "/notify" => {
-            let told: serde_json::Value = req.json().await?;
-            let visitors = told["visitors"].as_bool().unwrap_or(false);
-            room.announce_message(&told["message"], visitors);
+            let told: Told = req.json().await?;
+            room.announce_message(&told.message, |origin| {
+                told.admission
+                    .as_ref()
+                    .is_some_and(|(visibility, allowed)| {
+                        admits(visibility, allowed, origin).is_ok()
+                    })
+            })
+            .await;
             return Ok(Response::builder().with_status(204).empty());
         }
         "/forget" => {

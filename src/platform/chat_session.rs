@@ -11,7 +11,9 @@ use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::chat::wire::{AnswerEvent, Encoder, WireFormat};
 use edgechat_core::config::bindings;
+use edgechat_core::domain::chatbot::Visibility;
 use edgechat_core::time;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -98,7 +100,7 @@ impl Room {
     /// A session event stream: `message` for each live-chat message stored in the session (an
     /// operator's reply, an announcement), `answer` when an answer starts. It opens with a
     /// comment, so the reader knows it is listening, and ends at `until_ms` (Unix ms).
-    pub fn listen(self: &Rc<Self>, until_ms: i64, visitor: bool) -> ApiResult<ReadableStream> {
+    pub fn listen(self: &Rc<Self>, until_ms: i64, holder: Holder) -> ApiResult<ReadableStream> {
         let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
         let reader = Reader::new(sink, Encoder::new(WireFormat::EventStream, "", 0), 0);
         reader.write(": listening\n\n".into());
@@ -108,7 +110,7 @@ impl Room {
             listeners.push(Listener {
                 reader,
                 until_ms,
-                visitor,
+                holder,
             });
         }
         let room = Rc::clone(self);
@@ -173,17 +175,44 @@ impl Room {
         Ok(())
     }
 
-    /// A live-chat message for the open session event streams; when the chatbot no longer
-    /// takes `visitors`, a visitor's stream is closed rather than told.
-    pub fn announce_message(&self, message: &Value, visitors: bool) {
-        if !visitors {
-            self.listeners.borrow_mut().retain(|l| {
-                if l.visitor {
-                    l.reader.close();
-                }
-                !l.visitor
-            });
-        }
+    /// A live-chat message for the open session event streams. A stream whose holder no
+    /// longer stands is closed rather than told: a visitor the chatbot no longer `admits`
+    /// (made private, the site dropped from its allowed origins), a key since deleted or
+    /// expired (read from D1 only when such a stream is open).
+    pub async fn announce_message(&self, message: &Value, admits: impl Fn(Option<&str>) -> bool) {
+        let keys: Vec<String> = self
+            .listeners
+            .borrow()
+            .iter()
+            .filter_map(|l| match &l.holder {
+                Holder::Key(uuid) => Some(uuid.clone()),
+                _ => None,
+            })
+            .collect();
+        // A key that cannot be checked is taken as gone: the message is stored either way,
+        // and the reader catches up once it shows itself again.
+        let standing = if keys.is_empty() {
+            Vec::new()
+        } else {
+            match Store::new(&self.env) {
+                Ok(store) => store
+                    .standing_keys(&keys, &time::now())
+                    .await
+                    .unwrap_or_default(),
+                Err(_) => Vec::new(),
+            }
+        };
+        self.listeners.borrow_mut().retain(|l| {
+            let stands = match &l.holder {
+                Holder::Key(uuid) => standing.contains(uuid),
+                Holder::Visitor(origin) => admits(origin.as_deref()),
+                Holder::Other => true,
+            };
+            if !stands {
+                l.reader.close();
+            }
+            stands
+        });
         self.announce("message", message);
     }
 
@@ -785,7 +814,48 @@ fn write_batch(
 struct Listener {
     reader: Reader,
     until_ms: i64,
-    visitor: bool,
+    holder: Holder,
+}
+
+/// Who opened a session event stream: what must still stand for it to hear more.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Holder {
+    /// An account key, by uuid: deleting it ends the stream at the next message.
+    Key(String),
+    /// A site visitor, on this site (if any): the chatbot must still admit it.
+    Visitor(Option<String>),
+    #[default]
+    Other,
+}
+
+impl Holder {
+    /// As `/listen` carries it: `key=UUID`, `visitor=1&origin=ORIGIN`, or nothing.
+    pub fn query(&self) -> String {
+        let encode =
+            |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        match self {
+            Holder::Key(uuid) => format!("key={}", encode(uuid)),
+            Holder::Visitor(origin) => format!(
+                "visitor=1&origin={}",
+                encode(origin.as_deref().unwrap_or_default())
+            ),
+            Holder::Other => String::new(),
+        }
+    }
+
+    /// Read back from `/listen`'s query.
+    pub fn from_query(value: impl Fn(&str) -> String) -> Holder {
+        let key = value("key");
+        if !key.is_empty() {
+            Holder::Key(key)
+        } else if value("visitor") == "1" {
+            Some(value("origin"))
+                .filter(|o| !o.is_empty())
+                .map_or(Holder::Visitor(None), |o| Holder::Visitor(Some(o)))
+        } else {
+            Holder::Other
+        }
+    }
 }
 
 /// One reader's stream, in the format it asked for.
@@ -986,13 +1056,22 @@ pub async fn ask(
     Ok(stub(env, session_uuid)?.fetch_with_str(&url).await?)
 }
 
-/// Tells the session's open event streams that `message` (a live-chat message, in the
-/// visitor's view) was stored; unless the chatbot still takes `visitors`, a visitor's stream
-/// is closed instead. A failure is logged: the message is stored either way, and a
-/// reader catches up from the session's messages.
-pub async fn notify(env: Env, session_uuid: String, message: Value, visitors: bool) {
+/// What `/notify` tells a session's object: a stored live-chat message, in the visitor's
+/// view, and whom the chatbot admits now (its visibility and allowed origins; `None` when it
+/// is gone), so that a visitor no longer admitted is not told.
+#[derive(Serialize, Deserialize)]
+pub struct Told {
+    pub message: Value,
+    pub admission: Option<(Visibility, Vec<String>)>,
+}
+
+/// Tells the session's open event streams that `told.message` was stored; a stream whose
+/// holder no longer stands is closed instead (`Room::announce_message`). A failure is
+/// logged: the message is stored either way, and a reader catches up from the session's
+/// messages.
+pub async fn notify(env: Env, session_uuid: String, told: Told) {
     let result = async {
-        let body = json!({"message": message, "visitors": visitors});
+        let body = serde_json::to_value(&told)?;
         let mut init = worker::RequestInit::new();
         init.with_method(worker::Method::Post)
             .with_body(Some(wasm_bindgen::JsValue::from_str(&body.to_string())));

@@ -455,3 +455,30 @@ test("a session event stream lasts SESSION_EVENTS_SECONDS, so a deleted key cann
   assert.equal((await owner.del(`/api-key/${made.json.uuid}/delete`)).status, 200);
   expectError(assert, await client(w, made.json.key).get(`/session/${session.uuid}/events`), 401, "unauthorized");
 });
+
+test("a key's open event stream is closed by the first message after the key is deleted, and ends when the key expires", async () => {
+  const acct = await worker.newAccount("listened");
+  const owner = client(worker, acct.key);
+  const bot = await newChatbot(owner, { name: "Live chat" });
+  const session = await newSession(owner, bot);
+  const made = await owner.post("/api-key/create", { body: { name: "listener", scopes: ["chat"] } });
+  assert.equal(made.status, 200, made.text);
+  const listening = readToEnd(worker, `/session/${session.uuid}/events`, made.json.key, 30_000);
+  await sleep(300);
+  assert.equal((await owner.post(`/session/${session.uuid}/live-chat/start`)).status, 200);
+  await sleep(300);
+  assert.equal((await owner.del(`/api-key/${made.json.uuid}/delete`)).status, 200);
+  assert.equal((await owner.post(`/session/${session.uuid}/live-chat/message`, { body: { text: "SECRET after the key went" } })).status, 200);
+  const heard = await listening;
+  assert.equal(heard.status, 200);
+  assert.match(heard.text, /event: message/, "the announcement while the key stood arrived");
+  assert.doesNotMatch(heard.text, /SECRET/);
+
+  const expiresAt = new Date(Date.now() + 3_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const brief = await owner.post("/api-key/create", { body: { name: "brief", scopes: ["chat"], expires_at: expiresAt } });
+  assert.equal(brief.status, 200, brief.text);
+  const started = Date.now();
+  const ended = await readToEnd(worker, `/session/${session.uuid}/events`, brief.json.key, 30_000);
+  assert.equal(ended.status, 200);
+  assert.ok(Date.now() - started < 15_000, "the stream ended with its key, not after the stream lifetime");
+});

@@ -251,6 +251,25 @@ test("a visitor's open event stream hears live chat, and is closed by the first 
   assert.doesNotMatch(heard, /SECRET/);
 });
 
+test("a visitor's open event stream is closed by the first message after its site is dropped from the allowed origins", async () => {
+  const bot = await chatbot({ visibility: "hybrid", allowed_origins: [SHOP, OTHER] });
+  const token = await tokenFor(bot, { origin: SHOP });
+  const s = await newSession(visitor(token, SHOP), bot);
+  const res = await fetch(`${worker.base}/api/v1/session/${s.uuid}/events`, {
+    headers: { Authorization: `Bearer ${token}`, Origin: SHOP }, signal: AbortSignal.timeout(30_000),
+  });
+  assert.equal(res.status, 200);
+  const reading = res.text();
+  await sleep(300);
+  assert.equal((await owner.post(`/session/${s.uuid}/live-chat/start`)).status, 200);
+  await sleep(300);
+  assert.equal((await owner.post(`/chatbot/${bot.uuid}/update`, { body: { allowed_origins: [OTHER] } })).status, 200);
+  assert.equal((await owner.post(`/session/${s.uuid}/live-chat/message`, { body: { text: "SECRET after the site was dropped" } })).status, 200);
+  const heard = await reading;
+  assert.match(heard, /event: message/, "the announcement while admitted arrived");
+  assert.doesNotMatch(heard, /SECRET/);
+});
+
 test("expired, altered and foreign tokens are refused with 401", async () => {
   const bot = await chatbot({ visibility: "public" });
   const token = await tokenFor(bot);

@@ -252,9 +252,14 @@ impl Default for KeyPolicy {
 
 impl KeyPolicy {
     /// Reads `scopes`, `expires_at`, `allowed_ips` and `rate_limit` of a create body. `granter`
-    /// is what the creating key may do (`None` for the operator): a key only hands out scopes
-    /// it has. `now` is `time::format`ted.
-    pub fn from_body(body: &Body, granter: Option<&KeyPolicy>, now: &str) -> ApiResult<KeyPolicy> {
+    /// is what the creating key may do (`None` for the operator), with the rate its own
+    /// `rate_limit: None` stands for (the service's default): a key only hands out scopes it
+    /// has. `now` is `time::format`ted.
+    pub fn from_body(
+        body: &Body,
+        granter: Option<(&KeyPolicy, (i64, i64))>,
+        now: &str,
+    ) -> ApiResult<KeyPolicy> {
         let mut policy = KeyPolicy::default();
         if let Some(names) = body.opt_string_array("scopes", Scope::ALL.len())? {
             let mut scopes = Vec::new();
@@ -277,7 +282,7 @@ impl KeyPolicy {
             }
             policy.scopes = scopes;
         }
-        if let Some(granter) = granter {
+        if let Some((granter, _)) = granter {
             if let Some(wider) = policy
                 .scopes
                 .iter()
@@ -341,8 +346,8 @@ impl KeyPolicy {
                 )?)
             }
         }
-        if let Some(granter) = granter {
-            policy.stay_within(granter)?;
+        if let Some((granter, default_rate)) = granter {
+            policy.stay_within(granter, default_rate)?;
         }
         Ok(policy)
     }
@@ -350,7 +355,7 @@ impl KeyPolicy {
     /// A key made by a key is held to its maker's other limits too, or a key limited in time,
     /// place or rate could make itself an unlimited twin. What the body leaves out is taken
     /// from the maker; what it asks beyond the maker is refused.
-    fn stay_within(&mut self, granter: &KeyPolicy) -> ApiResult<()> {
+    fn stay_within(&mut self, granter: &KeyPolicy, default_rate: (i64, i64)) -> ApiResult<()> {
         let beyond = |what: &str| {
             Err(ApiError::Forbidden(format!(
                 "A key can only create keys within its own limits; this one cannot give {what}."
@@ -376,16 +381,17 @@ impl KeyPolicy {
                 return beyond(&format!("`{outside}` in `allowed_ips`"));
             }
         }
-        if let Some((count, window)) = granter.rate_limit {
-            match self.rate_limit {
-                None => self.rate_limit = Some((count, window)),
-                // More requests per second than the maker, compared without division.
-                Some((c, w)) if c * window > count * w => {
-                    return beyond(&format!(
-                        "a `rate_limit` above its own ({count} requests in {window} s)"
-                    ))
-                }
-                Some(_) => {}
+        if self.rate_limit.is_none() {
+            self.rate_limit = granter.rate_limit;
+        }
+        if let Some((c, w)) = self.rate_limit {
+            let (count, window) = granter.rate_limit.unwrap_or(default_rate);
+            // More requests in one window, or more per second (compared without division),
+            // than the maker: a burst or a pace it does not have.
+            if c > count || c * window > count * w {
+                return beyond(&format!(
+                    "a `rate_limit` above its own ({count} requests in {window} s)"
+                ));
             }
         }
         Ok(())
@@ -531,7 +537,11 @@ mod tests {
                 scopes: scopes.to_vec(),
                 ..KeyPolicy::default()
             });
-            KeyPolicy::from_body(&Body(&body(v)), granter.as_ref(), NOW)
+            KeyPolicy::from_body(
+                &Body(&body(v)),
+                granter.as_ref().map(|g| (g, DEFAULT_RATE)),
+                NOW,
+            )
         };
         assert_eq!(
             make(json!({}), Some(&[Admin])).unwrap(),
@@ -565,6 +575,23 @@ mod tests {
         }
     }
 
+    /// The service's default key rate in these tests.
+    const DEFAULT_RATE: (i64, i64) = (600, 60);
+
+    #[test]
+    fn a_key_on_the_default_rate_makes_keys_within_it() {
+        let granter = KeyPolicy::default();
+        let make =
+            |v: Value| KeyPolicy::from_body(&Body(&body(v)), Some((&granter, DEFAULT_RATE)), NOW);
+        assert_eq!(make(json!({})).unwrap().rate_limit, None);
+        assert_eq!(
+            make(json!({"rate_limit": [100, 60]})).unwrap().rate_limit,
+            Some((100, 60))
+        );
+        let err = make(json!({"rate_limit": [36000, 3600]})).unwrap_err();
+        assert_eq!(err.status(), 403);
+    }
+
     #[test]
     fn a_key_made_by_a_limited_key_stays_within_its_limits() {
         let granter = KeyPolicy {
@@ -573,7 +600,8 @@ mod tests {
             allowed_ips: vec![IpNet::parse("10.0.0.0/8").unwrap()],
             rate_limit: Some((5, 60)),
         };
-        let make = |v: Value| KeyPolicy::from_body(&Body(&body(v)), Some(&granter), NOW);
+        let make =
+            |v: Value| KeyPolicy::from_body(&Body(&body(v)), Some((&granter, DEFAULT_RATE)), NOW);
         let inherited = make(json!({})).unwrap();
         assert_eq!(
             (inherited.expires_at.as_deref(), inherited.rate_limit),
@@ -589,6 +617,8 @@ mod tests {
             json!({"allowed_ips": ["0.0.0.0/0"]}),
             json!({"rate_limit": [1, 10]}),
             json!({"rate_limit": [6, 60]}),
+            // The same pace, but a burst of 60 where the maker has 5.
+            json!({"rate_limit": [60, 720]}),
         ] {
             let err = make(wider.clone()).unwrap_err();
             assert_eq!(err.status(), 403, "{wider}");
