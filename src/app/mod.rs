@@ -455,7 +455,8 @@ async fn authenticate(
     {
         return match needed {
             Scope::Admin => Ok((Caller::Admin, None)),
-            _ => Err(ApiError::Unauthorized(
+            // A valid credential that this endpoint does not take: forbidden, not unknown.
+            _ => Err(ApiError::Forbidden(
                 "The admin token only manages API keys; use an account API key for this endpoint."
                     .into(),
             )),

@@ -147,8 +147,8 @@ test("missing, malformed and unknown credentials are 401 with WWW-Authenticate",
 
 test("the admin token manages keys and nothing else", async () => {
   const admin = client(worker, worker.adminToken);
-  expectError(assert, await admin.get("/chatbots"), 401, "unauthorized");
-  expectError(assert, await admin.post("/chatbot/create", { body: { name: "x" } }), 401, "unauthorized");
+  expectError(assert, await admin.get("/chatbots"), 403, "forbidden");
+  expectError(assert, await admin.post("/chatbot/create", { body: { name: "x" } }), 403, "forbidden");
 });
 
 // Scoped keys: what each scope opens is checked route by route in isolation.test.mjs; here
@@ -481,4 +481,23 @@ test("a key's open event stream is closed by the first message after the key is 
   const ended = await readToEnd(worker, `/session/${session.uuid}/events`, brief.json.key, 30_000);
   assert.equal(ended.status, 200);
   assert.ok(Date.now() - started < 15_000, "the stream ended with its key, not after the stream lifetime");
+});
+
+test("a key on the default rate cannot make one with a bigger burst; HEAD is a read; the admin token elsewhere is 403", async () => {
+  const acct = await worker.newAccount("bursts");
+  const owner = client(worker, acct.key);
+  const parent = await owner.post("/api-key/create", { body: { name: "ten a minute", rate_limit: [10, 60] } });
+  assert.equal(parent.status, 200, parent.text);
+  const limited = client(worker, parent.json.key);
+  // The same pace as its maker, but 600 at once where the maker has 10.
+  const burst = await limited.post("/api-key/create", { body: { name: "burst", rate_limit: [600, 3600] } });
+  expectError(assert, burst, 403, "forbidden");
+  assert.match(burst.json.error.message, /rate_limit/);
+  const slower = await limited.post("/api-key/create", { body: { name: "slower", rate_limit: [5, 60] } });
+  assert.equal(slower.status, 200, slower.text);
+  const reader = await owner.post("/api-key/create", { body: { name: "reader", scopes: ["read"] } });
+  assert.equal(reader.status, 200, reader.text);
+  const head = await worker.request("HEAD", "/api/v1/chatbots", { key: reader.json.key });
+  assert.equal(head.status, 200);
+  expectError(assert, await client(worker, worker.adminToken).get("/chatbots"), 403, "forbidden");
 });

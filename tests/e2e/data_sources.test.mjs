@@ -400,6 +400,18 @@ test("UTF-16 text is read as written; another format under a text name fails wit
   const broken = await upload(worker, key, bot.uuid, { name: "sizes.txt", bytes: Buffer.concat([good, Buffer.from([0x53, 0xe9, 0x20]), good, Buffer.from([0xc3])]) });
   assert.equal((await settled(api, broken.json.uuid)).status, "success");
   assert.match((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${broken.json.uuid}'`))[0].text, /Die Übergrößen für Mäntel/);
+  // Pure kana and kanji in Shift_JIS, an even number of bytes: its bytes read as UTF-16
+  // ideographs, and it was indexed as nonsense.
+  const sjis = Buffer.from("94 7a 91 97 82 c9 82 c2 82 a2 82 c4 81 42 82 b2 92 8d 95 b6 82 cd 8e 4f 93 fa 88 c8 93 e0 82 c9 94 ad 91 97 82 b5 82 dc 82 b7 81 42".split(" ").map((h) => parseInt(h, 16)));
+  const shiftJis = await upload(worker, key, bot.uuid, { name: "haiso.txt", bytes: sjis });
+  assert.equal(shiftJis.status, 200, shiftJis.text);
+  const refused = await settled(api, shiftJis.json.uuid);
+  assert.equal(refused.status, "error");
+  assert.match(JSON.parse(refused.meta_json).error, /save it as UTF-8/);
+  // A short UTF-8 text cut in its last character is still UTF-8.
+  const cut = await upload(worker, key, bot.uuid, { name: "menu.txt", bytes: Buffer.concat([Buffer.from("Le café, la crème brûlée et le thé glacé"), Buffer.from([0xc3])]) });
+  assert.equal((await settled(api, cut.json.uuid)).status, "success");
+  assert.equal((await worker.sql(`SELECT text FROM chunks WHERE data_source_uuid = '${cut.json.uuid}'`))[0].text, "Le café, la crème brûlée et le thé glacé");
   for (const [name, fixtureName, said] of [["report.txt", "document_lo.pdf", /is a PDF/], ["book.csv", "book.xlsx", /ZIP archive/]]) {
     const r = await upload(worker, key, bot.uuid, { name, bytes: await fixture("office", fixtureName) });
     assert.equal(r.status, 200, r.text);

@@ -235,7 +235,7 @@ test("a key of each scope opens exactly the routes its scope covers, and the 403
   for (const { method, path: template, scope: needed } of keyed) {
     const r = await worker.request(method, template.replaceAll("{uuid}", missing), { key: worker.adminToken, ...(method === "POST" ? { raw: "{", headers: { "Content-Type": "application/json" } } : {}) });
     if (needed === "admin") assert.ok(![401, 403].includes(r.status), `${method} ${template}: ${r.status}`);
-    else expectError(assert, r, 401, "unauthorized");
+    else expectError(assert, r, 403, "forbidden");
   }
   assert.deepEqual(await snapshot(), before, "no call of the matrix changed anything");
 });

@@ -270,6 +270,17 @@ test("a visitor's open event stream is closed by the first message after its sit
   assert.doesNotMatch(heard, /SECRET/);
 });
 
+test("a wildcard in allowed_origins is refused: no browser sends one", async () => {
+  const bot = await chatbot({ visibility: "hybrid", allowed_origins: [SHOP] });
+  for (const wildcard of ["https://*.example", "https://%2A.example"]) {
+    const r = await owner.post(`/chatbot/${bot.uuid}/update`, { body: { allowed_origins: [wildcard] } });
+    expectError(assert, r, 400, "invalid_request");
+    assert.match(r.json.error.message, /wildcards are not supported/);
+  }
+  const kept = (await owner.get(`/chatbot/${bot.uuid}`)).json;
+  assert.deepEqual(kept.meta.allowed_origins, [SHOP], "nothing stored changed");
+});
+
 test("expired, altered and foreign tokens are refused with 401", async () => {
   const bot = await chatbot({ visibility: "public" });
   const token = await tokenFor(bot);

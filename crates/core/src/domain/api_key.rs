@@ -74,13 +74,14 @@ string_enum! {
 }
 
 impl Scope {
-    /// Whether a key with this scope may call a route that declares `needed`, with `method`.
+    /// Whether a key with this scope may call a route that declares `needed`, with `method`
+    /// (`HEAD` is a `GET` without its body).
     pub fn grants(self, needed: Scope, method: &str) -> bool {
         match self {
             Scope::Admin => true,
             Scope::Manage => needed != Scope::Admin,
             Scope::Chat => needed == Scope::Chat,
-            Scope::Read => method == "GET" && needed != Scope::Admin,
+            Scope::Read => matches!(method, "GET" | "HEAD") && needed != Scope::Admin,
         }
     }
 
@@ -106,11 +107,12 @@ pub fn missing_scope(scopes: &[Scope], needed: Scope, method: &str) -> ApiError 
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let also = if method == "GET" && needed != Scope::Admin && needed != Scope::Read {
-        " (or `read`, as it only reads)"
-    } else {
-        ""
-    };
+    let also =
+        if matches!(method, "GET" | "HEAD") && needed != Scope::Admin && needed != Scope::Read {
+            " (or `read`, as it only reads)"
+        } else {
+            ""
+        };
     ApiError::Forbidden(format!(
         "This endpoint needs the `{}` scope{also}; this key has: {held}.",
         needed.as_str()
@@ -515,6 +517,7 @@ mod tests {
         assert!(!Chat.grants(Manage, "GET") && !Chat.grants(Read, "GET"));
         assert!(Read.grants(Manage, "GET") && Read.grants(Chat, "GET") && Read.grants(Read, "GET"));
         assert!(!Read.grants(Chat, "POST") && !Read.grants(Admin, "GET"));
+        assert!(Read.grants(Manage, "HEAD") && !Read.grants(Admin, "HEAD"));
         assert!(scopes_grant(&[Chat, Read], Manage, "GET"));
         let err = missing_scope(&[Chat], Manage, "GET");
         assert_eq!(err.status(), 403);

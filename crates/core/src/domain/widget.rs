@@ -77,6 +77,17 @@ pub fn parse_allowed_origins(value: &Value) -> ApiResult<Vec<String>> {
         let text = item.as_str().ok_or_else(|| {
             ApiError::invalid(FIELD, "`allowed_origins` must be an array of strings.")
         })?;
+        // A browser never sends a wildcard as its origin: such an entry would admit no one.
+        if text.contains('*') || text.to_ascii_lowercase().contains("%2a") {
+            return Err(ApiError::invalid(
+                FIELD,
+                format!(
+                    "`allowed_origins` holds {:?}: wildcards are not supported; list each site's \
+                     origin, such as https://shop.example.com and https://www.example.com.",
+                    text.chars().take(200).collect::<String>()
+                ),
+            ));
+        }
         let origin = normalize_origin(text).ok_or_else(|| {
             ApiError::invalid(
                 FIELD,
@@ -604,6 +615,8 @@ mod tests {
             json!("https://a.example"),
             json!([1]),
             json!(["https://a.example/path"]),
+            json!(["https://*.example"]),
+            json!(["https://%2A.example"]),
             json!((0..21)
                 .map(|i| format!("https://{i}.example"))
                 .collect::<Vec<_>>()),

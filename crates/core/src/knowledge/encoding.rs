@@ -197,9 +197,14 @@ pub(super) fn decode_text(bytes: Vec<u8>) -> Result<String, ExtractError> {
 /// so a file holding at least ten valid multibyte sequences for each broken one is UTF-8.
 fn mostly_utf8(bytes: &[u8]) -> bool {
     let (mut multibyte, mut broken) = (0usize, 0usize);
-    for chunk in bytes.utf8_chunks() {
+    let mut chunks = bytes.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
         multibyte += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
-        broken += usize::from(!chunk.invalid().is_empty());
+        // The start of a character at the very end is a file cut short, not a broken one:
+        // a short file of five accented letters and a cut sixth is still UTF-8.
+        let cut_at_end = chunks.peek().is_none()
+            && matches!(std::str::from_utf8(chunk.invalid()), Err(e) if e.error_len().is_none());
+        broken += usize::from(!chunk.invalid().is_empty() && !cut_at_end);
     }
     multibyte > 0 && broken * 10 <= multibyte
 }
@@ -254,7 +259,7 @@ const UTF16_MIN_CHARS: usize = 16;
 /// UTF-16 looks alike in both orders (its even and odd bytes are alike), so one order has to
 /// read clearly better than the other; binary data reads as neither.
 fn unmarked_utf16_order(head: &[u8], cut: bool) -> Option<bool> {
-    if reads_as_utf8_text(head) {
+    if reads_as_utf8_text(head) || reads_as_shift_jis(head) {
         return None;
     }
     // A pair of two ASCII letters or spaces is a CJK ideograph read as UTF-16, and in
@@ -280,6 +285,33 @@ fn unmarked_utf16_order(head: &[u8], cut: bool) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// Whether bytes are Japanese text in Shift_JIS: two-byte characters (a lead byte and a valid
+/// trail) for at least half of them, the rest ASCII text or half-width katakana, no control
+/// characters but tabs and line breaks. Pure kana and kanji in Shift_JIS read as UTF-16
+/// ideographs (its lead bytes 0x82-0x9F are the high bytes of CJK ideographs), so without
+/// this such a file was indexed as nonsense; UTF-16 itself almost never reads this way, its
+/// low bytes falling on control characters and invalid trails.
+fn reads_as_shift_jis(bytes: &[u8]) -> bool {
+    let (mut at, mut double) = (0, 0);
+    while at < bytes.len() {
+        let b = bytes[at];
+        match b {
+            b'\t' | b'\n' | b'\r' | 0x20..=0x7E | 0xA1..=0xDF => at += 1,
+            0x81..=0x9F | 0xE0..=0xFC => match bytes.get(at + 1) {
+                Some(0x40..=0x7E | 0x80..=0xFC) => {
+                    double += 1;
+                    at += 2;
+                }
+                // The sniffed start may end between a character's two bytes.
+                None => at += 1,
+                Some(_) => return false,
+            },
+            _ => return false,
+        }
+    }
+    double >= UTF16_MIN_CHARS && double * 4 >= bytes.len()
 }
 
 /// Whether bytes are UTF-8 text (perhaps cut mid-character at their end): valid, and with no
@@ -466,6 +498,37 @@ mod tests {
         assert!(decode_text(german.to_vec())
             .expect("read")
             .starts_with("Über die Rücksendung"));
+    }
+
+    #[test]
+    fn shift_jis_of_an_even_length_is_not_read_as_utf16() {
+        // Pure kana and kanji: as UTF-16 its bytes read as CJK ideographs.
+        let sjis = b"\x94z\x91\x97\x82\xc9\x82\xc2\x82\xa2\x82\xc4\x81B\x82\xb2\x92\x8d\x95\xb6\x82\xcd\x8eO\x93\xfa\x88\xc8\x93\xe0\x82\xc9\x94\xad\x91\x97\x82\xb5\x82\xdc\x82\xb7\x81B";
+        assert!(sjis.len().is_multiple_of(2));
+        let err = decode_text(sjis.to_vec()).expect_err("refused");
+        assert!(err.0.contains("save it as UTF-8"), "{}", err.0);
+        // Japanese in UTF-16 without a byte order mark is still read.
+        let text = "保証期間は購入日から二年間です。返品は三十日以内に受け付けます。";
+        for bytes in [
+            text.encode_utf16()
+                .flat_map(u16::to_le_bytes)
+                .collect::<Vec<u8>>(),
+            text.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+        ] {
+            assert_eq!(decode_text(bytes).as_deref(), Ok(text));
+        }
+    }
+
+    #[test]
+    fn a_short_utf8_text_cut_mid_character_stays_utf8() {
+        let mut bytes = "Le café, la crème brûlée et le thé glacé"
+            .as_bytes()
+            .to_vec();
+        bytes.push(0xC3);
+        assert_eq!(
+            decode_text(bytes).as_deref(),
+            Ok("Le café, la crème brûlée et le thé glacé")
+        );
     }
 
     #[test]

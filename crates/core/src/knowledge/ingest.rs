@@ -213,6 +213,10 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extraction, ExtractError> 
 /// Reads a document of `kind`, taking its bytes so that they are let go as soon as they are
 /// read.
 pub fn read_document(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractError> {
+    read_any(kind, bytes).map_err(ExtractError::as_sentence)
+}
+
+fn read_any(kind: DocKind, bytes: Vec<u8>) -> Result<Document, ExtractError> {
     let document = match kind {
         DocKind::Pdf => pdf::read(&bytes)?,
         DocKind::Docx => docx::read(&bytes)?,

@@ -72,6 +72,23 @@ impl fmt::Display for ExtractError {
 
 impl std::error::Error for ExtractError {}
 
+impl ExtractError {
+    /// The reason as a source's `error` shows it: a sentence, with a capital and a full stop,
+    /// whichever reader wrote it.
+    pub fn as_sentence(self) -> ExtractError {
+        let reason = self.0.trim();
+        let mut chars = reason.chars();
+        let mut sentence: String = match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars).collect(),
+            None => return self,
+        };
+        if !sentence.ends_with(['.', '!', '?']) {
+            sentence.push('.');
+        }
+        ExtractError(sentence)
+    }
+}
+
 /// The readable text of a web page.
 pub fn html_to_text(html: &str) -> Extracted {
     Extracted::from(&html::read(html))
@@ -127,4 +144,22 @@ pub fn pptx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
 /// The text of an XLSX (Excel) workbook, sheet by sheet.
 pub fn xlsx_to_text(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     xlsx::read(bytes).map(|doc| Extracted::from(&doc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExtractError;
+
+    #[test]
+    fn a_reason_reads_as_a_sentence() {
+        let made = |s: &str| ExtractError(s.into()).as_sentence().0;
+        assert_eq!(
+            made("the file is not a PDF: it has no %PDF header"),
+            "The file is not a PDF: it has no %PDF header."
+        );
+        assert_eq!(
+            made("The document holds no readable text."),
+            "The document holds no readable text."
+        );
+    }
 }
