@@ -145,14 +145,24 @@ impl IpNet {
         // Written as an IPv4-mapped IPv6 network (`::ffff:203.0.113.9`), it is the IPv4
         // network a client's address is compared with (`contains` maps clients the same way);
         // kept as IPv6 it could never match.
-        if let IpAddr::V6(v6) = addr {
-            if let (Some(v4), true) = (v6.to_ipv4_mapped(), prefix >= 96) {
-                return Some(IpNet {
-                    addr: IpAddr::V4(v4),
-                    prefix: prefix - 96,
-                });
+        let (addr, prefix) = match addr {
+            IpAddr::V6(v6) => match (v6.to_ipv4_mapped(), prefix >= 96) {
+                (Some(v4), true) => (IpAddr::V4(v4), prefix - 96),
+                _ => (addr, prefix),
+            },
+            v4 => (v4, prefix),
+        };
+        // Stored as the network it names: "203.0.113.7/24" is 203.0.113.0/24.
+        let addr = match addr {
+            IpAddr::V4(v4) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+                IpAddr::V4((u32::from(v4) & mask).into())
             }
-        }
+            IpAddr::V6(v6) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+                IpAddr::V6((u128::from(v6) & mask).into())
+            }
+        };
         Some(IpNet { addr, prefix })
     }
 
@@ -700,6 +710,16 @@ mod tests {
             "::/64",
             "not a mapped network: kept as IPv6"
         );
+        // A network is kept as the network it names, whatever host bits were written.
+        assert_eq!(
+            IpNet::parse("203.0.113.7/24").unwrap().to_string(),
+            "203.0.113.0/24"
+        );
+        assert_eq!(
+            IpNet::parse("2001:db8::5/32").unwrap().to_string(),
+            "2001:db8::/32"
+        );
+        assert_eq!(IpNet::parse("0.0.0.0/0").unwrap().to_string(), "0.0.0.0/0");
     }
 
     #[test]
