@@ -54,7 +54,11 @@ const ENGLISH: &[&[&str]] = &[
     &["cheap", "cheaper", "inexpensive", "lower price"],
     &["email", "mail"],
     &["invoice", "receipt", "bill", "billing"],
-    &["subscription", "membership", "=plan"],
+    &["subscription", "membership", "tier", "=plan"],
+    &["yearly", "annual", "annually", "per year"],
+    &["monthly", "per month"],
+    &["declined", "rejected", "=failed"],
+    &["charity", "nonprofit", "non profit"],
     &["cancel", "terminate", "call off"],
     &["opening hours", "opening times", "business hours"],
     // Not "late": compared stemmed, it would be "later" too.
