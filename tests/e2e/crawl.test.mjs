@@ -437,3 +437,31 @@ test("a start page the filters leave out that redirects off the site is not foll
   assert.ok(crawl.error.includes(`redirects to ${elsewhere.base}/elsewhere, off the crawled site`), crawl.error);
   assert.equal(elsewhere.requests.length, 0, "the other site was never called");
 });
+
+test("a page only a link leads to, whose source was deleted, is read again by the next sync though the page linking to it is unchanged", async () => {
+  pages.set("/den", page("Den", "The den by the river.", ["/den/lair"]));
+  pages.set("/den/lair", page("Lair", "The lair keeps the obsidian lantern."));
+  const bot = await newChatbot(api, { name: "Den" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/den`, include: ["/den/*"] } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await finished(r.json.uuid)).pages.found, 2);
+  const lair = (await pagesOf(bot, r.json.uuid)).find((s) => pathOf(s) === "/den/lair");
+  assert.deepEqual((await api.post("/data-sources/delete", { body: { uuids: [lair.uuid] } })).json, { success: true });
+  assert.equal((await api.get(`/crawl/${r.json.uuid}`)).json.pages.found, 1, "deleting its source takes it out of the counts");
+  try {
+    await sleep(1100); // timestamps have whole seconds
+    const mark = served.length;
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    await eventually(async () => {
+      const now = await pagesOf(bot, r.json.uuid);
+      assert.deepEqual(now.map((s) => [pathOf(s), s.status]).sort(), [["/den", "success"], ["/den/lair", "success"]]);
+      assert.equal((await finished(r.json.uuid)).pages.found, 2);
+    }, 60_000);
+    assert.deepEqual(served.slice(mark).filter(([p]) => p === "/den"), [["/den", 304]], "the page linking to it showed no links");
+    const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "obsidian lantern" } })).json.results;
+    assert.equal(hits[0]?.title, "Lair");
+  } finally {
+    pages.delete("/den");
+    pages.delete("/den/lair");
+  }
+});
