@@ -568,7 +568,8 @@ impl Store {
     }
 
     /// A re-sync begins: every page of the crawl is marked checked now (it is about to be
-    /// asked for), and the pages that had gone (404, 410) or that robots.txt forbade are
+    /// asked for; the mark before is kept in `checked_before`, for a re-read that fails to put
+    /// back), and the pages that had gone (404, 410) or that robots.txt forbade are
     /// forgotten and returned (URL and depth), for the sync to offer again beside what it
     /// finds: a page that is back, or allowed again, comes back even when the pages linking
     /// to it answer 304 and so show no links. At most 100 a sync, those left longest first: one
@@ -582,7 +583,8 @@ impl Store {
         }
         let statements = vec![
             self.statement(
-                "UPDATE data_sources SET meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
+                "UPDATE data_sources SET checked_before = json_extract(meta_json, '$.last_checked_at'), \
+                 meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
                  WHERE crawl_uuid = ?1 AND status IN ('success', 'error')",
                 &[Arg::Text(crawl_uuid), Arg::Text(now)],
             )?,

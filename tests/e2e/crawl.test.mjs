@@ -30,6 +30,8 @@ let delayMs = 0;
 const moreDisallowed = [];
 /** Paths that answer 403 for now (a test adds some). */
 const refused = new Set();
+/** Paths that answer 500 for now, robots.txt included (a test adds some). */
+const failing = new Set();
 
 function page(title, body, links = []) {
   return `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p>` +
@@ -71,6 +73,7 @@ before(async () => {
       res.end(body);
     };
     if (delayMs) await sleep(delayMs);
+    if (failing.has(p)) return send(p === "/robots.txt" ? 503 : 500, "text/html", "<h1>Busy</h1>");
     if (p === "/robots.txt") {
       const more = moreDisallowed.map((d) => `Disallow: ${d}\n`).join("");
       // Saved with a byte-order mark, as some editors do: the rules still hold.
@@ -464,4 +467,51 @@ test("a page only a link leads to, whose source was deleted, is read again by th
     pages.delete("/den");
     pages.delete("/den/lair");
   }
+});
+
+test("a crawled page that fails on a sync says so: error, counted as failed, its text kept, not marked checked", async () => {
+  pages.set("/mill", page("Mill", "The old mill.", ["/mill/wheel"]));
+  pages.set("/mill/wheel", page("Wheel", "The wheel turns the basalt grindstone."));
+  const bot = await newChatbot(api, { name: "Mill" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/mill`, include: ["/mill/*"] } });
+  assert.equal(r.status, 200, r.text);
+  await finished(r.json.uuid);
+  const byPath = async () => new Map((await pagesOf(bot, r.json.uuid)).map((s) => [pathOf(s), s]));
+  const before = await byPath();
+  const checkedBefore = JSON.parse(before.get("/mill/wheel").meta_json).last_checked_at;
+  failing.add("/mill/wheel");
+  try {
+    await sleep(1100); // timestamps have whole seconds
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    // The first try and three retries, then the dead-letter queue.
+    const wheel = await eventually(async () => {
+      const w = (await byPath()).get("/mill/wheel");
+      assert.equal(w.status, "error", w.meta_json);
+      return w;
+    }, 90_000);
+    const meta = JSON.parse(wheel.meta_json);
+    assert.equal(meta.error, "The page answered HTTP 500.");
+    assert.equal(meta.last_checked_at, checkedBefore, "a page that did not answer was not checked");
+    const mill = JSON.parse((await byPath()).get("/mill").meta_json);
+    assert.ok(mill.last_checked_at > JSON.parse(before.get("/mill").meta_json).last_checked_at, "the page that answered was");
+    const crawl = await finished(r.json.uuid);
+    assert.deepEqual([crawl.pages.found, crawl.pages.read, crawl.pages.failed], [2, 1, 1]);
+    // Its text is kept meanwhile, as README says of a page that cannot be read.
+    const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "basalt grindstone" } })).json.results;
+    assert.equal(hits[0]?.title, "Wheel");
+  } finally {
+    failing.delete("/mill/wheel");
+  }
+  // Answering again: the next sync makes it `success`, the error gone.
+  await sleep(1100);
+  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  await eventually(async () => {
+    const w = (await byPath()).get("/mill/wheel");
+    assert.equal(w.status, "success", w.meta_json);
+    assert.equal(JSON.parse(w.meta_json).error, undefined);
+    assert.ok(JSON.parse(w.meta_json).last_checked_at > checkedBefore);
+    assert.equal((await finished(r.json.uuid)).pages.failed, 0);
+  }, 60_000);
+  pages.delete("/mill");
+  pages.delete("/mill/wheel");
 });
