@@ -88,9 +88,16 @@ async fn run_logged(env: &Env, config: &Config, step: &Step, before: u32) -> (bo
             }
         },
     };
-    if let (Some(reason), Some(source)) = (&reason, step.source()) {
-        if let Err(err) = store.record_step_failure(source, reason).await {
-            log::background_failure("recording a step's failure", source, &err);
+    if let Some(reason) = &reason {
+        let recorded = match step {
+            Step::CrawlStart { crawl, .. } => store.record_crawl_step_failure(crawl, reason).await,
+            _ => match step.source() {
+                Some(source) => store.record_step_failure(source, reason).await,
+                None => Ok(()),
+            },
+        };
+        if let Err(err) = recorded {
+            log::background_failure("recording a step's failure", &record, &err);
         }
     }
     let calls = store.calls() + sent.count();
@@ -222,8 +229,9 @@ async fn fail_dead_recheck(env: &Env, store: &Store, uuid: &str, now: &str) -> A
 }
 
 /// Steps given up on: a source's ends it in `error` with the last failure's reason (a page's
-/// re-read too, its old text kept); a crawl's start records the failure on the crawl; a
-/// sitemap that never answered counts as read.
+/// re-read too, its old text kept); a crawl's start ends the crawl in `error` with its last
+/// failure's reason ("robots.txt answered HTTP 503."); a sitemap that never answered counts
+/// as read.
 pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
     let store = match Store::new(&env) {
         Ok(store) => store,
@@ -242,7 +250,7 @@ pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Resul
         let result = match &step {
             Step::CrawlStart { crawl, .. } => {
                 store
-                    .fail_crawl(
+                    .fail_crawl_start(
                         crawl,
                         "Starting the crawl (reading robots.txt and the start page) failed again and again.",
                         &now,

@@ -14,7 +14,9 @@ use edgechat_core::knowledge::crawl::sitemap::{self, Sitemap};
 use edgechat_core::knowledge::crawl::urls::{
     normalize, page_identity, passes_filters, resolve, same_site,
 };
-use edgechat_core::knowledge::crawl::{links, MAX_SITEMAP_NESTING, USER_AGENT};
+use edgechat_core::knowledge::crawl::{
+    answer, links, not_reached, Answer, MAX_SITEMAP_NESTING, USER_AGENT,
+};
 use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
 use url::Url;
@@ -36,7 +38,14 @@ enum Got {
     Retry(String),
 }
 
-async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str, scope: outbound::Scope<'_>) -> Got {
+/// `what` names the resource in a failure's reason: "robots.txt", "The start page …".
+async fn get(
+    ctx: &StepEnv<'_>,
+    what: &str,
+    url: &str,
+    accept: &str,
+    scope: outbound::Scope<'_>,
+) -> Got {
     let fetched = outbound::fetch_scoped(
         Outgoing {
             method: Method::Get,
@@ -55,13 +64,13 @@ async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str, scope: outbound::Scope<
     ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
     match fetched {
         Err(e) if e.out_of_scope => Got::OutOfScope(e.reason),
-        Err(e) if e.transient => Got::Retry(e.reason),
+        Err(e) if e.transient => Got::Retry(not_reached(what, &e.reason)),
         Err(_) => Got::Missing,
-        Ok(f) if f.status == 429 || f.status >= 500 => {
-            Got::Retry(format!("{url} answered HTTP {}.", f.status))
-        }
-        Ok(f) if (200..300).contains(&f.status) => Got::Body(f.body),
-        Ok(_) => Got::Missing,
+        Ok(f) => match answer(what, f.status) {
+            Answer::Read => Got::Body(f.body),
+            Answer::Absent => Got::Missing,
+            Answer::Retry(reason) => Got::Retry(reason),
+        },
     }
 }
 
@@ -289,7 +298,15 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         return Ok(Outcome::Done);
     };
     let robots = match site.join("/robots.txt") {
-        Ok(robots_url) => match get(ctx, robots_url.as_str(), "text/plain", ANYWHERE).await {
+        Ok(robots_url) => match get(
+            ctx,
+            "robots.txt",
+            robots_url.as_str(),
+            "text/plain",
+            ANYWHERE,
+        )
+        .await
+        {
             Got::Body(bytes) => robots::parse(&String::from_utf8_lossy(&bytes), USER_AGENT),
             Got::Missing | Got::OutOfScope(_) => Robots::default(),
             Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
@@ -320,6 +337,7 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         };
         match get(
             ctx,
+            &format!("The start page {}", crawl.url),
             start.as_str(),
             "text/html,application/xhtml+xml",
             &scope,
@@ -416,6 +434,7 @@ pub async fn read_sitemap(
     };
     let bytes = match get(
         ctx,
+        &format!("The sitemap {url}"),
         url,
         "application/xml,text/xml;q=0.9,*/*;q=0.5",
         ANYWHERE,

@@ -290,7 +290,8 @@ impl Store {
     /// Records what robots.txt said and that the crawl's start step ran.
     pub async fn crawl_started(&self, uuid: &str, robots_json: &str, now: &str) -> ApiResult<()> {
         self.execute(
-            "UPDATE crawls SET robots_json = ?2, last_synced_at = ?3, modified_at = ?3, error = NULL WHERE uuid = ?1",
+            "UPDATE crawls SET robots_json = ?2, last_synced_at = ?3, modified_at = ?3, error = NULL, \
+             step_failure = NULL WHERE uuid = ?1",
             &[Arg::Text(uuid), Arg::Text(robots_json), Arg::Text(now)],
         )
         .await
@@ -301,6 +302,28 @@ impl Store {
         self.execute(
             "UPDATE crawls SET error = ?2, modified_at = ?3, last_synced_at = COALESCE(last_synced_at, ?3) WHERE uuid = ?1",
             &[Arg::Text(uuid), Arg::Text(reason), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Why the crawl's start step last failed; the dead-letter consumer names it.
+    pub async fn record_crawl_step_failure(&self, uuid: &str, reason: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE crawls SET step_failure = ?2 WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(reason)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A crawl whose start step was given up on: `error`, with the last failure's reason
+    /// (`fallback` when none was recorded).
+    pub async fn fail_crawl_start(&self, uuid: &str, fallback: &str, now: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE crawls SET error = COALESCE(step_failure, ?2), step_failure = NULL, modified_at = ?3, \
+             last_synced_at = COALESCE(last_synced_at, ?3) WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(fallback), Arg::Text(now)],
         )
         .await
         .map(|_| ())

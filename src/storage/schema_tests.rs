@@ -57,6 +57,7 @@ const UNDECLARED: &[(&str, &str)] = &[
     ("data_sources", "ingest_run"),
     ("data_sources", "step_failure"),
     ("data_sources", "checked_before"),
+    ("crawls", "step_failure"),
     ("sessions", "visitor_id"),
     ("chunks", "id"),
 ];

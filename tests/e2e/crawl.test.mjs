@@ -515,3 +515,21 @@ test("a crawled page that fails on a sync says so: error, counted as failed, its
   pages.delete("/mill");
   pages.delete("/mill/wheel");
 });
+
+test("a crawl whose robots.txt keeps answering 503 says so", async () => {
+  const bot = await newChatbot(api, { name: "Robots down" });
+  failing.add("/robots.txt");
+  try {
+    const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/docs/1`, max_depth: 0 } });
+    assert.equal(r.status, 200, r.text);
+    const crawl = await eventually(async () => {
+      const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+      assert.equal(c.status, "error", JSON.stringify(c));
+      return c;
+    }, 90_000);
+    assert.equal(crawl.error, "robots.txt answered HTTP 503.");
+    assert.equal(crawl.pages.found, 0);
+  } finally {
+    failing.delete("/robots.txt");
+  }
+});
