@@ -33,6 +33,9 @@ enum Got {
     Body(Vec<u8>),
     /// Not there, or refused: the crawl goes on without it.
     Missing,
+    /// It answered this status, 404 or 410: as `Missing`, but a start page checked before
+    /// anything is stored fails the crawl.
+    Gone(u16),
     /// It redirects where `scope` does not go; why, in a sentence.
     OutOfScope(String),
     Retry(String),
@@ -69,6 +72,7 @@ async fn get(
         Ok(f) => match answer(what, f.status) {
             Answer::Read => Got::Body(f.body),
             Answer::Absent => Got::Missing,
+            Answer::Gone => Got::Gone(f.status),
             Answer::Retry(reason) => Got::Retry(reason),
         },
     }
@@ -308,7 +312,7 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         .await
         {
             Got::Body(bytes) => robots::parse(&String::from_utf8_lossy(&bytes), USER_AGENT),
-            Got::Missing | Got::OutOfScope(_) => Robots::default(),
+            Got::Missing | Got::Gone(_) | Got::OutOfScope(_) => Robots::default(),
             Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
         },
         Err(_) => Robots::default(),
@@ -326,11 +330,18 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         }
         _ => false,
     };
+    let entrance_only = |start: &Url| {
+        (held_elsewhere || !passes_filters(start, &crawl.include, &crawl.exclude))
+            && crawl.max_depth >= 1
+    };
+    // A crawl holding no pages yet (its first reading) asks for its start page before it
+    // stores anything: one that leads off the site or is gone fails the crawl with nothing
+    // read, where the sitemaps' pages would otherwise be read under a crawl saying it failed.
+    // Later syncs keep what earlier ones read; the start page's own step says so then.
+    let first_reading = !ctx.store.crawl_holds_pages(crawl_uuid).await?;
     let mut entrance = Vec::new();
     if let Some(start) = start_page.as_ref().filter(|start| {
-        (held_elsewhere || !passes_filters(start, &crawl.include, &crawl.exclude))
-            && robots.allows(&path_and_query(start))
-            && crawl.max_depth >= 1
+        (first_reading || entrance_only(start)) && robots.allows(&path_and_query(start))
     }) {
         let scope = |url: &Url| {
             within(&site, &[], &[], &robots, url).map_err(|outside| redirect_refused(outside, url))
@@ -344,8 +355,16 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         )
         .await
         {
-            Got::Body(bytes) => entrance = page_links(start, &bytes),
-            Got::Missing => {}
+            Got::Body(bytes) if entrance_only(start) => entrance = page_links(start, &bytes),
+            Got::Body(_) | Got::Missing => {}
+            Got::Gone(status) if first_reading => {
+                let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
+                ctx.store
+                    .fail_crawl(crawl_uuid, &reason, &time::now())
+                    .await?;
+                return Ok(Outcome::Done);
+            }
+            Got::Gone(_) => {}
             Got::OutOfScope(reason) => {
                 let reason = format!("The start page {}: {reason}", crawl.url);
                 ctx.store
@@ -442,7 +461,7 @@ pub async fn read_sitemap(
     .await
     {
         Got::Body(bytes) => bytes,
-        Got::Missing | Got::OutOfScope(_) => Vec::new(),
+        Got::Missing | Got::Gone(_) | Got::OutOfScope(_) => Vec::new(),
         Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
     };
     let parsed = sitemap::gunzip_if_gzipped(&bytes, MAX_SITEMAP_BYTES)

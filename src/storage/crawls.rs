@@ -501,6 +501,15 @@ impl Store {
         .map(|_| ())
     }
 
+    /// Whether the crawl holds any page (read, waiting or failed) as a source.
+    pub async fn crawl_holds_pages(&self, crawl_uuid: &str) -> ApiResult<bool> {
+        self.exists(
+            "SELECT 1 FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'page'",
+            &[Arg::Text(crawl_uuid)],
+        )
+        .await
+    }
+
     /// Whether the chatbot holds the page of `identity` (`page_identity`) other than as a page
     /// of crawl `crawl_uuid`: as a page added alone, or by another crawl.
     pub async fn holds_page_outside(

@@ -149,7 +149,8 @@ test("a crawl reads exactly the pages it should, each once", async () => {
   // Nothing forbidden, too deep or elsewhere was asked for; no page twice.
   const asked = served.map(([p]) => p);
   for (const p of ["/private/x", "/private/secret", "/hidden/d", "/elsewhere", "/admin"]) assert.ok(!asked.includes(p), p);
-  for (const p of expected) assert.equal(asked.filter((a) => a === p).length, 1, p);
+  // The start page twice: the first reading asks for it before it stores anything.
+  for (const p of expected) assert.equal(asked.filter((a) => a === p).length, p === "/" ? 2 : 1, p);
   // Searchable, and listed.
   const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "paddle number 7" } })).json.results;
   assert.equal(hits[0].title, "Doc 7");
@@ -514,6 +515,26 @@ test("a crawled page that fails on a sync says so: error, counted as failed, its
   }, 60_000);
   pages.delete("/mill");
   pages.delete("/mill/wheel");
+});
+
+test("a crawl whose start page redirects off the site fails on its first reading with nothing read or stored", async () => {
+  const bot = await newChatbot(api, { name: "Offsite, no filters" });
+  const mark = served.length;
+  // No filters: without the start page, the sitemaps' pages would be the crawl's.
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/offsite` } });
+  assert.equal(r.status, 200, r.text);
+  await eventually(async () => {
+    const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+    assert.equal(c.status, "error", JSON.stringify(c));
+  }, 60_000);
+  await sleep(3000); // anything queued meanwhile would have run by now
+  const crawl = (await api.get(`/crawl/${r.json.uuid}`)).json;
+  assert.equal(crawl.status, "error");
+  assert.ok(crawl.error.includes(`redirects to ${elsewhere.base}/elsewhere, off the crawled site`), crawl.error);
+  assert.deepEqual(crawl.pages, { found: 0, read: 0, failed: 0, pending: 0, skipped_by_robots: 0 });
+  assert.deepEqual(await pagesOf(bot, r.json.uuid), []);
+  const asked = served.slice(mark).map(([p]) => p);
+  assert.ok(!asked.some((p) => p.startsWith("/sitemap") || p.startsWith("/docs/") || p.startsWith("/blog/")), asked.join(" "));
 });
 
 test("a crawl whose robots.txt keeps answering 503 says so", async () => {

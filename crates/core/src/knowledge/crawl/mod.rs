@@ -21,8 +21,11 @@ pub const MAX_SITEMAP_NESTING: u32 = 3;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
     Read,
-    /// Not there, or refused: the crawl goes on without it (or, for the start page, says so).
+    /// Refused, or anything else that is no page: the crawl goes on without it.
     Absent,
+    /// 404 or 410: not there either; a start page that answers so fails the crawl's first
+    /// reading.
+    Gone,
     /// Worth another try; if every try fails, the reason is the crawl's `error`, naming what
     /// failed as a page's error does ("robots.txt answered HTTP 503.").
     Retry(String),
@@ -33,6 +36,7 @@ pub fn answer(what: &str, status: u16) -> Answer {
     match status {
         429 | 500..=599 => Answer::Retry(format!("{what} answered HTTP {status}.")),
         200..=299 => Answer::Read,
+        404 | 410 => Answer::Gone,
         _ => Answer::Absent,
     }
 }
@@ -57,9 +61,11 @@ mod tests {
             Answer::Retry("The start page https://e.com/ answered HTTP 429.".into())
         );
         assert_eq!(answer("robots.txt", 200), Answer::Read);
-        for status in [301, 304, 403, 404, 410] {
+        for status in [301, 304, 401, 403] {
             assert_eq!(answer("robots.txt", status), Answer::Absent, "{status}");
         }
+        assert_eq!(answer("robots.txt", 404), Answer::Gone);
+        assert_eq!(answer("robots.txt", 410), Answer::Gone);
         assert_eq!(
             not_reached("robots.txt", "Could not reach e.com: the connection failed"),
             "robots.txt could not be read: Could not reach e.com: the connection failed"
