@@ -7,7 +7,8 @@ use crate::platform::log;
 use crate::storage::Store;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::config::Config;
-use edgechat_core::knowledge::steps::Step;
+use edgechat_core::domain::data_source::Status;
+use edgechat_core::knowledge::steps::{recheck_given_up, Step};
 use edgechat_core::time;
 use serde_json::{json, Value};
 use worker::{Env, MessageBatch, MessageExt};
@@ -87,9 +88,16 @@ async fn run_logged(env: &Env, config: &Config, step: &Step, before: u32) -> (bo
             }
         },
     };
-    if let (Some(reason), Some(source)) = (&reason, step.source()) {
-        if let Err(err) = store.record_step_failure(source, reason).await {
-            log::background_failure("recording a step's failure", source, &err);
+    if let Some(reason) = &reason {
+        let recorded = match step {
+            Step::CrawlStart { crawl, .. } => store.record_crawl_step_failure(crawl, reason).await,
+            _ => match step.source() {
+                Some(source) => store.record_step_failure(source, reason).await,
+                None => Ok(()),
+            },
+        };
+        if let Err(err) = recorded {
+            log::background_failure("recording a step's failure", &record, &err);
         }
     }
     let calls = store.calls() + sent.count();
@@ -191,7 +199,7 @@ pub async fn consume(batch: MessageBatch<Value>, env: Env) -> worker::Result<()>
 async fn fail_dead(env: &Env, store: &Store, uuid: &str, now: &str) -> ApiResult<()> {
     store.fail_dead_source(uuid, now).await?;
     if let Some((source, _)) = store.source_for_step(uuid, now, false).await? {
-        if source.status == edgechat_core::domain::data_source::Status::Error {
+        if source.status == Status::Error {
             let config = crate::platform::config::read(env);
             super::source_ended(env, &config, store, &source, &Subrequests::default()).await?;
         }
@@ -199,8 +207,31 @@ async fn fail_dead(env: &Env, store: &Store, uuid: &str, now: &str) -> ApiResult
     Ok(())
 }
 
-/// Steps given up on: a source's ends it in `error` with the last failure's reason; a crawl's
-/// start records the failure on the crawl; a sitemap that never answered counts as read.
+/// A page whose re-read was given up on (its server kept failing) ends in `error` with the
+/// last failure's reason, as a first reading does, and says so to its webhooks; it keeps the
+/// text it had, and its last real check.
+async fn fail_dead_recheck(env: &Env, store: &Store, uuid: &str, now: &str) -> ApiResult<()> {
+    let Some((mut source, marks)) = store.source_for_step(uuid, now, false).await? else {
+        return Ok(());
+    };
+    recheck_given_up(
+        &mut source.meta,
+        marks.step_failure.as_deref(),
+        marks.checked_before.as_deref(),
+    );
+    if store.fail_recheck(uuid, &source.meta, now).await? {
+        source.status = Status::Error;
+        source.modified_at = now.to_string();
+        let config = crate::platform::config::read(env);
+        super::source_ended(env, &config, store, &source, &Subrequests::default()).await?;
+    }
+    Ok(())
+}
+
+/// Steps given up on: a source's ends it in `error` with the last failure's reason (a page's
+/// re-read too, its old text kept); a crawl's start ends the crawl in `error` with its last
+/// failure's reason ("robots.txt answered HTTP 503."); a sitemap that never answered counts
+/// as read.
 pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Result<()> {
     let store = match Store::new(&env) {
         Ok(store) => store,
@@ -219,7 +250,7 @@ pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Resul
         let result = match &step {
             Step::CrawlStart { crawl, .. } => {
                 store
-                    .fail_crawl(
+                    .fail_crawl_start(
                         crawl,
                         "Starting the crawl (reading robots.txt and the start page) failed again and again.",
                         &now,
@@ -227,6 +258,10 @@ pub async fn consume_dead(batch: MessageBatch<Value>, env: Env) -> worker::Resul
                     .await
             }
             Step::CrawlSitemap { crawl, url, .. } => store.sitemap_read(crawl, url, &now).await,
+            Step::FetchPage {
+                source,
+                recheck: true,
+            } => fail_dead_recheck(&env, &store, source, &now).await,
             other => match other.source() {
                 Some(source) => fail_dead(&env, &store, source, &now).await,
                 None => Ok(()),

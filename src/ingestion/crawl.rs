@@ -14,7 +14,9 @@ use edgechat_core::knowledge::crawl::sitemap::{self, Sitemap};
 use edgechat_core::knowledge::crawl::urls::{
     normalize, page_identity, passes_filters, resolve, same_site,
 };
-use edgechat_core::knowledge::crawl::{links, MAX_SITEMAP_NESTING, USER_AGENT};
+use edgechat_core::knowledge::crawl::{
+    answer, links, not_reached, Answer, MAX_SITEMAP_NESTING, USER_AGENT,
+};
 use edgechat_core::knowledge::steps::Step;
 use edgechat_core::time;
 use url::Url;
@@ -31,12 +33,22 @@ enum Got {
     Body(Vec<u8>),
     /// Not there, or refused: the crawl goes on without it.
     Missing,
+    /// It answered this status, 404 or 410: as `Missing`, but a start page checked before
+    /// anything is stored fails the crawl.
+    Gone(u16),
     /// It redirects where `scope` does not go; why, in a sentence.
     OutOfScope(String),
     Retry(String),
 }
 
-async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str, scope: outbound::Scope<'_>) -> Got {
+/// `what` names the resource in a failure's reason: "robots.txt", "The start page …".
+async fn get(
+    ctx: &StepEnv<'_>,
+    what: &str,
+    url: &str,
+    accept: &str,
+    scope: outbound::Scope<'_>,
+) -> Got {
     let fetched = outbound::fetch_scoped(
         Outgoing {
             method: Method::Get,
@@ -55,13 +67,14 @@ async fn get(ctx: &StepEnv<'_>, url: &str, accept: &str, scope: outbound::Scope<
     ctx.sent.add(fetched.as_ref().map_or(1, |f| f.requests));
     match fetched {
         Err(e) if e.out_of_scope => Got::OutOfScope(e.reason),
-        Err(e) if e.transient => Got::Retry(e.reason),
+        Err(e) if e.transient => Got::Retry(not_reached(what, &e.reason)),
         Err(_) => Got::Missing,
-        Ok(f) if f.status == 429 || f.status >= 500 => {
-            Got::Retry(format!("{url} answered HTTP {}.", f.status))
-        }
-        Ok(f) if (200..300).contains(&f.status) => Got::Body(f.body),
-        Ok(_) => Got::Missing,
+        Ok(f) => match answer(what, f.status) {
+            Answer::Read => Got::Body(f.body),
+            Answer::Absent => Got::Missing,
+            Answer::Gone => Got::Gone(f.status),
+            Answer::Retry(reason) => Got::Retry(reason),
+        },
     }
 }
 
@@ -289,9 +302,17 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         return Ok(Outcome::Done);
     };
     let robots = match site.join("/robots.txt") {
-        Ok(robots_url) => match get(ctx, robots_url.as_str(), "text/plain", ANYWHERE).await {
+        Ok(robots_url) => match get(
+            ctx,
+            "robots.txt",
+            robots_url.as_str(),
+            "text/plain",
+            ANYWHERE,
+        )
+        .await
+        {
             Got::Body(bytes) => robots::parse(&String::from_utf8_lossy(&bytes), USER_AGENT),
-            Got::Missing | Got::OutOfScope(_) => Robots::default(),
+            Got::Missing | Got::Gone(_) | Got::OutOfScope(_) => Robots::default(),
             Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
         },
         Err(_) => Robots::default(),
@@ -309,25 +330,41 @@ pub async fn start(ctx: &StepEnv<'_>, crawl_uuid: &str, resync: bool) -> ApiResu
         }
         _ => false,
     };
+    let entrance_only = |start: &Url| {
+        (held_elsewhere || !passes_filters(start, &crawl.include, &crawl.exclude))
+            && crawl.max_depth >= 1
+    };
+    // A crawl holding no pages yet (its first reading) asks for its start page before it
+    // stores anything: one that leads off the site or is gone fails the crawl with nothing
+    // read, where the sitemaps' pages would otherwise be read under a crawl saying it failed.
+    // Later syncs keep what earlier ones read; the start page's own step says so then.
+    let first_reading = !ctx.store.crawl_holds_pages(crawl_uuid).await?;
     let mut entrance = Vec::new();
     if let Some(start) = start_page.as_ref().filter(|start| {
-        (held_elsewhere || !passes_filters(start, &crawl.include, &crawl.exclude))
-            && robots.allows(&path_and_query(start))
-            && crawl.max_depth >= 1
+        (first_reading || entrance_only(start)) && robots.allows(&path_and_query(start))
     }) {
         let scope = |url: &Url| {
             within(&site, &[], &[], &robots, url).map_err(|outside| redirect_refused(outside, url))
         };
         match get(
             ctx,
+            &format!("The start page {}", crawl.url),
             start.as_str(),
             "text/html,application/xhtml+xml",
             &scope,
         )
         .await
         {
-            Got::Body(bytes) => entrance = page_links(start, &bytes),
-            Got::Missing => {}
+            Got::Body(bytes) if entrance_only(start) => entrance = page_links(start, &bytes),
+            Got::Body(_) | Got::Missing => {}
+            Got::Gone(status) if first_reading => {
+                let reason = format!("The start page {} answered HTTP {status}.", crawl.url);
+                ctx.store
+                    .fail_crawl(crawl_uuid, &reason, &time::now())
+                    .await?;
+                return Ok(Outcome::Done);
+            }
+            Got::Gone(_) => {}
             Got::OutOfScope(reason) => {
                 let reason = format!("The start page {}: {reason}", crawl.url);
                 ctx.store
@@ -416,6 +453,7 @@ pub async fn read_sitemap(
     };
     let bytes = match get(
         ctx,
+        &format!("The sitemap {url}"),
         url,
         "application/xml,text/xml;q=0.9,*/*;q=0.5",
         ANYWHERE,
@@ -423,7 +461,7 @@ pub async fn read_sitemap(
     .await
     {
         Got::Body(bytes) => bytes,
-        Got::Missing | Got::OutOfScope(_) => Vec::new(),
+        Got::Missing | Got::Gone(_) | Got::OutOfScope(_) => Vec::new(),
         Got::Retry(reason) => return Ok(Outcome::Retry(reason)),
     };
     let parsed = sitemap::gunzip_if_gzipped(&bytes, MAX_SITEMAP_BYTES)

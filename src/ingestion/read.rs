@@ -20,8 +20,8 @@ use edgechat_core::knowledge::ingest::{
     begin_reading, detect_page, detect_upload, read_document, DocKind, Reading,
 };
 use edgechat_core::knowledge::steps::{
-    slice_target, split_by_size, SliceStep, StagedChunk, Step, DRAFT_STATEMENT_BYTES, MAX_SLICES,
-    SLICE_POSITION_BITS,
+    slice_target, split_by_size, unmark_checked, SliceStep, StagedChunk, Step,
+    DRAFT_STATEMENT_BYTES, MAX_SLICES, SLICE_POSITION_BITS,
 };
 use edgechat_core::time;
 use serde_json::{json, Value};
@@ -76,6 +76,11 @@ pub async fn fetch_page(ctx: &StepEnv<'_>, uuid: &str, recheck: bool) -> ApiResu
     };
     if source.source_type != SourceType::Link {
         return Ok(Outcome::Done);
+    }
+    // A re-read marked the page checked as it was queued; until it answers, it was not, and a
+    // failure below must not say it was.
+    if recheck && matches!(source.status, Status::Success | Status::Error) {
+        unmark_checked(&mut source.meta, marks.checked_before.as_deref());
     }
     let url = source.url().unwrap_or_default().to_string();
     let scope = crawl::PageScope::of(&marks);

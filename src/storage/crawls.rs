@@ -290,7 +290,8 @@ impl Store {
     /// Records what robots.txt said and that the crawl's start step ran.
     pub async fn crawl_started(&self, uuid: &str, robots_json: &str, now: &str) -> ApiResult<()> {
         self.execute(
-            "UPDATE crawls SET robots_json = ?2, last_synced_at = ?3, modified_at = ?3, error = NULL WHERE uuid = ?1",
+            "UPDATE crawls SET robots_json = ?2, last_synced_at = ?3, modified_at = ?3, error = NULL, \
+             step_failure = NULL WHERE uuid = ?1",
             &[Arg::Text(uuid), Arg::Text(robots_json), Arg::Text(now)],
         )
         .await
@@ -301,6 +302,28 @@ impl Store {
         self.execute(
             "UPDATE crawls SET error = ?2, modified_at = ?3, last_synced_at = COALESCE(last_synced_at, ?3) WHERE uuid = ?1",
             &[Arg::Text(uuid), Arg::Text(reason), Arg::Text(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Why the crawl's start step last failed; the dead-letter consumer names it.
+    pub async fn record_crawl_step_failure(&self, uuid: &str, reason: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE crawls SET step_failure = ?2 WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(reason)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A crawl whose start step was given up on: `error`, with the last failure's reason
+    /// (`fallback` when none was recorded).
+    pub async fn fail_crawl_start(&self, uuid: &str, fallback: &str, now: &str) -> ApiResult<()> {
+        self.execute(
+            "UPDATE crawls SET error = COALESCE(step_failure, ?2), step_failure = NULL, modified_at = ?3, \
+             last_synced_at = COALESCE(last_synced_at, ?3) WHERE uuid = ?1",
+            &[Arg::Text(uuid), Arg::Text(fallback), Arg::Text(now)],
         )
         .await
         .map(|_| ())
@@ -478,6 +501,15 @@ impl Store {
         .map(|_| ())
     }
 
+    /// Whether the crawl holds any page (read, waiting or failed) as a source.
+    pub async fn crawl_holds_pages(&self, crawl_uuid: &str) -> ApiResult<bool> {
+        self.exists(
+            "SELECT 1 FROM crawl_pages WHERE crawl_uuid = ?1 AND state = 'page'",
+            &[Arg::Text(crawl_uuid)],
+        )
+        .await
+    }
+
     /// Whether the chatbot holds the page of `identity` (`page_identity`) other than as a page
     /// of crawl `crawl_uuid`: as a page added alone, or by another crawl.
     pub async fn holds_page_outside(
@@ -568,7 +600,8 @@ impl Store {
     }
 
     /// A re-sync begins: every page of the crawl is marked checked now (it is about to be
-    /// asked for), and the pages that had gone (404, 410) or that robots.txt forbade are
+    /// asked for; the mark before is kept in `checked_before`, for a re-read that fails to put
+    /// back), and the pages that had gone (404, 410) or that robots.txt forbade are
     /// forgotten and returned (URL and depth), for the sync to offer again beside what it
     /// finds: a page that is back, or allowed again, comes back even when the pages linking
     /// to it answer 304 and so show no links. At most 100 a sync, those left longest first: one
@@ -582,7 +615,8 @@ impl Store {
         }
         let statements = vec![
             self.statement(
-                "UPDATE data_sources SET meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
+                "UPDATE data_sources SET checked_before = json_extract(meta_json, '$.last_checked_at'), \
+                 meta_json = json_set(meta_json, '$.last_checked_at', ?2) \
                  WHERE crawl_uuid = ?1 AND status IN ('success', 'error')",
                 &[Arg::Text(crawl_uuid), Arg::Text(now)],
             )?,

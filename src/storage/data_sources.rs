@@ -769,8 +769,10 @@ impl Store {
     }
 
     /// Deletes sources (their chunks, index rows and tag links cascade) and drops them from
-    /// the agents that named them, in one batch. A crawl forgets the pages that were these
-    /// sources: its counts stay true, and its next sync may find them again.
+    /// the agents that named them, in one batch. A crawl marks the pages that were these
+    /// sources as left, as it does a page that answered 404: its counts stay true, and its
+    /// next sync asks for them again, so a page only a link leads to comes back even when the
+    /// page linking to it answers 304 and shows no links.
     /// Deletes all of `uuids` or, when one is gone already (a delete at the same moment),
     /// none: `NotFound`, as the caller's check a moment later would have said.
     pub async fn delete_sources(&self, uuids: &[String]) -> ApiResult<()> {
@@ -794,8 +796,8 @@ impl Store {
         )?;
         let forget_pages = self.statement(
             &format!(
-                "DELETE FROM crawl_pages WHERE data_source_uuid IN (SELECT value FROM json_each(?1)) \
-                 AND {all_there}"
+                "UPDATE crawl_pages SET state = 'gone', data_source_uuid = NULL \
+                 WHERE data_source_uuid IN (SELECT value FROM json_each(?1)) AND {all_there}"
             ),
             &[Arg::Text(&list)],
         )?;

@@ -8,7 +8,7 @@ use super::{batch_rows, object_text, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::data_source::{DataSource, SourceType, Status};
 use edgechat_core::knowledge::chunk::Chunk;
-use edgechat_core::knowledge::steps::{Refresh, SliceStep, SLICE_POSITION_BITS};
+use edgechat_core::knowledge::steps::{Refresh, SliceStep, GIVEN_UP, SLICE_POSITION_BITS};
 use serde::Deserialize;
 
 /// A source's page marks and, when it is a crawl's page, where it stands in the crawl.
@@ -27,6 +27,10 @@ pub struct PageMarks {
     pub crawl_include: Option<String>,
     pub crawl_exclude: Option<String>,
     pub crawl_robots: Option<String>,
+    /// `last_checked_at` before the re-read that is under way marked the page checked.
+    pub checked_before: Option<String>,
+    /// Why the step reading the source last failed.
+    pub step_failure: Option<String>,
 }
 
 impl PageMarks {
@@ -49,7 +53,7 @@ pub struct NewMarks {
 const MARKS_SQL: &str = "SELECT s.etag, s.last_modified, s.page_hash, s.refresh, s.crawl_uuid, \
      (SELECT p.depth FROM crawl_pages p WHERE p.crawl_uuid = s.crawl_uuid AND p.data_source_uuid = s.uuid) AS depth, \
      c.url AS crawl_url, c.include_json AS crawl_include, c.exclude_json AS crawl_exclude, \
-     c.robots_json AS crawl_robots \
+     c.robots_json AS crawl_robots, s.checked_before, s.step_failure \
      FROM data_sources s LEFT JOIN crawls c ON c.uuid = s.crawl_uuid WHERE s.uuid = ?1";
 
 /// The statement that stores a finished reading's marks and clears its run and failure.
@@ -307,11 +311,11 @@ impl Store {
     }
 
     /// A source whose step was given up on: `error`, with the last failure's reason, unless it
-    /// finished after all (a re-sync of a page already read keeps its status and text).
+    /// finished after all. A page's re-read given up on is `fail_recheck`'s.
     pub async fn fail_dead_source(&self, uuid: &str, now: &str) -> ApiResult<()> {
         self.execute(
             "UPDATE data_sources SET status = ?3, modified_at = ?2, ingest_run = NULL, \
-             meta_json = json_set(meta_json, '$.error', COALESCE(step_failure, 'Reading this source failed again and again.')) \
+             meta_json = json_set(meta_json, '$.error', COALESCE(step_failure, ?6)) \
              WHERE uuid = ?1 AND status IN (?4, ?5)",
             &[
                 Arg::Text(uuid),
@@ -319,10 +323,37 @@ impl Store {
                 Arg::Text(Status::Error.as_str()),
                 Arg::Text(Status::Await.as_str()),
                 Arg::Text(Status::Running.as_str()),
+                Arg::Text(GIVEN_UP),
             ],
         )
         .await
         .map(|_| ())
+    }
+
+    /// A page whose re-read was given up on ends in `error` with `meta` (its reason, its last
+    /// real check), its text kept: unless a reading took it up meanwhile (`await`,
+    /// `running`), which decides for itself. Whether it was written.
+    pub async fn fail_recheck(
+        &self,
+        uuid: &str,
+        meta: &serde_json::Map<String, serde_json::Value>,
+        now: &str,
+    ) -> ApiResult<bool> {
+        let meta = object_text(meta);
+        let changed = self
+            .execute(
+                "UPDATE data_sources SET status = ?2, meta_json = ?3, modified_at = ?4 \
+                 WHERE uuid = ?1 AND status IN (?2, ?5)",
+                &[
+                    Arg::Text(uuid),
+                    Arg::Text(Status::Error.as_str()),
+                    Arg::Text(&meta),
+                    Arg::Text(now),
+                    Arg::Text(Status::Success.as_str()),
+                ],
+            )
+            .await?;
+        Ok(changed > 0)
     }
 
     /// A new web-page source that re-syncs on `refresh`. `page_identity` (a hash of the page's
@@ -364,8 +395,9 @@ impl Store {
     }
 
     /// Single web pages (not a crawl's) whose re-sync is due: their uuids. Each is moved to
-    /// its next time and its `last_checked_at` set now, in the same statement, so a page is
-    /// queued once per period whatever happens next.
+    /// its next time and its `last_checked_at` set now (the one before kept in
+    /// `checked_before`, for a re-read that fails to put back), in the same statement, so a
+    /// page is queued once per period whatever happens next.
     pub async fn take_due_pages(&self, now: &str, limit: i64) -> ApiResult<Vec<String>> {
         #[derive(Deserialize)]
         struct Due {
@@ -375,6 +407,7 @@ impl Store {
             .rows(
                 "UPDATE data_sources SET \
                  next_check_at = strftime('%Y-%m-%dT%H:%M:%SZ', ?1, CASE refresh WHEN 'daily' THEN '+1 day' WHEN 'weekly' THEN '+7 days' ELSE '+30 days' END), \
+                 checked_before = json_extract(meta_json, '$.last_checked_at'), \
                  meta_json = json_set(meta_json, '$.last_checked_at', ?1) \
                  WHERE uuid IN (SELECT uuid FROM data_sources WHERE next_check_at IS NOT NULL AND next_check_at <= ?1 \
                    AND crawl_uuid IS NULL AND type = ?3 AND status IN (?4, ?5) LIMIT ?2) \

@@ -56,6 +56,8 @@ const UNDECLARED: &[(&str, &str)] = &[
     ("data_sources", "page_hash"),
     ("data_sources", "ingest_run"),
     ("data_sources", "step_failure"),
+    ("data_sources", "checked_before"),
+    ("crawls", "step_failure"),
     ("sessions", "visitor_id"),
     ("chunks", "id"),
 ];

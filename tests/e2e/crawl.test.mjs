@@ -30,6 +30,8 @@ let delayMs = 0;
 const moreDisallowed = [];
 /** Paths that answer 403 for now (a test adds some). */
 const refused = new Set();
+/** Paths that answer 500 for now, robots.txt included (a test adds some). */
+const failing = new Set();
 
 function page(title, body, links = []) {
   return `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p>` +
@@ -71,6 +73,7 @@ before(async () => {
       res.end(body);
     };
     if (delayMs) await sleep(delayMs);
+    if (failing.has(p)) return send(p === "/robots.txt" ? 503 : 500, "text/html", "<h1>Busy</h1>");
     if (p === "/robots.txt") {
       const more = moreDisallowed.map((d) => `Disallow: ${d}\n`).join("");
       // Saved with a byte-order mark, as some editors do: the rules still hold.
@@ -146,7 +149,8 @@ test("a crawl reads exactly the pages it should, each once", async () => {
   // Nothing forbidden, too deep or elsewhere was asked for; no page twice.
   const asked = served.map(([p]) => p);
   for (const p of ["/private/x", "/private/secret", "/hidden/d", "/elsewhere", "/admin"]) assert.ok(!asked.includes(p), p);
-  for (const p of expected) assert.equal(asked.filter((a) => a === p).length, 1, p);
+  // The start page twice: the first reading asks for it before it stores anything.
+  for (const p of expected) assert.equal(asked.filter((a) => a === p).length, p === "/" ? 2 : 1, p);
   // Searchable, and listed.
   const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "paddle number 7" } })).json.results;
   assert.equal(hits[0].title, "Doc 7");
@@ -436,4 +440,117 @@ test("a start page the filters leave out that redirects off the site is not foll
   }, 60_000);
   assert.ok(crawl.error.includes(`redirects to ${elsewhere.base}/elsewhere, off the crawled site`), crawl.error);
   assert.equal(elsewhere.requests.length, 0, "the other site was never called");
+});
+
+test("a page only a link leads to, whose source was deleted, is read again by the next sync though the page linking to it is unchanged", async () => {
+  pages.set("/den", page("Den", "The den by the river.", ["/den/lair"]));
+  pages.set("/den/lair", page("Lair", "The lair keeps the obsidian lantern."));
+  const bot = await newChatbot(api, { name: "Den" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/den`, include: ["/den/*"] } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await finished(r.json.uuid)).pages.found, 2);
+  const lair = (await pagesOf(bot, r.json.uuid)).find((s) => pathOf(s) === "/den/lair");
+  assert.deepEqual((await api.post("/data-sources/delete", { body: { uuids: [lair.uuid] } })).json, { success: true });
+  assert.equal((await api.get(`/crawl/${r.json.uuid}`)).json.pages.found, 1, "deleting its source takes it out of the counts");
+  try {
+    await sleep(1100); // timestamps have whole seconds
+    const mark = served.length;
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    await eventually(async () => {
+      const now = await pagesOf(bot, r.json.uuid);
+      assert.deepEqual(now.map((s) => [pathOf(s), s.status]).sort(), [["/den", "success"], ["/den/lair", "success"]]);
+      assert.equal((await finished(r.json.uuid)).pages.found, 2);
+    }, 60_000);
+    assert.deepEqual(served.slice(mark).filter(([p]) => p === "/den"), [["/den", 304]], "the page linking to it showed no links");
+    const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "obsidian lantern" } })).json.results;
+    assert.equal(hits[0]?.title, "Lair");
+  } finally {
+    pages.delete("/den");
+    pages.delete("/den/lair");
+  }
+});
+
+test("a crawled page that fails on a sync says so: error, counted as failed, its text kept, not marked checked", async () => {
+  pages.set("/mill", page("Mill", "The old mill.", ["/mill/wheel"]));
+  pages.set("/mill/wheel", page("Wheel", "The wheel turns the basalt grindstone."));
+  const bot = await newChatbot(api, { name: "Mill" });
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/mill`, include: ["/mill/*"] } });
+  assert.equal(r.status, 200, r.text);
+  await finished(r.json.uuid);
+  const byPath = async () => new Map((await pagesOf(bot, r.json.uuid)).map((s) => [pathOf(s), s]));
+  const before = await byPath();
+  const checkedBefore = JSON.parse(before.get("/mill/wheel").meta_json).last_checked_at;
+  failing.add("/mill/wheel");
+  try {
+    await sleep(1100); // timestamps have whole seconds
+    assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+    // The first try and three retries, then the dead-letter queue.
+    const wheel = await eventually(async () => {
+      const w = (await byPath()).get("/mill/wheel");
+      assert.equal(w.status, "error", w.meta_json);
+      return w;
+    }, 90_000);
+    const meta = JSON.parse(wheel.meta_json);
+    assert.equal(meta.error, "The page answered HTTP 500.");
+    assert.equal(meta.last_checked_at, checkedBefore, "a page that did not answer was not checked");
+    const mill = JSON.parse((await byPath()).get("/mill").meta_json);
+    assert.ok(mill.last_checked_at > JSON.parse(before.get("/mill").meta_json).last_checked_at, "the page that answered was");
+    const crawl = await finished(r.json.uuid);
+    assert.deepEqual([crawl.pages.found, crawl.pages.read, crawl.pages.failed], [2, 1, 1]);
+    // Its text is kept meanwhile, as README says of a page that cannot be read.
+    const hits = (await api.post(`/chatbot/${bot.uuid}/search`, { body: { query: "basalt grindstone" } })).json.results;
+    assert.equal(hits[0]?.title, "Wheel");
+  } finally {
+    failing.delete("/mill/wheel");
+  }
+  // Answering again: the next sync makes it `success`, the error gone.
+  await sleep(1100);
+  assert.equal((await api.post(`/crawl/${r.json.uuid}/sync`)).status, 200);
+  await eventually(async () => {
+    const w = (await byPath()).get("/mill/wheel");
+    assert.equal(w.status, "success", w.meta_json);
+    assert.equal(JSON.parse(w.meta_json).error, undefined);
+    assert.ok(JSON.parse(w.meta_json).last_checked_at > checkedBefore);
+    assert.equal((await finished(r.json.uuid)).pages.failed, 0);
+  }, 60_000);
+  pages.delete("/mill");
+  pages.delete("/mill/wheel");
+});
+
+test("a crawl whose start page redirects off the site fails on its first reading with nothing read or stored", async () => {
+  const bot = await newChatbot(api, { name: "Offsite, no filters" });
+  const mark = served.length;
+  // No filters: without the start page, the sitemaps' pages would be the crawl's.
+  const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/offsite` } });
+  assert.equal(r.status, 200, r.text);
+  await eventually(async () => {
+    const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+    assert.equal(c.status, "error", JSON.stringify(c));
+  }, 60_000);
+  await sleep(3000); // anything queued meanwhile would have run by now
+  const crawl = (await api.get(`/crawl/${r.json.uuid}`)).json;
+  assert.equal(crawl.status, "error");
+  assert.ok(crawl.error.includes(`redirects to ${elsewhere.base}/elsewhere, off the crawled site`), crawl.error);
+  assert.deepEqual(crawl.pages, { found: 0, read: 0, failed: 0, pending: 0, skipped_by_robots: 0 });
+  assert.deepEqual(await pagesOf(bot, r.json.uuid), []);
+  const asked = served.slice(mark).map(([p]) => p);
+  assert.ok(!asked.some((p) => p.startsWith("/sitemap") || p.startsWith("/docs/") || p.startsWith("/blog/")), asked.join(" "));
+});
+
+test("a crawl whose robots.txt keeps answering 503 says so", async () => {
+  const bot = await newChatbot(api, { name: "Robots down" });
+  failing.add("/robots.txt");
+  try {
+    const r = await api.post(`/chatbot/${bot.uuid}/data-source/crawl`, { body: { url: `${site.base}/docs/1`, max_depth: 0 } });
+    assert.equal(r.status, 200, r.text);
+    const crawl = await eventually(async () => {
+      const c = (await api.get(`/crawl/${r.json.uuid}`)).json;
+      assert.equal(c.status, "error", JSON.stringify(c));
+      return c;
+    }, 90_000);
+    assert.equal(crawl.error, "robots.txt answered HTTP 503.");
+    assert.equal(crawl.pages.found, 0);
+  } finally {
+    failing.delete("/robots.txt");
+  }
 });

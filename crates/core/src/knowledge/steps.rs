@@ -7,6 +7,7 @@
 use super::chunk::Chunk;
 use crate::string_enum::string_enum;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// One unit of ingestion work, as it travels on the queue.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,9 +260,55 @@ impl Refresh {
     }
 }
 
+/// Why a source's reading was given up on when no step said why.
+pub const GIVEN_UP: &str = "Reading this source failed again and again.";
+
+/// A re-read (a re-sync, or a page's own `refresh`) marks its page checked in `meta` as it is
+/// queued, so a page that answers unchanged costs no write; `before` is the page's
+/// `last_checked_at` until then. A re-read that fails puts it back (or takes the mark out when
+/// the page had none): the page was not checked.
+pub fn unmark_checked(meta: &mut Map<String, Value>, before: Option<&str>) {
+    match before {
+        Some(at) => meta.insert("last_checked_at".into(), Value::from(at)),
+        None => meta.remove("last_checked_at"),
+    };
+}
+
+/// A re-read given up on after its retries (the server kept answering 5xx, or could not be
+/// reached): the page keeps the text it had, says why in `error` (the last step's reason),
+/// and is not marked checked.
+pub fn recheck_given_up(meta: &mut Map<String, Value>, reason: Option<&str>, before: Option<&str>) {
+    meta.insert("error".into(), Value::from(reason.unwrap_or(GIVEN_UP)));
+    meta.remove("resumed");
+    unmark_checked(meta, before);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_failed_re_read_says_why_and_keeps_the_last_real_check() {
+        let marked = json!({"url": "https://e.com/a", "last_checked_at": "2025-03-02T00:00:00Z",
+            "last_changed_at": "2025-01-01T00:00:00Z", "resumed": true});
+        let mut meta = marked.as_object().unwrap().clone();
+        recheck_given_up(
+            &mut meta,
+            Some("The page answered HTTP 500."),
+            Some("2025-03-01T00:00:00Z"),
+        );
+        assert_eq!(
+            Value::Object(meta),
+            json!({"url": "https://e.com/a", "last_checked_at": "2025-03-01T00:00:00Z",
+                "last_changed_at": "2025-01-01T00:00:00Z", "error": "The page answered HTTP 500."})
+        );
+        // Never checked before the re-read: no check is claimed; no reason: the general one.
+        let mut meta = marked.as_object().unwrap().clone();
+        recheck_given_up(&mut meta, None, None);
+        assert_eq!(meta.get("last_checked_at"), None);
+        assert_eq!(meta["error"], GIVEN_UP);
+    }
 
     /// How many copies of `step`, each making 4 calls, one invocation of 50 runs in turn, and
     /// the calls they make.
