@@ -28,7 +28,7 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
         ));
     }
     let now = time::now();
-    let stored = call
+    let (stored, changed) = call
         .store
         .save_feedback(
             &Feedback {
@@ -43,17 +43,20 @@ pub async fn create(mut call: Call) -> ApiResult<Response> {
             body.contains_key("comment"),
         )
         .await?;
-    let mut data = stored.to_json();
-    if let Some(fields) = data.as_object_mut() {
-        fields.insert("query".into(), Value::String(message.query.clone()));
-        fields.insert("response".into(), Value::String(message.response.clone()));
+    // Receivers hear of a rating given or changed, not of the same one sent again.
+    if changed {
+        let mut data = stored.to_json();
+        if let Some(fields) = data.as_object_mut() {
+            fields.insert("query".into(), Value::String(message.query.clone()));
+            fields.insert("response".into(), Value::String(message.response.clone()));
+        }
+        call.ctx.wait_until(webhooks::notify(
+            call.env.clone(),
+            message.chatbot_uuid.clone(),
+            Event::FeedbackCreated,
+            data,
+        ));
     }
-    call.ctx.wait_until(webhooks::notify(
-        call.env.clone(),
-        message.chatbot_uuid.clone(),
-        Event::FeedbackCreated,
-        data,
-    ));
     json_response(&stored.to_json())
 }
 

@@ -1,5 +1,5 @@
 use super::table::{table, Sql};
-use super::{batch_rows, Arg, Store};
+use super::{batch_rows, changes, Arg, Store};
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::domain::feedback::{Feedback, Rating};
 use serde_json::Value;
@@ -68,11 +68,22 @@ pub fn listed_feedback_json(
 
 impl Store {
     /// Stores a rating, replacing the message's earlier one (its `created_at` stays, and its
-    /// comment unless `comment_sent`); the rating as stored.
-    pub async fn save_feedback(&self, f: &Feedback, comment_sent: bool) -> ApiResult<Feedback> {
+    /// comment unless `comment_sent`); the rating as stored, and whether this call wrote it
+    /// (false when it was the rating already stored).
+    pub async fn save_feedback(
+        &self,
+        f: &Feedback,
+        comment_sent: bool,
+    ) -> ApiResult<(Feedback, bool)> {
         let row = FeedbackRow::from(f);
         let kept: &[&str] = if comment_sent { &[] } else { &["comment"] };
-        let upsert = Sql::upsert_keeping(&row, kept);
+        let mut upsert = Sql::upsert_keeping(&row, kept);
+        // The same rating again changes nothing, not even when it was given: it is no news.
+        upsert.push(if comment_sent {
+            " WHERE rating IS NOT excluded.rating OR comment IS NOT excluded.comment"
+        } else {
+            " WHERE rating IS NOT excluded.rating"
+        });
         // One batch, so the record read back is the one this call wrote: a rating given at
         // the same moment cannot land between the write and the read.
         let statements = vec![
@@ -90,8 +101,12 @@ impl Store {
                 ApiError::internal("unexpected conflict saving a rating")
             })
             .await?;
+        let written = results.first().is_some_and(|r| changes(r) > 0);
         let stored = batch_rows::<FeedbackRow>(&results, 1)?.into_iter().next();
-        Ok(stored.map_or_else(|| f.clone(), |r| r.into_parts().0))
+        Ok((
+            stored.map_or_else(|| f.clone(), |r| r.into_parts().0),
+            written,
+        ))
     }
 
     /// A chatbot's ratings given between `start` and `end` (inclusive), newest first, each

@@ -312,6 +312,9 @@ test("live chat, tags, sources and feedback are told to the webhooks that asked"
   await api.post(`/session/${session.uuid}/live-chat/start`);
   await api.post(`/session/${session.uuid}/live-chat/end`);
   await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down", comment: "no price" } });
+  // The same rating again is no news: one feedback.created (below), not three.
+  await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down", comment: "no price" } });
+  await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "down" } });
   await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${receiver.base}/page` } });
   await api.post(`/chatbot/${bot.uuid}/data-source/url`, { body: { url: `${receiver.base}/missing` } });
   // A Q&A pair is ready as it is stored.
@@ -327,4 +330,8 @@ test("live chat, tags, sources and feedback are told to the webhooks that asked"
   assert.equal(byType["live_chat.started"].session_uuid, session.uuid);
   assert.equal(byType["source.failed"].status, "error");
   assert.equal(byType["source.ready"].status, "success");
+  // A changed rating is told.
+  await api.post(`/message/${m.uuid}/feedback`, { body: { rating: "up" } });
+  await eventually(() => arrived("/events").filter((d) => d.json.type === "feedback.created").length === 2, 10_000);
+  assert.equal(arrived("/events").filter((d) => d.json.type === "feedback.created").at(-1).json.data.rating, "up");
 });

@@ -100,8 +100,10 @@ pub fn stem(word: &str) -> String {
             // word is that short ("spelling" stays "spell").
             let doubled = n >= 2 && bytes[n - 1] == bytes[n - 2];
             let british_l = doubled && n >= 6 && bytes[n - 1] == b'l' && bytes[n - 3] == b'e';
+            // Never down to two letters: "offer" is "off", not the function word "of".
             if ["ing", "ed", "er", "ers", "ings", "ation", "ations"].contains(suffix)
                 && doubled
+                && n > 3
                 && (!b"lsz".contains(&bytes[n - 1]) || british_l)
             {
                 stemmed.pop();
@@ -848,9 +850,14 @@ mod tests {
             ("cancelled", "cancel"),
             ("café", "cafe"),
             ("Crème", "creme"),
+            ("offers", "offer"),
+            ("bigger", "big"),
+            ("newer", "new"),
         ] {
             assert_eq!(stem(a), stem(b), "{a} {b}");
         }
+        // A word is never cut down to a function word.
+        assert_ne!(stem("offer"), stem("of"));
         assert_ne!(stem("station"), stem("stat"));
         for (word, kept) in [
             ("spelling", "spell"),
