@@ -218,19 +218,13 @@ impl Store {
 
     /// Of `key_uuids`, those whose keys still stand at `now`: not deleted, not expired.
     pub async fn standing_keys(&self, key_uuids: &[String], now: &str) -> ApiResult<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Standing {
-            uuid: String,
-        }
         let listed = serde_json::to_string(key_uuids)?;
-        let rows: Vec<Standing> = self
-            .rows(
-                "SELECT uuid FROM api_keys WHERE uuid IN (SELECT value FROM json_each(?1)) \
-                 AND (expires_at IS NULL OR expires_at > ?2)",
-                &[Arg::Text(&listed), Arg::Text(now)],
-            )
-            .await?;
-        Ok(rows.into_iter().map(|r| r.uuid).collect())
+        self.uuids(
+            "SELECT uuid FROM api_keys WHERE uuid IN (SELECT value FROM json_each(?1)) \
+             AND (expires_at IS NULL OR expires_at > ?2)",
+            &[Arg::Text(&listed), Arg::Text(now)],
+        )
+        .await
     }
 
     /// Deletes a key of `account_uuid` (any key for the operator); false when there was none.

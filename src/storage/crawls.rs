@@ -251,17 +251,11 @@ impl Store {
 
     /// The uuids of a crawl's page sources.
     pub async fn crawl_source_uuids(&self, crawl_uuid: &str) -> ApiResult<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Found {
-            uuid: String,
-        }
-        let rows: Vec<Found> = self
-            .rows(
-                "SELECT uuid FROM data_sources WHERE crawl_uuid = ?1 ORDER BY created_at, rowid",
-                &[Arg::Text(crawl_uuid)],
-            )
-            .await?;
-        Ok(rows.into_iter().map(|r| r.uuid).collect())
+        self.uuids(
+            "SELECT uuid FROM data_sources WHERE crawl_uuid = ?1 ORDER BY created_at, rowid",
+            &[Arg::Text(crawl_uuid)],
+        )
+        .await
     }
 
     /// Deletes a crawl, its pages' sources (their chunks and tags cascade; agents stop naming
@@ -583,20 +577,14 @@ impl Store {
 
     /// Crawls whose re-sync is due, moved to their next time in the same statement.
     pub async fn take_due_crawls(&self, now: &str, limit: i64) -> ApiResult<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Due {
-            uuid: String,
-        }
-        let rows: Vec<Due> = self
-            .rows(
-                "UPDATE crawls SET next_sync_at = strftime('%Y-%m-%dT%H:%M:%SZ', ?1, \
-                 CASE refresh WHEN 'daily' THEN '+1 day' WHEN 'weekly' THEN '+7 days' ELSE '+30 days' END) \
-                 WHERE uuid IN (SELECT uuid FROM crawls WHERE next_sync_at IS NOT NULL AND next_sync_at <= ?1 LIMIT ?2) \
-                 RETURNING uuid",
-                &[Arg::Text(now), Arg::Int(limit)],
-            )
-            .await?;
-        Ok(rows.into_iter().map(|r| r.uuid).collect())
+        self.uuids(
+            "UPDATE crawls SET next_sync_at = strftime('%Y-%m-%dT%H:%M:%SZ', ?1, \
+             CASE refresh WHEN 'daily' THEN '+1 day' WHEN 'weekly' THEN '+7 days' ELSE '+30 days' END) \
+             WHERE uuid IN (SELECT uuid FROM crawls WHERE next_sync_at IS NOT NULL AND next_sync_at <= ?1 LIMIT ?2) \
+             RETURNING uuid",
+            &[Arg::Text(now), Arg::Int(limit)],
+        )
+        .await
     }
 
     /// A re-sync begins: every page of the crawl is marked checked now (it is about to be

@@ -631,18 +631,12 @@ impl Store {
         chatbot_uuid: &str,
         uuids: &[String],
     ) -> ApiResult<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Found {
-            uuid: String,
-        }
         let list = serde_json::to_string(uuids)?;
-        let rows: Vec<Found> = self
-            .rows(
-                "SELECT uuid FROM data_sources WHERE chatbot_uuid = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
-                &[Arg::Text(chatbot_uuid), Arg::Text(&list)],
-            )
-            .await?;
-        Ok(rows.into_iter().map(|r| r.uuid).collect())
+        self.uuids(
+            "SELECT uuid FROM data_sources WHERE chatbot_uuid = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+            &[Arg::Text(chatbot_uuid), Arg::Text(&list)],
+        )
+        .await
     }
 
     /// Moves a source to `running` if it is not already being read; false when another reader

@@ -169,6 +169,16 @@ impl Store {
         Ok(self.statement(sql, args)?.first::<T>(None).await?)
     }
 
+    /// The `uuid` column of the rows `sql` reads.
+    async fn uuids(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<Vec<String>> {
+        #[derive(serde::Deserialize)]
+        struct Uuid {
+            uuid: String,
+        }
+        let rows: Vec<Uuid> = self.rows(sql, args).await?;
+        Ok(rows.into_iter().map(|r| r.uuid).collect())
+    }
+
     /// Whether `sql` finds a row.
     async fn exists(&self, sql: &str, args: &[Arg<'_>]) -> ApiResult<bool> {
         Ok(self.row::<serde_json::Value>(sql, args).await?.is_some())
