@@ -77,11 +77,15 @@ impl ExtractError {
     /// whichever reader wrote it.
     pub fn as_sentence(self) -> ExtractError {
         let reason = self.0.trim();
-        let mut chars = reason.chars();
-        let mut sentence: String = match chars.next() {
-            Some(first) => first.to_uppercase().chain(chars).collect(),
-            None => return self,
-        };
+        if reason.is_empty() {
+            return self;
+        }
+        // The readers write in English: an ASCII capital is all it takes, and leaves Unicode's
+        // case tables out of the Worker.
+        let mut sentence = reason.to_string();
+        if let Some(first) = sentence.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
         if !sentence.ends_with(['.', '!', '?']) {
             sentence.push('.');
         }
