@@ -250,6 +250,7 @@ pub fn compose(query: &str, ranked: &[Ranked], show_citations: bool) -> Composed
     if candidates.is_empty() {
         return unsure((&question, &asked), best, replies, show_citations);
     }
+    drop_lesser_rows(&mut candidates);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     // The answer leads with the best sentence of the best-ranked passage, when it has one:
     // retrieval judged that passage over the whole of each candidate, not one sentence.
@@ -316,6 +317,36 @@ struct Candidate {
     order: usize,
     text: String,
     score: f64,
+    /// The question's terms the sentence itself holds.
+    held: HashSet<String>,
+}
+
+/// Whether `text` is a table row as passages write one: "Plan: Free; Monthly price: $0".
+fn is_table_row(text: &str) -> bool {
+    text.contains("; ") && !text.contains('\n') && text.split("; ").all(|cell| cell.contains(": "))
+}
+
+/// Rows of one table are records side by side: a row holding only part of what another row
+/// of the same passage holds is another record, not more of the answer ("Plan: Free" beside
+/// "Plan: Business" asked the business plan's price).
+fn drop_lesser_rows(candidates: &mut Vec<Candidate>) {
+    let lesser: Vec<bool> = candidates
+        .iter()
+        .map(|c| {
+            is_table_row(&c.text)
+                && candidates.iter().any(|o| {
+                    o.chunk == c.chunk
+                        && is_table_row(&o.text)
+                        && o.held.len() > c.held.len()
+                        && c.held.is_subset(&o.held)
+                })
+        })
+        .collect();
+    let mut at = 0;
+    candidates.retain(|_| {
+        at += 1;
+        !lesser[at - 1]
+    });
 }
 
 /// Words too common to tell two sentences apart, even as a tie-breaker.
@@ -379,6 +410,7 @@ fn scored_sentences(
             order,
             text: sentence,
             score,
+            held: own,
         });
     }
     out
@@ -924,6 +956,28 @@ mod tests {
         assert!(compose(q, &ranked, false)
             .text()
             .starts_with("Yes, the Timeline"));
+    }
+
+    #[test]
+    fn of_a_table_s_rows_only_those_holding_the_most_of_the_question_are_quoted() {
+        let table = vec![hit(
+            1,
+            "pricing",
+            "file",
+            "Pricing",
+            "Plan: Free; Monthly price: $0; Annual price: $0\nPlan: Starter; Monthly price: $7; Annual price: $6\nPlan: Business; Monthly price: $14; Annual price: $12",
+            "{}",
+            -6.0,
+        )];
+        let q = "What is the annual price of the Business plan?";
+        let ranked = rank(q, table, 5);
+        let c = compose(q, &ranked, false);
+        assert_eq!(
+            c.text(),
+            "Plan: Business; Monthly price: $14; Annual price: $12",
+            "{}",
+            c.text()
+        );
     }
 
     #[test]
