@@ -849,9 +849,8 @@ impl Holder {
         if !key.is_empty() {
             Holder::Key(key)
         } else if value("visitor") == "1" {
-            Some(value("origin"))
-                .filter(|o| !o.is_empty())
-                .map_or(Holder::Visitor(None), |o| Holder::Visitor(Some(o)))
+            let origin = value("origin");
+            Holder::Visitor((!origin.is_empty()).then_some(origin))
         } else {
             Holder::Other
         }

@@ -46,10 +46,7 @@ pub fn conversation_context(query: &str, history: &[Message]) -> Context {
     // after a question on the Starter plan's price) was about that one's subject too, so
     // "what about Enterprise?" after it is.
     let mut earlier: Vec<String> = Vec::new();
-    let mut before_previous = &history[..history
-        .iter()
-        .rposition(|m| std::ptr::eq(m, previous))
-        .unwrap_or(0)];
+    let mut before_previous = messages_before(history, previous);
     for _ in 0..MAX_CHAINED_FOLLOW_UPS {
         if !refers_back(&previous.query) {
             break;
@@ -62,13 +59,19 @@ pub fn conversation_context(query: &str, history: &[Message]) -> Context {
                 earlier.push(term);
             }
         }
-        before_previous = &before_previous[..before_previous
-            .iter()
-            .rposition(|m| std::ptr::eq(m, before))
-            .unwrap_or(0)];
+        before_previous = messages_before(before_previous, before);
         previous = before;
     }
     Context { terms, earlier }
+}
+
+/// The messages of `history` before `message`, one of them.
+fn messages_before<'a>(history: &'a [Message], message: &Message) -> &'a [Message] {
+    let at = history
+        .iter()
+        .rposition(|m| std::ptr::eq(m, message))
+        .unwrap_or(0);
+    &history[..at]
 }
 
 /// How many follow-ups back, each continuing the one before, a follow-up's context reaches.

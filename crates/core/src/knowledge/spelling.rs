@@ -290,22 +290,25 @@ fn misspelled_ending<'a>(word: &str, candidates: &'a [(String, i64)]) -> Option<
     if candidates.is_empty() {
         return None;
     }
+    // Each edit keeps the first and the last letter: an insertion before, a replacement,
+    // deletion or swap with the next of, any letter in between.
+    let last = bytes.len() - 1;
     let mut edits: Vec<Vec<u8>> = Vec::new();
     for at in 1..bytes.len() {
         let (head, tail) = bytes.split_at(at);
         for letter in b'a'..=b'z' {
             edits.push([head, &[letter], tail].concat());
-            if at < bytes.len() - 1 {
+            if at < last {
                 edits.push([head, &[letter], &tail[1..]].concat());
             }
         }
-        if at < bytes.len() - 1 {
+        if at < last {
             edits.push([head, &tail[1..]].concat());
+        }
+        if at + 1 < last {
             let mut swapped = bytes.to_vec();
             swapped.swap(at, at + 1);
-            if at + 1 < bytes.len() - 1 {
-                edits.push(swapped);
-            }
+            edits.push(swapped);
         }
     }
     let stems: HashSet<String> = edits
