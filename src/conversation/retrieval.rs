@@ -218,7 +218,7 @@ async fn search_as(
 struct Lexical {
     hits: Vec<ChunkHit>,
     corrected: Option<String>,
-    /// Question words no chunk of the index holds, read neither as a misspelling nor as a
+    /// Question words no chunk of the chatbot holds, read neither as a misspelling nor as a
     /// compound (`mark_follow_up_misses`).
     unknown: Vec<String>,
 }

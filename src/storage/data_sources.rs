@@ -178,37 +178,62 @@ fn gated_expression_ctes(index: &str) -> String {
     )
 }
 
+/// SQL that is true when some chunk of `chatbot` (`SearchIn::chatbot_sql`) matches the FTS5
+/// phrase `phrase` (SQL). A search's checks of its words read only the chatbot searched: the
+/// index is shared by every account, and a word another account's sources hold must neither
+/// correct nor cut this one's question (the corrected question is shown to the caller, which
+/// would tell it what someone else's sources say). It stops at the chatbot's first match.
+fn held_by_chatbot(phrase: &str, chatbot: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM chunks_fts JOIN chunks hk INDEXED BY chunks_by_id_chatbot \
+         ON hk.id = chunks_fts.rowid WHERE chunks_fts MATCH {phrase} AND hk.chatbot_uuid = {chatbot})"
+    )
+}
+
 /// One more step for the search statement: for each of the words in `?7` (a JSON list) that no
-/// chunk of any chatbot holds (as the index stems it), the index's terms that start with its
-/// first three letters and are not much shorter or longer, with the number of chunks holding
-/// each, as one JSON list of `[word, term, chunks]`: what `knowledge::spelling` chooses a
-/// correction from; and those words themselves, as a JSON list. A word the index holds costs
-/// one look-up that stops at its first chunk; an empty list costs nothing. It rides on the
-/// search statement because a statement of its own in the batch took search from 23.5 to
-/// 26.2 ms (p50, alternating requests). The CROSS JOIN keeps the words the outer loop: the
-/// other way round, SQLite read the whole vocabulary on every search (0.5 s at 100,000
-/// chunks).
-const NEAR_TERMS_CTE: &str = ", missing AS MATERIALIZED (SELECT value AS word FROM json_each(?7) \
-       WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH '\"' || value || '\"')), \
-     near AS MATERIALIZED (SELECT json_group_array(json_array(missing.word, v.term, v.doc)) AS terms, \
-         (SELECT json_group_array(word) FROM missing) AS words \
-       FROM missing CROSS JOIN chunks_vocab v ON v.term >= substr(missing.word, 1, 3) \
-         AND v.term < substr(missing.word, 1, 3) || char(1114111) \
-       WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2) ";
+/// chunk of the chatbot holds (as the index stems it), the index's terms that start with its
+/// first three letters, are not much shorter or longer and some chunk of the chatbot holds,
+/// with the number of chunks holding each, as one JSON list of `[word, term, chunks]`: what
+/// `knowledge::spelling` chooses a correction from; and those words themselves, as a JSON
+/// list. A word the chatbot holds costs one look-up that stops at its first chunk; an empty
+/// list costs nothing. It rides on the search statement because a statement of its own in the
+/// batch took search from 23.5 to 26.2 ms (p50, alternating requests). The CROSS JOIN keeps
+/// the words the outer loop: the other way round, SQLite read the whole vocabulary on every
+/// search (0.5 s at 100,000 chunks).
+fn near_terms_cte(chatbot: &str) -> String {
+    format!(
+        ", missing AS MATERIALIZED (SELECT value AS word FROM json_each(?7) \
+           WHERE NOT {word_held}), \
+         near AS MATERIALIZED (SELECT json_group_array(json_array(near_word, near_term, near_doc)) \
+             AS terms, (SELECT json_group_array(word) FROM missing) AS words \
+           FROM (SELECT missing.word AS near_word, v.term AS near_term, v.doc AS near_doc \
+             FROM missing CROSS JOIN chunks_vocab v ON v.term >= substr(missing.word, 1, 3) \
+               AND v.term < substr(missing.word, 1, 3) || char(1114111) \
+             WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2 \
+               AND {term_held})) ",
+        word_held = held_by_chatbot("'\"' || value || '\"'", chatbot),
+        term_held = held_by_chatbot("'\"' || v.term || '\"'", chatbot),
+    )
+}
 
 /// One more step for the search statement: of the cuts in `?8` (a JSON list of
 /// `[word, head, tail]` FTS5 phrases, `knowledge::compounds::Cut::phrases`), the indexes of
-/// those whose word no chunk of any chatbot holds and whose halves some chunk holds each. A
-/// word the index holds costs one look-up that stops at its first chunk, whatever the number
-/// of its cuts; an empty list costs nothing.
-const CUTS_CTE: &str = ", cut_words AS MATERIALIZED (SELECT DISTINCT json_extract(value, '$[0]') AS phrase \
-       FROM json_each(?8)), \
-     uncut AS MATERIALIZED (SELECT phrase FROM cut_words \
-       WHERE NOT EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH phrase)), \
-     cut AS MATERIALIZED (SELECT json_group_array(c.key) AS found FROM json_each(?8) c \
-       WHERE json_extract(c.value, '$[0]') IN (SELECT phrase FROM uncut) \
-       AND EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH json_extract(c.value, '$[1]')) \
-       AND EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH json_extract(c.value, '$[2]'))) ";
+/// those whose word no chunk of the chatbot holds and whose halves some chunk of it holds each.
+/// A word the chatbot holds costs one look-up that stops at its first chunk, whatever the
+/// number of its cuts; an empty list costs nothing.
+fn cuts_cte(chatbot: &str) -> String {
+    format!(
+        ", cut_words AS MATERIALIZED (SELECT DISTINCT json_extract(value, '$[0]') AS phrase \
+           FROM json_each(?8)), \
+         uncut AS MATERIALIZED (SELECT phrase FROM cut_words WHERE NOT {word_held}), \
+         cut AS MATERIALIZED (SELECT json_group_array(c.key) AS found FROM json_each(?8) c \
+           WHERE json_extract(c.value, '$[0]') IN (SELECT phrase FROM uncut) \
+           AND {head_held} AND {tail_held}) ",
+        word_held = held_by_chatbot("phrase", chatbot),
+        head_held = held_by_chatbot("json_extract(c.value, '$[1]')", chatbot),
+        tail_held = held_by_chatbot("json_extract(c.value, '$[2]')", chatbot),
+    )
+}
 
 /// What a search found: the best chunks, best first, the index terms near the words to check
 /// that matched nothing (`ChunkSearch::spelling`), as (word, term, chunks holding it), and
@@ -217,7 +242,7 @@ const CUTS_CTE: &str = ", cut_words AS MATERIALIZED (SELECT DISTINCT json_extrac
 pub struct SearchFound {
     pub hits: Vec<ChunkHit>,
     pub near_terms: Vec<(String, String, i64)>,
-    /// The words to check that no chunk of any chatbot holds.
+    /// The words to check that no chunk of the chatbot holds.
     pub missing_words: Vec<String>,
     /// Indexes into `ChunkSearch::cuts`.
     pub cuts_found: Vec<usize>,
@@ -352,8 +377,9 @@ impl Store {
     fn chunk_search_statement(&self, search: &ChunkSearch) -> ApiResult<D1PreparedStatement> {
         let index = search.index.table();
         let mut sql = gated_expression_ctes(index);
-        sql.push_str(NEAR_TERMS_CTE);
-        sql.push_str(CUTS_CTE);
+        let chatbot = search.scope.chatbot_sql();
+        sql.push_str(&near_terms_cte(&chatbot));
+        sql.push_str(&cuts_cte(&chatbot));
         sql.push_str(&format!(
             ", found AS MATERIALIZED (SELECT c.id, c.data_source_uuid, c.position, c.heading, \
              c.text, c.tokens, s.type AS source_type, s.title, s.file_name, s.meta_json, best.rank \
@@ -368,7 +394,6 @@ impl Store {
              FROM near CROSS JOIN cut LEFT JOIN found ON 1 \
              ORDER BY found.rank",
             bm25 = search.index.bm25(),
-            chatbot = search.scope.chatbot_sql(),
         ));
         let phrases = serde_json::to_string(search.phrases)?;
         let context = serde_json::to_string(search.context_phrases)?;

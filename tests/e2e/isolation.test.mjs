@@ -239,3 +239,27 @@ test("a key of each scope opens exactly the routes its scope covers, and the 403
   }
   assert.deepEqual(await snapshot(), before, "no call of the matrix changed anything");
 });
+
+test("another account's sources neither correct nor cut a question: its search reads only its own chatbot's words", async () => {
+  const a = client(worker, owner.key);
+  const b = client(worker, intruder.key);
+  const spelled = (await a.post(`/chatbot/${fixture.chatbot}/data-source/qa`, {
+    body: { question: "How do I reset my password?", answer: "Use the password link on the sign-in page; a member may ship it by courier." },
+  })).json;
+  await settled(a, spelled.uuid);
+  const mine = await newChatbot(b, { name: "Own words only" });
+  const own = (await b.post(`/chatbot/${mine.uuid}/data-source/qa`, { body: { question: "When are you open?", answer: "Every weekday from nine to five." } })).json;
+  await settled(b, own.uuid);
+  // The owner's chatbot holds "password", "member" and "ship": its own search uses them.
+  const theirs = await a.post(`/chatbot/${fixture.chatbot}/search`, { body: { query: "forgot my pasword" } });
+  assert.equal(theirs.json.search_query, "forgot my password", theirs.text);
+  // The intruder's holds none of them: nothing is corrected or cut, so nothing tells it what
+  // the owner's sources say.
+  for (const query of ["forgot my pasword", "annual membership"]) {
+    const r = await b.post(`/chatbot/${mine.uuid}/search`, { body: { query } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.search_query, undefined, `${query}: ${r.text}`);
+    assert.deepEqual(r.json.results, [], r.text);
+  }
+  await a.post(`/data-source/${spelled.uuid}/delete`);
+});
