@@ -320,9 +320,10 @@ const SLOW_MODEL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Opens an answer the session's object keeps (`live`). A stop before the model answers ends
 /// it before its first word. When the model takes its time (a reasoning model), the answer's
-/// `streaming` record is written while it waits, so the answer is already listed, and can be
-/// followed and stopped; if the model then cannot be reached, the call fails and nothing of
-/// it stays: the record goes again and anyone already following hears the call's error.
+/// `streaming` record is written while it waits and its `start` is sent, so the answer is
+/// already listed, and can be followed and stopped, and its asker can be answered at once
+/// (`LiveAnswer::on_listed`); if the model then cannot be reached, the call fails and nothing
+/// of it stays: the record goes again and anyone already following hears the call's error.
 pub async fn open_kept(
     store: &Store,
     env: &Env,
@@ -338,7 +339,13 @@ pub async fn open_kept(
     });
     let opened = match select(opening.as_mut(), Box::pin(Delay::from(SLOW_MODEL))).await {
         Either::Left((opened, _)) => opened,
-        Either::Right(_) => futures::join!(list_started(store, ex, live), opening).1,
+        Either::Right(_) => {
+            let listing = async {
+                list_started(store, ex, live).await;
+                live.push(start_event(ex));
+            };
+            futures::join!(listing, opening).1
+        }
     };
     if let Err(err) = &opened {
         live.abandon(err);
@@ -356,6 +363,15 @@ pub async fn open_kept(
         }
     }
     opened
+}
+
+/// The first event of an answer: which message, session and agent it is.
+fn start_event(ex: &Exchange) -> AnswerEvent {
+    AnswerEvent::Start {
+        message_uuid: ex.message_uuid.clone(),
+        session_uuid: ex.session.uuid.clone(),
+        agent_uuid: Some(ex.agent.uuid.clone()),
+    }
 }
 
 /// Stores a kept answer as it starts (`streaming`), so a reader can find it and a restart
@@ -377,12 +393,10 @@ pub async fn deliver(
     out: Output,
 ) -> ApiResult<Message> {
     let citations_on = ex.chatbot.settings.show_citations;
-    out.emit(AnswerEvent::Start {
-        message_uuid: ex.message_uuid.clone(),
-        session_uuid: ex.session.uuid.clone(),
-        agent_uuid: Some(ex.agent.uuid.clone()),
-    })
-    .await;
+    // A kept answer whose model was slow to answer has sent its start already.
+    if !out.live().is_some_and(|live| live.has_events()) {
+        out.emit(start_event(&ex)).await;
+    }
     let kept = out.live().is_some();
     let outcome = match out.live() {
         // Beside its first words, unless `open_kept` listed it while a slow model was waited

@@ -27,7 +27,9 @@ use edgechat_core::time;
 
 use crate::platform::stream::StreamSink;
 use edgechat_core::api::validate::canonical_uuid;
+use futures::future::{select, Either};
 use serde_json::{json, Map, Value};
+use std::rc::Rc;
 use worker::{Env, Headers, Response};
 
 /// What happens to a message.
@@ -52,7 +54,7 @@ async fn admit(call: &Call, chatbot: &Chatbot) -> ApiResult<Option<Plan>> {
     let (key, messages) = futures::join!(call.count_key(), admit_messages(&call.env, &logs));
     if let Err(refused) = key {
         if let Ok(Decision::Admitted { .. }) = messages {
-            release(call, &logs).await;
+            release(&call.env, &logs).await;
         }
         return Err(refused);
     }
@@ -74,9 +76,9 @@ fn message_logs(call: &Call, chatbot: &Chatbot) -> Vec<(String, Limit)> {
     }
 }
 
-async fn release(call: &Call, logs: &[(String, Limit)]) {
+async fn release(env: &Env, logs: &[(String, Limit)]) {
     let names: Vec<&str> = logs.iter().map(|(name, _)| name.as_str()).collect();
-    release_messages(&call.env, &names).await;
+    release_messages(env, &names).await;
 }
 
 /// `opened` as it is; when the model failed before answering, the message's admission is
@@ -84,7 +86,7 @@ async fn release(call: &Call, logs: &[(String, Limit)]) {
 /// chatbot's rate limit, and its users can ask again once it is over.
 async fn or_released<T>(call: &Call, chatbot: &Chatbot, opened: ApiResult<T>) -> ApiResult<T> {
     if opened.is_err() {
-        release(call, &message_logs(call, chatbot)).await;
+        release(&call.env, &message_logs(call, chatbot)).await;
     }
     opened
 }
@@ -509,13 +511,17 @@ pub(crate) fn claim(call: &Call) -> (Option<Claim>, Option<ApiError>) {
 
 /// Opens the answer and returns the response its pieces stream into as they are produced.
 /// With the session's `claim` the answer is kept by the session's object: produced to its
-/// end whoever reads, and readable again (`follow`).
+/// end whoever reads, and readable again (`follow`); when its model is slow to answer (a
+/// reasoning model), the response goes out as soon as the answer is listed, with its `start`,
+/// and a model that then cannot be reached is told in the stream (in every format but plain
+/// text, which waits for the model). `forget_session` is a
+/// session opened for this call alone, deleted when the call fails before any answer.
 pub(crate) async fn stream_answer(
     call: &Call,
     exchange: Exchange,
     agents: Vec<Agent>,
     encoder: Encoder,
-    claim: Option<Claim>,
+    (claim, forget_session): (Option<Claim>, Option<String>),
 ) -> ApiResult<Response> {
     call.log.record(&exchange.message_uuid);
     let store = Store::new(&call.env)?;
@@ -523,11 +529,6 @@ pub(crate) async fn stream_answer(
         .as_ref()
         .map(|claim| claim.start(&exchange.message_uuid))
         .transpose()?;
-    let opened = match &live {
-        Some(live) => relay::open_kept(&store, &call.env, &call.config, &exchange, live).await,
-        None => relay::open(&call.env, &call.config, &exchange).await,
-    };
-    let answer = or_released(call, &exchange.chatbot, opened).await?;
     let (sink, readable) = StreamSink::new().map_err(ApiError::internal)?;
     let headers = stream_headers(encoder.format())?;
     // Sent as-is: the platform's automatic compression buffers a streamed body, which would
@@ -535,31 +536,102 @@ pub(crate) async fn stream_answer(
     headers.set("Content-Encoding", "identity")?;
     headers.set("X-Accel-Buffering", "no")?;
     headers.set("X-Message-Uuid", &exchange.message_uuid)?;
-    let env = call.env.clone();
-    let config = call.config.clone();
-    let output = match live {
-        Some(live) => {
-            live.read(sink, encoder);
-            Output::Live(live)
-        }
-        None => Output::stream(sink, encoder),
-    };
-    // The producer runs past the response: it must finish (and store the message) even when
-    // the client leaves midway; background agents judge only after the stream has closed.
-    call.ctx.wait_until(async move {
-        let message_uuid = exchange.message_uuid.clone();
-        let delivered = run_to_end(&store, (&env, &config), exchange, (answer, output), claim);
-        match delivered.await {
-            Ok(message) => after_answer(env, config, agents, message).await,
-            // The session (or its chatbot) was deleted while it answered: nothing to keep.
-            Err(ApiError::NotFound(_)) => {}
-            Err(err) => log::background_failure("storing a streamed message", &message_uuid, &err),
-        }
-    });
-    Ok(Response::builder()
+    let response = Response::builder()
         .with_status(200)
         .with_headers(headers)
-        .stream(readable))
+        .stream(readable);
+    let env = call.env.clone();
+    let config = call.config.clone();
+    let Some(live) = live else {
+        let opened = relay::open(&env, &config, &exchange).await;
+        let answer = or_released(call, &exchange.chatbot, opened).await?;
+        let output = Output::stream(sink, encoder);
+        let producing = produce(
+            (store, env, config),
+            exchange,
+            agents,
+            (answer, output),
+            claim,
+        );
+        call.ctx.wait_until(producing);
+        return Ok(response);
+    };
+    let released = message_logs(call, &exchange.chatbot);
+    let mut opening = Box::pin({
+        let live = Rc::clone(&live);
+        async move {
+            let opened = relay::open_kept(&store, &env, &config, &exchange, &live).await;
+            (opened, (store, env, config), exchange)
+        }
+    });
+    // Plain text waits for the model: a failure is then told by the status, as it has no
+    // other place for one.
+    let first = if encoder.format().tells_errors() {
+        select(opening.as_mut(), live.on_listed()).await
+    } else {
+        Either::Left((opening.as_mut().await, live.on_listed()))
+    };
+    let Either::Left(((opened, services, exchange), _)) = first else {
+        // The model is slow: the asker has the answer's start now, and the rest as it comes.
+        live.read(sink, encoder);
+        call.ctx.wait_until(async move {
+            let (opened, (store, env, config), exchange) = opening.await;
+            match opened {
+                Ok(answer) => {
+                    let output = Output::Live(live);
+                    produce(
+                        (store, env, config),
+                        exchange,
+                        agents,
+                        (answer, output),
+                        claim,
+                    )
+                    .await
+                }
+                // Its readers heard why (`open_kept`); the admission is taken back, as when
+                // the model fails before the response.
+                Err(_) => {
+                    release(&env, &released).await;
+                    if let Some(session) = forget_session {
+                        if let Err(err) = store.delete_session(&session).await {
+                            log::background_failure(
+                                "removing a failed call's session",
+                                &session,
+                                &err,
+                            );
+                        }
+                    }
+                }
+            }
+        });
+        return Ok(response);
+    };
+    let answer = or_released(call, &exchange.chatbot, opened).await?;
+    live.read(sink, encoder);
+    let output = Output::Live(live);
+    call.ctx
+        .wait_until(produce(services, exchange, agents, (answer, output), claim));
+    Ok(response)
+}
+
+/// Runs the opened answer to its end past the response: it must finish (and store the
+/// message) even when the client leaves midway; background agents judge only after the
+/// stream has closed.
+async fn produce(
+    (store, env, config): (Store, Env, Config),
+    exchange: Exchange,
+    agents: Vec<Agent>,
+    (answer, output): (AnswerStream, Output),
+    claim: Option<Claim>,
+) {
+    let message_uuid = exchange.message_uuid.clone();
+    let delivered = run_to_end(&store, (&env, &config), exchange, (answer, output), claim);
+    match delivered.await {
+        Ok(message) => after_answer(env, config, agents, message).await,
+        // The session (or its chatbot) was deleted while it answered: nothing to keep.
+        Err(ApiError::NotFound(_)) => {}
+        Err(err) => log::background_failure("storing a streamed message", &message_uuid, &err),
+    }
 }
 
 /// A complete answer, stored: what the non-stream endpoints return. With the session's
@@ -637,7 +709,8 @@ pub async fn stream(mut call: Call) -> ApiResult<Response> {
         Ok(Plan::Limited(refusal)) => return rate_limited(format, &refusal),
         Err(err) => return Err(err),
     };
-    stream_answer(&call, exchange, agents, Encoder::new(format, "", 0), claim).await
+    let encoder = Encoder::new(format, "", 0);
+    stream_answer(&call, exchange, agents, encoder, (claim, None)).await
 }
 
 /// `POST /session/{uuid}/message/non-stream`: the stored message once the answer is complete

@@ -189,7 +189,8 @@ pub async fn chat_completions(mut call: Call) -> ApiResult<Response> {
     exchange.sampling = req.sampling;
     if req.stream {
         let encoder = openai_encoder(&req, created);
-        let answered = stream_answer(&call, exchange, agents, encoder, claim);
+        let forget = req.session_uuid.is_none().then(|| session_uuid.clone());
+        let answered = stream_answer(&call, exchange, agents, encoder, (claim, forget));
         return match answered.await {
             Ok(response) => Ok(response),
             Err(err) => Err(forget_new_session(&call, &req, &session_uuid, err).await),

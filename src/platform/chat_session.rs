@@ -267,11 +267,10 @@ impl Room {
             stored: Cell::new(0),
             flushed_ms: Cell::new(time::now_ms()),
             readers: RefCell::new(Vec::new()),
-            stop: Cell::new(false),
-            stop_waker: RefCell::new(None),
+            stop: Flag::default(),
             ended: Cell::new(false),
             settled: Cell::new(false),
-            listed: Cell::new(false),
+            listed: Flag::default(),
         });
         *self.live.borrow_mut() = Some(Rc::clone(&live));
         self.announce("answer", &json!({ "message_uuid": message_uuid }));
@@ -580,14 +579,13 @@ pub struct LiveAnswer {
     stored: Cell<usize>,
     flushed_ms: Cell<i64>,
     readers: RefCell<Vec<Reader>>,
-    stop: Cell<bool>,
-    stop_waker: RefCell<Option<Waker>>,
+    stop: Flag,
     /// The last event was sent and the readers' streams closed.
     ended: Cell<bool>,
     /// The message is stored: the answer is over.
     settled: Cell<bool>,
     /// Its `streaming` message record is written (in D1).
-    listed: Cell<bool>,
+    listed: Flag,
 }
 
 impl LiveAnswer {
@@ -692,12 +690,25 @@ impl LiveAnswer {
     }
 
     pub fn mark_listed(&self) {
-        self.listed.set(true);
+        self.listed.raise();
     }
 
     /// Whether its `streaming` message record is written.
     pub fn listed(&self) -> bool {
-        self.listed.get()
+        self.listed.is_raised()
+    }
+
+    /// Resolves once its `streaming` message record is written.
+    pub fn on_listed(self: &Rc<Self>) -> Raised {
+        Raised {
+            live: Rc::clone(self),
+            flag: |live| &live.listed,
+        }
+    }
+
+    /// Whether it has sent anything yet (its `start`, when a slow model is waited for).
+    pub fn has_events(&self) -> bool {
+        !self.events.borrow().is_empty()
     }
 
     /// The answer will not be: its model failed before it said anything (`err`, what the
@@ -746,34 +757,62 @@ impl LiveAnswer {
     }
 
     fn request_stop(&self) {
-        self.stop.set(true);
-        if let Some(waker) = self.stop_waker.borrow_mut().take() {
+        self.stop.raise();
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.is_raised()
+    }
+
+    /// Resolves when someone asks the answer to stop.
+    pub fn stopped(self: &Rc<Self>) -> Raised {
+        Raised {
+            live: Rc::clone(self),
+            flag: |live| &live.stop,
+        }
+    }
+}
+
+/// Something about an answer that becomes true once and stays so, which its producer can wait
+/// for.
+#[derive(Default)]
+struct Flag {
+    raised: Cell<bool>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Flag {
+    fn raise(&self) {
+        self.raised.set(true);
+        for waker in self.wakers.borrow_mut().drain(..) {
             waker.wake();
         }
     }
 
-    pub fn stop_requested(&self) -> bool {
-        self.stop.get()
-    }
-
-    /// Resolves when someone asks the answer to stop.
-    pub fn stopped(self: &Rc<Self>) -> StopSignal {
-        StopSignal(Rc::clone(self))
+    fn is_raised(&self) -> bool {
+        self.raised.get()
     }
 }
 
-pub struct StopSignal(Rc<LiveAnswer>);
+/// Resolves once one of an answer's flags is raised.
+pub struct Raised {
+    live: Rc<LiveAnswer>,
+    flag: fn(&LiveAnswer) -> &Flag,
+}
 
-impl Future for StopSignal {
+impl Future for Raised {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0.stop.get() {
-            Poll::Ready(())
-        } else {
-            *self.0.stop_waker.borrow_mut() = Some(cx.waker().clone());
-            Poll::Pending
+        let flag = (self.flag)(&self.live);
+        if flag.is_raised() {
+            return Poll::Ready(());
         }
+        let mut wakers = flag.wakers.borrow_mut();
+        if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 }
 

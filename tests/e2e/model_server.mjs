@@ -1,7 +1,8 @@
 // A local server that speaks the OpenAI Chat Completions streaming format, so the Worker's
 // provider path is tested against real HTTP. What it does is steered by the last user
 // message: "[cut]" stops midway and drops the connection, "[500]" fails before answering,
-// "[slow]" waits before the first token, "[late]" before answering at all (no headers yet), "[long]" streams many tokens slowly, "[bench:N]"
+// "[slow]" waits before the first token, "[late]" before answering at all (no headers yet),
+// "[mute]" never answers at all (held open until the caller drops it, as "[hang]" is), "[long]" streams many tokens slowly, "[bench:N]"
 // streams N tokens at the server's pace, "[hang]" never sends a token and "[stall]" goes
 // silent after three (both hold the connection until the caller drops it, recorded in
 // `dropped`); a routing request picks the assistant a "[route:NAME]" marker names; "[tool:NAME]"
@@ -41,6 +42,7 @@ export async function startModelServer({ tokenDelayMs = 5 } = {}) {
     const last = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
     const final = request.messages.at(-1);
     if (last.includes("[late]")) await sleep(1500);
+    if (last.includes("[mute]")) return silence(res, last);
     // "[500-after-tool]" fails once it is given a tool's result.
     if (last.includes("[500]") || (last.includes("[500-after-tool]") && final.role === "tool")) {
       res.writeHead(500, { "Content-Type": "application/json" });

@@ -296,6 +296,13 @@ test("openai client: a model failing midway is an error, not a finished answer; 
   await assert.rejects(client.chat.completions.create({ model: bot.uuid, messages: [{ role: "user", content: "go [500]" }] }),
     (err) => err instanceof OpenAI.APIError && err.status === 502);
   assert.equal(await sessions(), had, "a call that stored no answer leaves no session");
+  // A model slow to fail: the stream has started (its first chunk sent while the model was
+  // waited for), so the failure comes as the stream's error, and still leaves no session.
+  const late = await client.chat.completions.create({ model: bot.uuid, stream: true, messages: [{ role: "user", content: "go [late] [500]" }] });
+  await assert.rejects((async () => {
+    for await (const chunk of late) assert.equal(chunk.choices[0]?.delta?.content ?? "", "", "nothing was said");
+  })(), (err) => err instanceof OpenAI.APIError);
+  await eventually(async () => (await sessions()) === had);
 });
 
 test("openai client: temperature and max_tokens reach the model, usage comes as OpenAI sends it, wrong values are 400", async () => {

@@ -479,6 +479,29 @@ test("an answer whose model has not answered yet is listed, refuses a second mes
   assert.deepEqual((await api.get(`/session/${session.uuid}/messages`)).json.map((m) => m.uuid), [waiting.uuid]);
 });
 
+test("an answer whose model has not answered at all sends its start at once: the asker can leave, follow it and stop it", { timeout: 60_000 }, async () => {
+  const session = await newSession();
+  const asked = await ask(session, "think it over [mute]", {
+    headers: { Accept: "text/event-stream" },
+    until: (t) => frames(t).some((f) => f.event === "start"),
+  });
+  assert.equal(asked.status, 200);
+  const uuid = asked.headers.get("x-message-uuid");
+  const [start] = frames(asked.text);
+  assert.equal(start.event, "start");
+  assert.equal(start.data.message_uuid, uuid);
+  assert.equal(start.data.session_uuid, session.uuid);
+  assert.equal((await api.get(`/message/${uuid}`)).json.finish_reason, "streaming", "listed before its first word");
+  // The asker has left; the answer still waits for its model, and a reader can follow it.
+  const following = read(`/message/${uuid}/stream`, { headers: { Accept: "text/event-stream" } });
+  await sleep(200);
+  const stopped = await api.post(`/message/${uuid}/stop`);
+  assert.equal(stopped.status, 200, stopped.text);
+  assert.equal(stopped.json.finish_reason, "stopped");
+  assert.deepEqual(frames((await following).text).map((f) => [f.event, f.data.finish_reason]), [["start", undefined], ["end", "stopped"]]);
+  await eventually(async () => model.dropped.some((d) => d.query.includes("think it over [mute]")));
+});
+
 /** Once the session's answer is stored as `streaming` (its model not answered yet), that message. */
 const waitingAnswer = (session) =>
   eventually(async () => {
@@ -495,11 +518,17 @@ test("readers of an answer whose model fails before its first word hear the aske
     read(`/message/${waiting.uuid}/stream`, { headers: { Accept: "text/event-stream" } }),
     read(`/message/${waiting.uuid}/stream`),
   ]);
-  assert.equal(asked.status, 502, asked.text);
-  const { error } = JSON.parse(asked.text);
+  // The asker had its answer's start while the model was waited for, so it hears the error
+  // in the stream, as its readers do.
+  assert.equal(asked.status, 200, asked.text);
+  assert.equal(asked.headers.get("x-message-uuid"), waiting.uuid);
+  const told = frames(asked.text);
+  assert.deepEqual(told.map((f) => f.event), ["start", "error"], asked.text);
+  assert.equal(told[0].data.message_uuid, waiting.uuid);
+  const { data: error } = told[1];
   assert.equal(error.code, "upstream_error");
   assert.equal(sse.status, 200);
-  assert.deepEqual(frames(sse.text).map((f) => [f.event, f.data]), [["error", { code: "upstream_error", message: error.message }]]);
+  assert.deepEqual(frames(sse.text).map((f) => [f.event, f.data]), told.map((f) => [f.event, f.data]));
   assert.ok(!sse.broken, "the event stream ends after its error");
   assert.equal(plain.status, 200);
   assert.equal(plain.text, "");

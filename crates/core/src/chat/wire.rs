@@ -103,6 +103,13 @@ impl WireFormat {
         }
     }
 
+    /// Whether a failure after the response has started can still be told to the reader (an
+    /// error event or chunk). Plain text has no place for one: there, only the response's
+    /// status says that the model could not be reached.
+    pub fn tells_errors(self) -> bool {
+        self != WireFormat::Plain
+    }
+
     /// The whole body of an answer that is already known (a refusal, a live-chat receipt).
     /// The format a refusal before any answer (a rate limit) is written in: the AI SDK's
     /// transport reads an error response's body as its message, whole, without parsing it as
