@@ -476,3 +476,29 @@ test("Spanish typed without accents or '¿' is answered in Spanish, and a title 
   const who = await ask(await newSession(api, bot), "quien dirige la clinica?");
   assert.match(who.response, /La Dra\. Laura Giménez dirige la clínica desde 2009\./, who.response);
 });
+
+test("a Chinese follow-up asking 'what about X?' with 呢 keeps the conversation's subject", async () => {
+  const bot = await newChatbot(api, { name: "网课平台", show_citations: true });
+  await uploadText(bot, "手机下载.md", "# 手机应用下载课程\n\n在手机应用中，点击课程页面的下载按钮，即可离线观看课程。\n");
+  await uploadText(bot, "网页版播放.md", "# 网页版播放\n\n网页版支持倍速播放和中英文字幕，网页版也可以投屏到电视。\n");
+  await uploadText(bot, "网页版下载.md", "# 网页版下载\n\n网页版不支持下载课程，只能在线观看。\n");
+  const session = await newSession(api, bot);
+  const first = await ask(session, "手机上怎么下载课程？");
+  assert.equal(first.citations["1"].file_name, "手机下载.md", first.response);
+  const followUp = await ask(session, "网页版呢？");
+  assert.equal(followUp.citations["1"].file_name, "网页版下载.md", followUp.response);
+  assert.match(followUp.response, /网页版不支持下载课程/, followUp.response);
+  // Alone, nothing says the question is about downloads.
+  const alone = await ask(await newSession(api, bot), "网页版呢？");
+  assert.equal(alone.citations["1"].file_name, "网页版播放.md", alone.response);
+});
+
+test("'gibt es' asks whether something exists: a pair sharing only those words does not answer", async () => {
+  const bot = await newChatbot(api, { name: "Radverleih", show_citations: true });
+  const pair = await api.post(`/chatbot/${bot.uuid}/data-source/qa`, { body: { question: "Gibt es einen Lieferservice für Räder?", answer: "Ja, wir liefern Räder an Hotels im Stadtgebiet." } });
+  assert.equal(pair.status, 200, pair.text);
+  await uploadText(bot, "preise.md", "# Rabatte\n\nGruppen ab sechs Rädern erhalten 15 Prozent Rabatt. Studierende zahlen unter der Woche 20 Prozent weniger.\n");
+  const r = await ask(await newSession(api, bot), "Gibt es einen Studentenrabatt?");
+  assert.equal(r.meta.answered, false, r.response);
+  assert.doesNotMatch(r.response, /^Ja, wir liefern/, r.response);
+});

@@ -4,6 +4,7 @@
 
 use crate::chat::completion::ChatMessage;
 use crate::domain::session::{Message, MessageKind};
+use crate::knowledge::cjk::is_cjk;
 use crate::knowledge::query::{content_terms, is_stop_word, words};
 
 /// What a follow-up is searched with beside its own words.
@@ -178,9 +179,36 @@ pub fn refers_back(query: &str) -> bool {
         .iter()
         .any(|c| joined == *c || joined.starts_with(&format!("{c} ")));
     continues
+        || continues_in_cjk(query)
         || all.iter().any(|w| {
             BACK_REFERENCES.contains(&w.as_str()) || STANDS_FOR_SUBJECT.contains(&w.as_str())
         })
+}
+
+/// Chinese, Japanese and Korean ask "what about X?" with a particle after X ("网页版呢？",
+/// "ウェブ版は？", "웹 버전은요?"), or open it with "and then" ("那么企业版？"), which their
+/// words (character pairs) never show on their own.
+const CJK_CONTINUATION_ENDINGS: &[&str] = &["呢", "は", "은요", "는요"];
+const CJK_CONTINUATION_OPENINGS: &[&str] =
+    &["那么", "那", "还有", "じゃあ", "それで", "그럼", "그러면"];
+
+/// Most characters, punctuation aside, of a question such a particle makes a follow-up: a
+/// longer one ending in "呢" asks something of its own ("你们的退款政策是什么呢？").
+const CJK_SHORT_QUESTION_CHARS: usize = 10;
+
+/// Whether `query` is a short Chinese, Japanese or Korean question that continues the one
+/// before (`CJK_CONTINUATION_ENDINGS`, `CJK_CONTINUATION_OPENINGS`).
+fn continues_in_cjk(query: &str) -> bool {
+    let core = query.trim().trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '?' | '？' | '。' | '.' | '!' | '！' | '…')
+    });
+    let chars = core.chars().filter(|c| !c.is_whitespace()).count();
+    core.chars().any(is_cjk)
+        && chars <= CJK_SHORT_QUESTION_CHARS
+        && (CJK_CONTINUATION_ENDINGS.iter().any(|e| core.ends_with(e))
+            || CJK_CONTINUATION_OPENINGS
+                .iter()
+                .any(|o| core.starts_with(o)))
 }
 
 /// Pronouns that stand for the thing talked about ("how long does that take?"); not
@@ -251,6 +279,11 @@ mod tests {
             "Et le dimanche ?",
             "Und wie lange dauert das?",
             "refunds?",
+            "那企业版呢？",
+            "网页版呢?",
+            "那么年度会员？",
+            "ウェブ版は？",
+            "웹 버전은요?",
         ] {
             assert!(is_follow_up(q), "{q}");
         }
@@ -259,6 +292,9 @@ mod tests {
             "How do I reset my password?",
             "Quels papiers faut-il pour s'inscrire ?",
             "",
+            "你们的退款政策是什么呢？",
+            "如何申请发票？",
+            "パスワードを忘れた場合はどうすればいいですか？",
         ] {
             assert!(!is_follow_up(q), "{q}");
         }

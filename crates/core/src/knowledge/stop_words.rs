@@ -237,6 +237,8 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "get",
     "gets",
     "getting",
+    "gibt",
+    "gibts",
     "gli",
     "going",
     "gostaria",
