@@ -40,7 +40,17 @@ pub async fn read_body_capped(req: &mut Request, limit: usize) -> ApiResult<Vec<
     Ok(body)
 }
 
+/// The JSON object a request carries. An empty body is `{}` whatever its declared type
+/// (`curl -d ''` declares a form): endpoints whose fields are all optional take a bare POST.
 pub async fn read_json_object(req: &mut Request) -> ApiResult<Map<String, Value>> {
+    let empty = req.inner().body().is_none()
+        || req
+            .headers()
+            .get("Content-Length")?
+            .is_some_and(|n| n.trim() == "0");
+    if empty {
+        return Ok(Map::new());
+    }
     check_json_content_type(req.headers().get("Content-Type")?.as_deref())?;
     let bytes = read_body_capped(req, MAX_JSON_BODY_BYTES).await?;
     parse_object(&bytes)

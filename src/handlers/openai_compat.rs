@@ -13,7 +13,7 @@ use crate::app::{Call, Caller};
 use crate::platform::{chat_session, log};
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
-use edgechat_core::api::validate::canonical_uuid;
+use edgechat_core::api::validate::{canonical_uuid, parse_object};
 use edgechat_core::chat::openai_compat::{completion, model_entry, parse_call, CompletionCall};
 use edgechat_core::chat::wire::{Encoder, WireFormat};
 use edgechat_core::domain::session::{FinishReason, Message, MessageKind, Session};
@@ -27,8 +27,9 @@ use worker::{Env, Request, Response};
 /// answers a body that is not a chat completion with the usual error.
 pub async fn forward(env: &Env, mut req: Request) -> ApiResult<Response> {
     let body = chat_session::read_json_body(&mut req).await?;
-    let named = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
-        v.pointer("/metadata/session_uuid")
+    let named = parse_object(&body).ok().and_then(|v| {
+        v.get("metadata")?
+            .get("session_uuid")
             .and_then(Value::as_str)
             .and_then(canonical_uuid)
     });

@@ -119,7 +119,7 @@ fn parse(body: &Map<String, Value>) -> ApiResult<SearchRequest> {
     let b = Body(body);
     let query = b.req_str("query", MAX_PROMPT_CHARS)?;
     let limit = b
-        .opt_f64("limit", 1.0, MAX_SEARCH_RESULTS as f64)?
+        .opt_whole("limit", 1, MAX_SEARCH_RESULTS as i64)?
         .map_or(5, |l| l as usize);
     let agent_uuid = match b.opt_str("agent_uuid", 64)? {
         None => None,

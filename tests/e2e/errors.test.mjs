@@ -62,6 +62,27 @@ test("malformed JSON, non-object bodies and wrong media types", async () => {
   assert.equal((await api.post("/chatbot/create", { raw: Buffer.from(JSON.stringify({ name: "untyped" })) })).status, 200);
 });
 
+test("JSON as clients write it: a byte order mark, half an emoji, an empty form body; and what is still refused, said plainly", async () => {
+  const headers = { "Content-Type": "application/json" };
+  const bom = await api.post("/chatbot/create", { raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"with a mark"}')]), headers });
+  assert.equal(bom.status, 200, bom.text);
+  assert.equal(bom.json.name, "with a mark");
+  // JSON.stringify writes an emoji cut in two as its lone escaped half.
+  const half = await api.post("/chatbot/create", { raw: '{"name":"cut \\ud83d here"}', headers });
+  assert.equal(half.status, 200, half.text);
+  assert.equal(half.json.name, "cut \ufffd here");
+  // `curl -d ''` declares a form with nothing in it: a bare POST where every field is optional.
+  const bare = await api.post(`/chatbot/${bom.json.uuid}/session/create`, { raw: "", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+  assert.equal(bare.status, 200, bare.text);
+  const deep = await api.post("/chatbot/create", { raw: `{"name":${"[".repeat(200)}${"]".repeat(200)}}`, headers });
+  expectError(assert, deep, 400, "invalid_json");
+  assert.match(deep.json.error.message, /deeper than 128 levels/);
+  const fraction = await api.post(`/chatbot/${bom.json.uuid}/search`, { body: { query: "anything", limit: 2.5 } });
+  expectError(assert, fraction, 400, "invalid_request");
+  assert.equal(fraction.json.error.field, "limit");
+  assert.equal((await api.post(`/chatbot/${bom.json.uuid}/search`, { body: { query: "anything", limit: 3.0 } })).status, 200);
+});
+
 test("a body over the limit is 413 and stores nothing", async () => {
   const before = (await api.get("/chatbots")).json.length;
   const r = await api.post("/chatbot/create", { body: { name: "big", padding: "x".repeat(1_100_000) } });

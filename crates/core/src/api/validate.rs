@@ -14,16 +14,29 @@ pub const MAX_LIST_ITEMS: usize = 1_000;
 
 /// Parses a request body: it must be a JSON object. An empty body reads as `{}` so that
 /// endpoints whose fields are all optional accept a bare POST.
+/// A byte order mark before the JSON is allowed (RFC 8259 lets a parser ignore it), and so is
+/// an escaped half of a UTF-16 surrogate pair without its other half (what JavaScript's
+/// `JSON.stringify` writes for an emoji cut in two), read as U+FFFD.
 pub fn parse_object(bytes: &[u8]) -> ApiResult<Map<String, Value>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(Map::new());
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::InvalidJson(format!(
-            "The request body is not valid JSON (line {}, column {}).",
-            e.line(),
-            e.column()
-        ))
+    let parsed =
+        serde_json::from_slice(bytes).or_else(|err| match without_lone_surrogates(bytes) {
+            Some(mended) => serde_json::from_slice(&mended),
+            None => Err(err),
+        });
+    let value: Value = parsed.map_err(|e| {
+        ApiError::InvalidJson(if e.to_string().starts_with("recursion limit exceeded") {
+            "The request body nests deeper than 128 levels.".to_string()
+        } else {
+            format!(
+                "The request body is not valid JSON (line {}, column {}).",
+                e.line(),
+                e.column()
+            )
+        })
     })?;
     match value {
         Value::Object(map) => Ok(map),
@@ -31,6 +44,51 @@ pub fn parse_object(bytes: &[u8]) -> ApiResult<Map<String, Value>> {
             "The request body must be a JSON object.",
         )),
     }
+}
+
+/// `bytes` with each `\u` escape of a lone UTF-16 surrogate replaced by `\ufffd`; `None`
+/// when there is none. Escapes are read in order, so an escaped backslash before a `u` is text.
+fn without_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    let unit = |at: usize| -> Option<u16> {
+        let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+        u16::from_str_radix(digits, 16).ok()
+    };
+    let high = |u: u16| (0xD800..=0xDBFF).contains(&u);
+    let low = |u: u16| (0xDC00..=0xDFFF).contains(&u);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut mended = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        let escaped = (bytes.get(i + 1) == Some(&b'u'))
+            .then(|| unit(i + 2))
+            .flatten();
+        let taken = match escaped {
+            Some(u)
+                if high(u)
+                    && bytes.get(i + 6..i + 8) == Some(b"\\u")
+                    && unit(i + 8).is_some_and(low) =>
+            {
+                12
+            }
+            Some(u) if high(u) || low(u) => {
+                out.extend_from_slice(b"\\ufffd");
+                mended = true;
+                i += 6;
+                continue;
+            }
+            Some(_) => 6,
+            None => 2,
+        };
+        let end = (i + taken).min(bytes.len());
+        out.extend_from_slice(&bytes[i..end]);
+        i = end;
+    }
+    mended.then_some(out)
 }
 
 /// A borrowed view of a request body with typed accessors.
@@ -105,6 +163,20 @@ impl<'a> Body<'a> {
                 Ok(Some(v))
             }
             Some(_) => Err(type_error(field, "a number")),
+        }
+    }
+
+    /// A whole number from `min` to `max` (`3` or `3.0`, not `2.5`); absent or null is `None`.
+    pub fn opt_whole(&self, field: &str, min: i64, max: i64) -> ApiResult<Option<i64>> {
+        match self.0.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => match as_whole_number(value) {
+                Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(ApiError::invalid(
+                    field,
+                    format!("`{field}` must be a whole number from {min} to {max}."),
+                )),
+            },
         }
     }
 
@@ -274,6 +346,36 @@ mod tests {
             Err(ApiError::InvalidRequest { field: None, .. })
         ));
         assert_eq!(parse_object(br#"{"a":1}"#).map(|m| m.len()), Ok(1));
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_half_a_surrogate_pair_are_read() {
+        let text = |raw: &[u8]| parse_object(raw).map(|m| m["t"].as_str().map(String::from));
+        assert_eq!(text(b"\xEF\xBB\xBF{\"t\":\"x\"}"), Ok(Some("x".into())));
+        assert_eq!(
+            text(br#"{"t":"a\ud83d b"}"#),
+            Ok(Some("a\u{fffd} b".into()))
+        );
+        assert_eq!(
+            text(br#"{"t":"\ude00\ud83d"}"#),
+            Ok(Some("\u{fffd}\u{fffd}".into()))
+        );
+        // A whole pair, and an escaped backslash before a "u", are left as they are.
+        assert_eq!(
+            text(br#"{"t":"\ud83d\ude00 \\ud83d"}"#),
+            Ok(Some("😀 \\ud83d".into()))
+        );
+        assert!(matches!(
+            parse_object(br#"{"t":"\ud83d"#),
+            Err(ApiError::InvalidJson(_))
+        ));
+        let deep = format!("{{\"t\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        match parse_object(deep.as_bytes()) {
+            Err(ApiError::InvalidJson(message)) => {
+                assert!(message.contains("128 levels"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

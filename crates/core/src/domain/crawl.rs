@@ -1,7 +1,7 @@
 //! What a client sends to start a site crawl, or to change how often a web page is read again.
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::validate::{as_whole_number, Body};
+use crate::api::validate::Body;
 use crate::domain::data_source::{MAX_TITLE_CHARS, MAX_URL_CHARS};
 use crate::knowledge::crawl::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_DEPTH_CEILING, MAX_PAGES_CEILING,
@@ -25,16 +25,9 @@ pub struct CrawlRequest {
 }
 
 fn opt_count(body: &Body, field: &str, default: u32, max: u32, min: u32) -> ApiResult<u32> {
-    match body.raw(field) {
-        None | Some(Value::Null) => Ok(default),
-        Some(value) => match as_whole_number(value) {
-            Some(n) if n >= i64::from(min) && n <= i64::from(max) => Ok(n as u32),
-            _ => Err(ApiError::invalid(
-                field,
-                format!("`{field}` must be a whole number from {min} to {max}."),
-            )),
-        },
-    }
+    Ok(body
+        .opt_whole(field, i64::from(min), i64::from(max))?
+        .map_or(default, |n| n as u32))
 }
 
 fn patterns(body: &Body, field: &str) -> ApiResult<Vec<String>> {
