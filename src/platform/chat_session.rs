@@ -545,7 +545,8 @@ impl Room {
             .borrow()
             .clone()
             .filter(|l| l.message_uuid == message_uuid)?;
-        if live.ended.get() {
+        // Asked to stop already: the first stop ends it, and any other finds it ending.
+        if live.ended.get() || live.stop_requested() {
             return Some(false);
         }
         live.request_stop();

@@ -212,6 +212,11 @@ test("stop ends an answer on purpose: stored with what was said, finish_reason s
   // The session answers the next message.
   const next = await ask(session, "and now?");
   assert.equal(next.text, "You asked: and now?.");
+  // Two stops at once: the first ends the answer, the other finds it ending.
+  const again = await longAnswerStarted(session);
+  const both = await Promise.all([api.post(`/message/${again.uuid}/stop`), api.post(`/message/${again.uuid}/stop`)]);
+  assert.deepEqual(both.map((r) => r.status).sort(), [200, 409], both.map((r) => r.text).join(" | "));
+  await again.reading;
 });
 
 test("a rating given while the answer streams stays once the answer has ended", async () => {

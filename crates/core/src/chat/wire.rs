@@ -207,7 +207,8 @@ pub fn ui_source_documents(cite_data: &Value) -> Vec<Value> {
                     "url": c["url"],
                 }},
             });
-            if let Some(file) = c["file_name"].as_str() {
+            // A Q&A pair's citation has an empty file name: no file to name.
+            if let Some(file) = c["file_name"].as_str().filter(|f| !f.is_empty()) {
                 part["filename"] = json!(file);
             }
             part
@@ -766,6 +767,11 @@ mod tests {
         assert_eq!(source["sourceId"], "1");
         assert_eq!(source["title"], "Shipping");
         assert!(source.get("filename").is_none());
+        // Stored Q&A citations name their file as "": still none.
+        let mut enc = Encoder::new(WireFormat::UiMessageStream, "", 0);
+        let cited = enc.encode(&AnswerEvent::Citations(json!({"1": {"title": "Q",
+            "file_name": "", "type": "qa"}})));
+        assert!(!cited.contains("filename"), "{cited}");
     }
 
     #[test]

@@ -475,6 +475,23 @@ fn parse_variables(items: &[Value]) -> ApiResult<Vec<AgentVariable>> {
                         ApiError::invalid(FIELD, "`default_value.static` must be 0 or 1.")
                     })?,
                 };
+                let reads_as_type = content.is_empty()
+                    || match var_type {
+                        VariableType::String => true,
+                        VariableType::Number => {
+                            content.trim().parse::<f64>().is_ok_and(f64::is_finite)
+                        }
+                        VariableType::Boolean => matches!(content.trim(), "true" | "false"),
+                    };
+                if !reads_as_type {
+                    return Err(ApiError::invalid(
+                        FIELD,
+                        format!(
+                            "The variable `{name}` is a {}: its `default_value.content` must be one (\"true\" or \"false\" for a boolean).",
+                            var_type.as_str()
+                        ),
+                    ));
+                }
                 DefaultValue { content, is_static }
             }
             Some(_) => {
@@ -779,6 +796,30 @@ mod tests {
         let tags = c.meta.tags.unwrap();
         assert_eq!(tags[0].name, "Sales");
         assert_eq!(tags[0].color, "#1a7f37");
+    }
+
+    #[test]
+    fn a_variable_default_reads_as_its_type() {
+        let with = |var_type: &str, content: &str| {
+            config_for_create(&obj(json!({
+                "name": "x", "type": "user-facing",
+                "variables": [{"name": "v", "type": var_type,
+                               "default_value": {"content": content, "static": 0}}]
+            })))
+            .map(|_| ())
+        };
+        for (t, ok) in [
+            ("number", "12.5"),
+            ("number", ""),
+            ("boolean", "true"),
+            ("string", "abc"),
+        ] {
+            assert_eq!(with(t, ok), Ok(()), "{t} {ok}");
+        }
+        for (t, bad) in [("number", "abc"), ("number", "inf"), ("boolean", "yes")] {
+            let err = with(t, bad).expect_err(bad);
+            assert_eq!(err.field(), Some("variables"), "{t} {bad}");
+        }
     }
 
     #[test]
