@@ -213,7 +213,7 @@ test("stop ends an answer on purpose: stored with what was said, finish_reason s
   const next = await ask(session, "and now?");
   assert.equal(next.text, "You asked: and now?.");
   // Two stops at once: the first ends the answer, the other finds it ending.
-  const again = await longAnswerStarted(session);
+  const again = await longAnswerStarted(await newSession());
   const both = await Promise.all([api.post(`/message/${again.uuid}/stop`), api.post(`/message/${again.uuid}/stop`)]);
   assert.deepEqual(both.map((r) => r.status).sort(), [200, 409], both.map((r) => r.text).join(" | "));
   await again.reading;
