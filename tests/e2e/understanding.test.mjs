@@ -502,3 +502,15 @@ test("'gibt es' asks whether something exists: a pair sharing only those words d
   assert.equal(r.meta.answered, false, r.response);
   assert.doesNotMatch(r.response, /^Ja, wir liefern/, r.response);
 });
+
+test("a number and its unit written as one or as two ('5GHz', '5 GHz'), and 'wifi' for 'Wi-Fi', still match", async () => {
+  const bot = await newChatbot(api, { name: "Thermostat", show_citations: true });
+  await uploadText(bot, "wifi.md", "# Connecting\n\nThe thermostat joins 2.4 GHz and 5 GHz Wi-Fi networks with WPA2 or WPA3.\n");
+  await uploadText(bot, "power.md", "# Power\n\nThe thermostat needs a 24V common wire; batteries are not supported.\n");
+  await uploadText(bot, "compat.md", "# Compatibility\n\nThe thermostat works with most heating and cooling systems, and it works with Alexa.\n");
+  const joined = await ask(await newSession(api, bot), "Will it work with 5GHz wifi?");
+  assert.equal(joined.citations["1"].file_name, "wifi.md", joined.response);
+  assert.equal(joined.meta.answered, true, joined.response);
+  const apart = await ask(await newSession(api, bot), "Does it need 24 V power?");
+  assert.equal(apart.citations["1"].file_name, "power.md", apart.response);
+});

@@ -71,7 +71,11 @@ pub fn cuts(query: &str) -> Vec<Cut> {
         }
         words.push(candidates.remove(longest));
     }
-    let mut cuts = Vec::new();
+    let mut cuts: Vec<Cut> = content_terms(query)
+        .into_iter()
+        .filter_map(|word| number_and_unit(&word))
+        .take(MAX_WORDS)
+        .collect();
     for word in words {
         let chars: Vec<char> = word.chars().collect();
         for at in MIN_PART_CHARS..=chars.len() - MIN_PART_CHARS {
@@ -89,6 +93,22 @@ pub fn cuts(query: &str) -> Vec<Cut> {
         }
     }
     cuts
+}
+
+/// A number written onto its unit ("5ghz", "24v", "10am"), cut where its digits end: sources
+/// as often write "5 GHz". Halves of any length: a unit is often one or two letters.
+fn number_and_unit(word: &str) -> Option<Cut> {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = &word[digits..];
+    (digits > 0
+        && !unit.is_empty()
+        && word.len() <= MAX_WORD_CHARS
+        && unit.bytes().all(|b| b.is_ascii_lowercase()))
+    .then(|| Cut {
+        word: word.to_string(),
+        head: word[..digits].to_string(),
+        tail: unit.to_string(),
+    })
 }
 
 /// Of `cuts`, those at the indexes `found` (the ones whose word no chunk holds and whose
@@ -155,6 +175,14 @@ mod tests {
         assert!(cuts("error 0x80070005").is_empty());
         assert!(cuts("退款政策是什么").is_empty());
         assert!(cuts(&"a".repeat(MAX_WORD_CHARS + 1)).is_empty());
+    }
+
+    #[test]
+    fn a_number_written_onto_its_unit_is_cut_where_its_digits_end() {
+        let all = cuts("Will it work with 5GHz wifi, on 24V?");
+        assert_eq!(all, [cut("5ghz", "5", "ghz"), cut("24v", "24", "v")]);
+        // Letters before the digits, or digits inside the unit, are a code, not an amount.
+        assert!(cuts("the E42 error in usb3 mode, 0x1f").is_empty());
     }
 
     #[test]

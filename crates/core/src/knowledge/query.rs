@@ -229,7 +229,9 @@ pub fn spelling_variants(query: &str, language: Language) -> Vec<Variant> {
     let mut variants: Vec<Variant> = Vec::new();
     for pair in all.windows(2) {
         let (first, second) = (&pair[0], &pair[1]);
-        if !is_plain_word(first) || !is_plain_word(second) || is_stop_word(first) {
+        // A number and its unit are written as one as often ("5 GHz" and "5GHz").
+        let amount = first.bytes().all(|b| b.is_ascii_digit());
+        if !(is_plain_word(first) || amount) || !is_plain_word(second) || is_stop_word(first) {
             continue;
         }
         let particle = english && PARTICLES.contains(&second.as_str());
@@ -478,6 +480,13 @@ mod tests {
         assert_eq!(
             spelling_variants("How do I change my user name?", Language::English),
             [joined("username", &["user", "name"])]
+        );
+        assert_eq!(
+            spelling_variants("Is 5 GHz supported?", Language::English),
+            [
+                joined("5ghz", &["5", "ghz"]),
+                joined("ghzsupported", &["ghz", "supported"])
+            ]
         );
         assert_eq!(
             spelling_variants("I can't log in since my e-mail changed", Language::English),

@@ -83,7 +83,7 @@ const ENGLISH: &[&[&str]] = &[
     &["shortcut", "hotkey", "keybinding", "key binding"],
     &["picture", "image", "photo"],
     &["slow", "sluggish", "laggy"],
-    &["wifi", "wireless"],
+    &["wifi", "wi fi", "wireless"],
     &["turn on", "switch on", "enable", "activate"],
     &["turn off", "switch off", "disable", "deactivate"],
     &["configure", "set up", "setup"],
