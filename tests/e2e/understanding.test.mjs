@@ -514,3 +514,13 @@ test("a number and its unit written as one or as two ('5GHz', '5 GHz'), and 'wif
   const apart = await ask(await newSession(api, bot), "Does it need 24 V power?");
   assert.equal(apart.citations["1"].file_name, "power.md", apart.response);
 });
+
+test("a question naming a code ('E42') is answered from the passage that names it, not one sharing its other words", async () => {
+  const bot = await newChatbot(api, { name: "Thermostat codes", show_citations: true });
+  await uploadText(bot, "troubleshooting.md", "# Troubleshooting\n\nIf your thermostat is showing an error code on its display, see the Error codes page first.\n");
+  await uploadText(bot, "codes.md", "# Error codes\n\n| Code | Meaning | What to do |\n|---|---|---|\n| E23 | Heating wire not responding | Check the furnace fuse. |\n| E42 | Wi-Fi password rejected | Enter the password again in Settings > Network. |\n| E45 | No connection to the service | Check that your internet works. |\n");
+  const r = await ask(await newSession(api, bot), "My thermostat is showing E42");
+  assert.equal(r.citations["1"].file_name, "codes.md", r.response);
+  assert.match(r.response, /E42/, r.response);
+  assert.doesNotMatch(r.response, /E23|E45/, r.response);
+});

@@ -160,6 +160,20 @@ pub fn names(query: &str, language: Language) -> Vec<String> {
     out
 }
 
+/// The content terms of `query` that are codes: letters and digits in one word, as error
+/// codes, models and standards are named ("E42", "T3", "2FA", "IPv6"). Such a word is what the
+/// question is about, and a source writes it as it is.
+pub fn codes(query: &str) -> Vec<String> {
+    content_terms(query)
+        .into_iter()
+        .filter(|w| {
+            w.bytes().all(|b| b.is_ascii_alphanumeric())
+                && w.bytes().any(|b| b.is_ascii_digit())
+                && w.bytes().any(|b| b.is_ascii_alphabetic())
+        })
+        .collect()
+}
+
 /// The content terms of a query, in order, without duplicates. When a query is nothing but
 /// stop words ("what is it?"), its words are kept rather than searching for nothing.
 pub fn content_terms(query: &str) -> Vec<String> {

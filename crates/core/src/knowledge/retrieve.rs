@@ -3,7 +3,9 @@
 //! pair whose question matches win, and keeps one long document from filling every slot.
 
 use super::language::{fold, Language};
-use super::query::{content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant};
+use super::query::{
+    codes, content_terms, for_each_word, is_stop_word, spelling_variants, words, Variant,
+};
 use super::thesaurus;
 use crate::chat::followup::{names_own_subject, points_back, stands_alone, Context};
 use crate::domain::data_source::SourceType;
@@ -403,6 +405,13 @@ const OFF_TOPIC: f64 = 0.7;
 /// common in the index and theirs are rare (full-text relevance weighs them so).
 const NOT_WHAT_WAS_ASKED: f64 = 0.2;
 
+/// What a passage naming none of the codes a question names (`query::codes`: "E42", "2FA")
+/// keeps of its score when a few other candidates (at most half) name one: the question is
+/// about that error or standard, however many of its other words ("my thermostat is
+/// showing") a passage shares. A code most candidates name is the product's own ("T3") and
+/// decides nothing.
+const NOT_THE_CODE: f64 = 0.3;
+
 /// `rank` for a question asked in a conversation: `context.terms` say what the conversation
 /// is about and count as the question's own, except towards matching a stored question.
 pub fn rank_in_context(
@@ -446,6 +455,15 @@ pub fn rank_in_context(
             held
         })
         .collect();
+    let decisive_codes: Vec<String> = codes(query)
+        .iter()
+        .map(|c| language.term(c))
+        .filter(|c| {
+            let holding = chunk_stems.iter().filter(|s| s.contains(c)).count();
+            holding > 0 && holding * 2 <= chunk_stems.len()
+        })
+        .collect();
+    let holds_code = |held: &HashSet<String>| decisive_codes.iter().any(|c| held.contains(c));
     // Terms weigh by how rare they are among the candidates: one that every candidate holds
     // says nothing about which is the answer.
     let n = hits.len().max(1) as f64;
@@ -516,6 +534,7 @@ pub fn rank_in_context(
                     0.0
                 }
             };
+            let misses_code = !decisive_codes.is_empty() && !holds_code(&chunk_stems);
             // Ranking weighs every term searched; the answer's measure only the measured ones.
             let searched_coverage = held_weight(total_weight, &|_| true);
             let weighted_coverage = held_weight(measured_weight, &|t| measured.contains(t));
@@ -551,6 +570,9 @@ pub fn rank_in_context(
             }
             if !answers_own {
                 score *= NOT_WHAT_WAS_ASKED;
+            }
+            if misses_code {
+                score *= NOT_THE_CODE;
             }
             Ranked {
                 hit,
@@ -889,6 +911,52 @@ mod tests {
         let ranked = rank("how many days does shipping to canada take", hits, 2);
         assert_eq!(ranked[0].hit.id, 2);
         assert!(ranked[0].coverage > ranked[1].coverage);
+    }
+
+    #[test]
+    fn a_passage_naming_the_code_asked_about_wins() {
+        let hits = vec![
+            file_hit(
+                1,
+                "troubleshooting",
+                "If your thermostat is showing an error code, see the Error codes page.",
+                -9.0,
+            ),
+            file_hit(
+                2,
+                "codes",
+                "Code: E23; Meaning: Heating wire not responding. Code: E42; Meaning: Wi-Fi password rejected.",
+                -7.0,
+            ),
+        ];
+        let ranked = rank("My thermostat is showing E42", hits.clone(), 2);
+        assert_eq!(ranked[0].hit.id, 2);
+        // With no code in the question, the same passages rank as before.
+        let ranked = rank("My thermostat is showing an error", hits.clone(), 2);
+        assert_eq!(ranked[0].hit.id, 1);
+        // A code most candidates name (the product's) decides nothing.
+        let product = vec![
+            file_hit(
+                1,
+                "display",
+                "The T3 shows the room temperature on its display.",
+                -6.0,
+            ),
+            file_hit(
+                2,
+                "network",
+                "The T3 joins Wi-Fi networks of 2.4 GHz.",
+                -6.0,
+            ),
+            file_hit(
+                3,
+                "setup",
+                "Wi-Fi setup: open Settings, then Network, and set up your network there.",
+                -9.0,
+            ),
+        ];
+        let ranked = rank("How do I set up Wi-Fi setup on the T3?", product, 3);
+        assert_eq!(ranked[0].hit.id, 3);
     }
 
     #[test]
