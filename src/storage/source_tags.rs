@@ -9,6 +9,9 @@ table! {
         key uuid: String,
         fixed chatbot_uuid: String,
         set name: String,
+        /// `name` in lower case (Unicode's), which the name's uniqueness compares (migration
+        /// 0023).
+        set name_folded: String,
         set color: String,
         fixed created_at: String,
         set modified_at: String,
@@ -24,6 +27,7 @@ impl TagRow {
             uuid: tag.uuid.clone(),
             chatbot_uuid: tag.chatbot_uuid.clone(),
             name: tag.name.clone(),
+            name_folded: tag.name.to_lowercase(),
             color: tag.color.clone(),
             created_at: tag.created_at.clone(),
             modified_at: tag.modified_at.clone(),

@@ -610,6 +610,13 @@ test("source tags group sources; bad sources are refused", async () => {
   expectError(assert, await api.post(`/source-tag/${second.uuid}/update`, { body: { name: "FAQ" } }), 409, "conflict");
   assert.equal((await api.post(`/source-tag/${second.uuid}/update`, { body: { name: "RETURNS", color: "#000" } })).status, 200, "its own name in another case");
   assert.equal((await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "FAQ", color: "#fff" } })).status, 200);
+  // Case is compared in every script, not only A to Z.
+  const summer = (await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "Été", color: "#fff" } })).json;
+  expectError(assert, await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "été", color: "#fff" } }), 409, "conflict");
+  expectError(assert, await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "ÉTÉ", color: "#fff" } }), 409, "conflict");
+  const greek = (await api.post(`/chatbot/${other.uuid}/source-tag/create`, { body: { name: "Σημειώσεις", color: "#fff" } })).json;
+  expectError(assert, await api.post(`/source-tag/${greek.uuid}/update`, { body: { name: "ÉTÉ" } }), 409, "conflict");
+  assert.equal((await api.post(`/source-tag/${summer.uuid}/update`, { body: { name: "ÉTÉ" } })).status, 200, "its own name in another case");
   assert.deepEqual((await api.del(`/source-tag/${second.uuid}/delete`)).json, { success: true });
   assert.deepEqual((await api.get(`/chatbot/${bot.uuid}/source-tags`)).json, listed, "refused updates change nothing");
   assert.deepEqual((await api.del(`/source-tag/${tag.uuid}/delete`)).json, { success: true });
