@@ -478,8 +478,10 @@ fn parse_variables(items: &[Value]) -> ApiResult<Vec<AgentVariable>> {
                 let reads_as_type = content.is_empty()
                     || match var_type {
                         VariableType::String => true,
+                        // Read as JSON reads a number, with the parser the Worker has
+                        // already (`str::parse::<f64>` would bring one more).
                         VariableType::Number => {
-                            content.trim().parse::<f64>().is_ok_and(f64::is_finite)
+                            serde_json::from_str::<f64>(content.trim()).is_ok_and(f64::is_finite)
                         }
                         VariableType::Boolean => matches!(content.trim(), "true" | "false"),
                     };
