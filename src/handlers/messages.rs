@@ -514,14 +514,14 @@ pub(crate) fn claim(call: &Call) -> (Option<Claim>, Option<ApiError>) {
 /// end whoever reads, and readable again (`follow`); when its model is slow to answer (a
 /// reasoning model), the response goes out as soon as the answer is listed, with its `start`,
 /// and a model that then cannot be reached is told in the stream (in every format but plain
-/// text, which waits for the model). `forget_session` is a
-/// session opened for this call alone, deleted when the call fails before any answer.
+/// text, which waits for the model). `forget` is a session opened for this call alone,
+/// deleted when the call fails before any answer (`forget_session`).
 pub(crate) async fn stream_answer(
     call: &Call,
     exchange: Exchange,
     agents: Vec<Agent>,
     encoder: Encoder,
-    (claim, forget_session): (Option<Claim>, Option<String>),
+    (claim, forget): (Option<Claim>, Option<String>),
 ) -> ApiResult<Response> {
     call.log.record(&exchange.message_uuid);
     let store = Store::new(&call.env)?;
@@ -592,14 +592,8 @@ pub(crate) async fn stream_answer(
                 // the model fails before the response.
                 Err(_) => {
                     release(&env, &released).await;
-                    if let Some(session) = forget_session {
-                        if let Err(err) = store.delete_session(&session).await {
-                            log::background_failure(
-                                "removing a failed call's session",
-                                &session,
-                                &err,
-                            );
-                        }
+                    if let Some(session) = forget {
+                        forget_session(&store, &session).await;
                     }
                 }
             }
@@ -612,6 +606,14 @@ pub(crate) async fn stream_answer(
     call.ctx
         .wait_until(produce(services, exchange, agents, (answer, output), claim));
     Ok(response)
+}
+
+/// Deletes a session opened for one call that failed before any answer was stored, so the
+/// call leaves nothing behind; a failure is logged.
+pub(crate) async fn forget_session(store: &Store, session_uuid: &str) {
+    if let Err(err) = store.delete_session(session_uuid).await {
+        log::background_failure("removing a failed call's session", session_uuid, &err);
+    }
 }
 
 /// Runs the opened answer to its end past the response: it must finish (and store the

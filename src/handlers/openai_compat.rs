@@ -6,11 +6,13 @@
 //! and readable again through `/message/{uuid}/stream`. The request is read in
 //! `edgechat_core::chat::openai_compat`; errors take OpenAI's shape (`app::handle`).
 
-use super::messages::{begin_turn, claim, collect_answer, stream_answer, stream_headers, Plan};
+use super::messages::{
+    begin_turn, claim, collect_answer, forget_session, stream_answer, stream_headers, Plan,
+};
 use super::new_uuid;
 use crate::app::http::json_response;
 use crate::app::{Call, Caller};
-use crate::platform::{chat_session, log};
+use crate::platform::chat_session;
 use crate::storage::Owner;
 use edgechat_core::api::error::{ApiError, ApiResult};
 use edgechat_core::api::validate::{canonical_uuid, parse_object};
@@ -237,9 +239,7 @@ async fn forget_new_session(
     err: ApiError,
 ) -> ApiError {
     if req.session_uuid.is_none() {
-        if let Err(failure) = call.store.delete_session(session_uuid).await {
-            log::background_failure("removing a failed call's session", session_uuid, &failure);
-        }
+        forget_session(&call.store, session_uuid).await;
     }
     err
 }

@@ -204,13 +204,12 @@ fn near_terms_cte(chatbot: &str) -> String {
     format!(
         ", missing AS MATERIALIZED (SELECT value AS word FROM json_each(?7) \
            WHERE NOT {word_held}), \
-         near AS MATERIALIZED (SELECT json_group_array(json_array(near_word, near_term, near_doc)) \
+         near AS MATERIALIZED (SELECT json_group_array(json_array(missing.word, v.term, v.doc)) \
              AS terms, (SELECT json_group_array(word) FROM missing) AS words \
-           FROM (SELECT missing.word AS near_word, v.term AS near_term, v.doc AS near_doc \
-             FROM missing CROSS JOIN chunks_vocab v ON v.term >= substr(missing.word, 1, 3) \
-               AND v.term < substr(missing.word, 1, 3) || char(1114111) \
-             WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2 \
-               AND {term_held})) ",
+           FROM missing CROSS JOIN chunks_vocab v ON v.term >= substr(missing.word, 1, 3) \
+             AND v.term < substr(missing.word, 1, 3) || char(1114111) \
+           WHERE length(v.term) BETWEEN length(missing.word) - 5 AND length(missing.word) + 2 \
+             AND {term_held}) ",
         word_held = held_by_chatbot("'\"' || value || '\"'", chatbot),
         term_held = held_by_chatbot("'\"' || v.term || '\"'", chatbot),
     )
